@@ -1,0 +1,29 @@
+# helexa build, test and lint entry points. CI runs .ci/run, which runs `make test`.
+GO ?= go
+STATICCHECK_VERSION ?= v0.6.1
+BIN := bin/helexa
+FUZZTIME ?= 5s
+
+.PHONY: build test test-race lint fuzz-seed bench clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/helexa
+
+# The README's test command. Fixtures come from ../shared/fixtures (or $$HELEXA_FIXTURES).
+test: build
+	$(GO) vet ./...
+	$(GO) test -timeout 30m ./...
+
+test-race:
+	$(GO) test -race -timeout 30m ./pkg/runner/... ./pkg/api/...
+
+lint:
+	@test -z "$$(gofmt -l .)" || (gofmt -l .; echo "gofmt needed"; exit 1)
+	$(GO) vet ./...
+	GOFLAGS= $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./pkg/...
+
+clean:
+	rm -rf bin

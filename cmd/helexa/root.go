@@ -1,0 +1,60 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/helexa/helexa/internal/envvars"
+)
+
+// streams are the I/O a command uses; tests pass buffers.
+type streams struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// newRootCmd wires every subcommand. Each subcommand follows one pattern: an
+// options struct, a newXxxCmd(streams) constructor that binds flags to it,
+// and a runXxx(ctx, opts, streams) function that does the work.
+func newRootCmd(s streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "helexa",
+		Short:         "Run large language models locally",
+		Long:          "helexa pulls models from Hugging Face, chats with them in the terminal and serves them over an OpenAI-compatible API.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			setupLogging(s.Err)
+		},
+	}
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.Err)
+	for _, add := range subcommands {
+		root.AddCommand(add(s))
+	}
+	root.SetUsageTemplate(root.UsageTemplate() + "\n" + envvars.Help())
+	return root
+}
+
+// subcommands lists the constructors of every top-level command.
+var subcommands = []func(streams) *cobra.Command{
+	newDebugCmd,
+}
+
+func setupLogging(w io.Writer) {
+	level := slog.LevelInfo
+	switch strings.ToLower(envvars.LogLevel.Get()) {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})))
+}

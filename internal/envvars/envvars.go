@@ -1,0 +1,67 @@
+// Package envvars is the one place where every HELEXA_* environment variable
+// (and the Hugging Face variables helexa honours) is declared, with the
+// description that `helexa --help` shows.
+package envvars
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Var is one environment variable.
+type Var struct {
+	Name        string
+	Default     string
+	Description string
+}
+
+// Get returns the variable's value, or its default when unset or empty.
+func (v Var) Get() string {
+	if s := os.Getenv(v.Name); s != "" {
+		return s
+	}
+	return v.Default
+}
+
+// The variables.
+var (
+	Host            = Var{"HELEXA_HOST", "127.0.0.1:13131", "address the daemon listens on and clients (run, ps, stop) talk to"}
+	APIKey          = Var{"HELEXA_API_KEY", "", "bearer token the daemon requires from clients (and clients send); empty disables auth"}
+	KeepAlive       = Var{"HELEXA_KEEP_ALIVE", "5m", "how long an idle model stays loaded (0 unloads after each request; negative keeps forever)"}
+	MaxLoadedModels = Var{"HELEXA_MAX_LOADED_MODELS", "3", "maximum number of models the daemon keeps loaded at once"}
+	NumParallel     = Var{"HELEXA_NUM_PARALLEL", "8", "maximum sequences a loaded model decodes at once (continuous batching)"}
+	MaxQueue        = Var{"HELEXA_MAX_QUEUE", "64", "requests that may wait for a slot before the daemon answers 503"}
+	NumCtx          = Var{"HELEXA_NUM_CTX", "4096", "default context size (tokens) when a request or flag does not set one"}
+	ChunkSize       = Var{"HELEXA_CHUNK_SIZE", "512", "prefill chunk size in tokens"}
+	NumThreads      = Var{"HELEXA_NUM_THREADS", "", "CPU threads used for compute (default: all cores)"}
+	Config          = Var{"HELEXA_CONFIG", "", "path of the config file (default: $XDG_CONFIG_HOME/helexa/config.json)"}
+	StateDir        = Var{"HELEXA_STATE_DIR", "", "directory for the daemon's pid and log files and the chat history (default: $XDG_STATE_HOME/helexa)"}
+	LogLevel        = Var{"HELEXA_LOG_LEVEL", "info", "log level: debug, info, warn, error"}
+	HFHubCache      = Var{"HF_HUB_CACHE", "", "Hugging Face cache root (models--org--name directories)"}
+	HFHome          = Var{"HF_HOME", "", "Hugging Face home; the cache is $HF_HOME/hub and the token $HF_HOME/token"}
+	HFEndpoint      = Var{"HF_ENDPOINT", "https://huggingface.co", "Hugging Face endpoint (mirrors)"}
+	HFToken         = Var{"HF_TOKEN", "", "Hugging Face access token for gated or private repos"}
+	HFOffline       = Var{"HF_HUB_OFFLINE", "", "1 = never touch the network; resolve models from the cache only"}
+	HFNoProgress    = Var{"HF_HUB_DISABLE_PROGRESS_BARS", "", "1 = no progress bars"}
+)
+
+// All lists every variable, in the order --help shows them.
+func All() []Var {
+	return []Var{Host, APIKey, KeepAlive, MaxLoadedModels, NumParallel, MaxQueue, NumCtx, ChunkSize,
+		NumThreads, Config, StateDir, LogLevel, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress}
+}
+
+// Help renders the table shown at the end of `helexa --help`.
+func Help() string {
+	var b strings.Builder
+	b.WriteString("Environment variables:\n")
+	for _, v := range All() {
+		d := v.Description
+		if v.Default != "" {
+			d += fmt.Sprintf(" (default %q)", v.Default)
+		}
+		fmt.Fprintf(&b, "  %-30s %s\n", v.Name, d)
+	}
+	return b.String()
+}

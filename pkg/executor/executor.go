@@ -1,0 +1,119 @@
+// Package executor defines the seam between the scheduler and whatever owns a
+// loaded model's weights and KV storage (the Executor interface and its
+// request/response types), and the in-process CPU implementation.
+//
+// KV storage is paged: the executor owns a pool of NumBlocks blocks of
+// BlockSize positions each; the caller (the scheduler) owns the block tables
+// and passes a sequence's table with every step. Position p of a sequence
+// lives in Blocks[p/BlockSize] at slot p%BlockSize. Blocks may be shared by
+// several sequences (a common prefix) as long as nobody writes to them again.
+package executor
+
+import (
+	"context"
+	"errors"
+
+	"github.com/helexa/helexa/pkg/sampling"
+)
+
+// SeqID names a sequence inside one executor.
+type SeqID uint64
+
+// Executor runs one loaded model. Implementations are not required to be
+// safe for concurrent use: one goroutine (the model's scheduler) drives it.
+type Executor interface {
+	// Info describes the loaded model and its KV pool.
+	Info() Info
+	// NewSeq allocates sampler state for a new sequence.
+	NewSeq(p sampling.Params) (SeqID, error)
+	// FreeSeq releases a sequence's sampler state (its KV blocks belong to
+	// the caller's block tables).
+	FreeSeq(id SeqID)
+	// Step runs one forward pass over a batch. A returned error means the
+	// executor itself failed (device error, dead worker): the model must be
+	// considered poisoned. Errors that belong to a single sequence are
+	// reported in that sequence's Result.Err instead.
+	Step(ctx context.Context, batch []Work) ([]Result, error)
+	// Memory reports memory use and what is still free.
+	Memory() MemoryInfo
+	// Close releases the weights and KV storage.
+	Close() error
+}
+
+// LogitsMode selects which raw logits a step returns (debug and tests;
+// remote executors may refuse All).
+type LogitsMode int
+
+// Logits modes.
+const (
+	LogitsNone LogitsMode = iota // only the sampled token
+	LogitsLast                   // the vocab-sized vector after the last token
+	LogitsAll                    // one vector per input token
+)
+
+// Work is one sequence's share of a step.
+type Work struct {
+	Seq SeqID
+	// Tokens are the new tokens; Tokens[i] sits at position Pos+i.
+	Tokens []int32
+	Pos    int
+	// Blocks is the sequence's block table; it must cover positions
+	// [0, Pos+len(Tokens)). KV for [0, Pos) must already be present.
+	Blocks []int32
+	// History are tokens before Pos that this executor never saw for this
+	// sequence (a reused cached prefix); the sampler counts them for
+	// repetition penalties. Only needed on a sequence's first step.
+	History []int32
+	// Sample asks for a token to be sampled after the last input token.
+	Sample bool
+	// TopLogprobs > 0 returns that many most likely tokens with logprobs.
+	TopLogprobs int
+	Logits      LogitsMode
+}
+
+// TokenLogprob is a token id with its log-probability.
+type TokenLogprob struct {
+	Token   int32   `json:"token"`
+	Logprob float32 `json:"logprob"`
+}
+
+// Result is one sequence's outcome of a step, in the order of the batch.
+type Result struct {
+	Seq     SeqID
+	Token   int32          // sampled token (when Work.Sample)
+	Logprob float32        // log-probability of Token
+	Top     []TokenLogprob // when Work.TopLogprobs > 0
+	Logits  [][]float32    // per Work.Logits
+	// Err is an error that is this sequence's own (bad input, a panic in
+	// its sampler). It never poisons the model.
+	Err error
+}
+
+// Info describes a loaded model.
+type Info struct {
+	Arch         string `json:"arch"`
+	NCtx         int    `json:"n_ctx"`       // context length the KV pool was sized for
+	NCtxTrain    int    `json:"n_ctx_train"` // context length the model was trained with
+	NVocab       int    `json:"n_vocab"`
+	BlockSize    int    `json:"block_size"`
+	NumBlocks    int    `json:"num_blocks"`
+	BlockBytes   int64  `json:"block_bytes"` // KV bytes per block (all layers)
+	Processor    string `json:"processor"`   // "CPU", "GPU", "TP×N"
+	WeightsBytes int64  `json:"weights_bytes"`
+}
+
+// MemoryInfo is a memory snapshot.
+type MemoryInfo struct {
+	WeightsBytes int64 `json:"weights_bytes"`
+	KVBytes      int64 `json:"kv_bytes"`
+	// FreeBytes is memory still available to the process for new models
+	// (host RAM on CPU, device memory on GPU).
+	FreeBytes int64 `json:"free_bytes"`
+}
+
+// ErrDevice marks an executor failure that poisons the model; executors
+// wrap their device errors with it so callers can test errors.Is.
+var ErrDevice = errors.New("executor device failure")
+
+// ErrBadRequest marks an error that is the request's own fault.
+var ErrBadRequest = errors.New("bad request")
