@@ -132,8 +132,8 @@ type ModelStatus struct {
 	Processor string    `json:"processor"`  // CPU, GPU, TP×N
 	Context   int       `json:"context"`
 	State     string    `json:"state"`
-	Active    int       `json:"active"`               // running + queued requests
-	Error     string    `json:"error,omitempty"`      // why it is poisoned
+	Active    int       `json:"active"`              // running + queued requests
+	Error     string    `json:"error,omitempty"`     // why it is poisoned
 	ExpiresAt time.Time `json:"expires_at,omitzero"` // zero = never
 }
 
