@@ -89,6 +89,8 @@ type TokenInfo struct {
 	Text    string                  `json:"text"`
 	Logprob float32                 `json:"logprob"`
 	Top     []executor.TokenLogprob `json:"top,omitempty"`
+	// TopText is the text of each Top entry, in the same order (when known).
+	TopText []string `json:"top_text,omitempty"`
 }
 
 // Result is how a generation ended.
