@@ -69,6 +69,13 @@ type Work struct {
 	// TopLogprobs > 0 returns that many most likely tokens with logprobs.
 	TopLogprobs int
 	Logits      LogitsMode
+	// Allowed, when non-nil, constrains sampling (JSON mode): only token
+	// ids whose bit is set (bit id%64 of Allowed[id/64]) may be sampled;
+	// every other token is treated as having probability 0 (logit -inf)
+	// before penalties, top-k/top-p and the draw. Logprobs are reported
+	// over the constrained distribution. Only meaningful with Sample; at
+	// least one bit is set.
+	Allowed []uint64
 }
 
 // TokenLogprob is a token id with its log-probability.
