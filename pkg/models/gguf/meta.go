@@ -64,12 +64,12 @@ func (f *File) Uint(key string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, ok := v.V.(bool); ok || v.Type == TypeArray {
-		return 0, wrongType(key, v, "unsigned integer")
-	}
 	n, ok := asUint(v.V)
 	if !ok {
-		return 0, fmt.Errorf("%w: %q is %v (%s), want an unsigned integer", ErrWrongType, key, v.V, v.Type)
+		if _, isInt := asInt(v.V); isInt {
+			return 0, fmt.Errorf("%w: %q is %v (%s), want an unsigned integer", ErrWrongType, key, v.V, v.Type)
+		}
+		return 0, wrongType(key, v, "unsigned integer")
 	}
 	return n, nil
 }

@@ -79,22 +79,6 @@ func (c *cursor) next(n int64, what string) ([]byte, error) {
 	return c.buf[:n], nil
 }
 
-func (c *cursor) u8(what string) (uint8, error) {
-	b, err := c.next(1, what)
-	if err != nil {
-		return 0, err
-	}
-	return b[0], nil
-}
-
-func (c *cursor) u16(what string) (uint16, error) {
-	b, err := c.next(2, what)
-	if err != nil {
-		return 0, err
-	}
-	return binary.LittleEndian.Uint16(b), nil
-}
-
 func (c *cursor) u32(what string) (uint32, error) {
 	b, err := c.next(4, what)
 	if err != nil {
