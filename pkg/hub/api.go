@@ -1,0 +1,268 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// networkError is a failure to reach the Hub at all (as opposed to an HTTP
+// error status); Resolve falls back to the cache on it.
+type networkError struct{ err error }
+
+func (e *networkError) Error() string { return "cannot reach the Hub: " + e.err.Error() }
+func (e *networkError) Unwrap() error { return e.err }
+
+// repoInfo is the part of GET /api/models/{repo}/revision/{rev} we use.
+type repoInfo struct {
+	ID       string    `json:"id"`
+	SHA      string    `json:"sha"`
+	Siblings []sibling `json:"siblings"`
+}
+
+type sibling struct {
+	RFilename string `json:"rfilename"`
+	Size      int64  `json:"size"`
+	LFS       *struct {
+		SHA256 string `json:"sha256"`
+		Size   int64  `json:"size"`
+	} `json:"lfs"`
+}
+
+// fileMeta is what a HEAD on the resolve URL tells (as in huggingface_hub's
+// get_hf_file_metadata).
+type fileMeta struct {
+	Commit   string
+	ETag     string // normalized: no W/ prefix, no quotes
+	Size     int64  // -1 when unknown
+	Location string // where to GET the content (the CDN URL for LFS files)
+}
+
+// resolveURL is {endpoint}/{repo}/resolve/{rev}/{path}, escaped as
+// huggingface_hub's hf_hub_url does.
+func (c *Client) resolveURL(repo, rev, file string) string {
+	segs := strings.Split(file, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return c.opts.Endpoint + "/" + repo + "/resolve/" + url.PathEscape(rev) + "/" + strings.Join(segs, "/")
+}
+
+// fetchRepoInfo gets the commit and file list for a revision.
+func (c *Client) fetchRepoInfo(ctx context.Context, repo, rev string) (*repoInfo, error) {
+	u := c.opts.Endpoint + "/api/models/" + repo + "/revision/" + url.PathEscape(rev) + "?blobs=true"
+	what := fmt.Sprintf("repo %s at revision %s", repo, rev)
+	var info repoInfo
+	err := c.retry(ctx, what, func() error {
+		resp, err := c.do(ctx, http.MethodGet, u, true, nil)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return httpError(resp, what)
+		}
+		if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&info); err != nil {
+			return fmt.Errorf("%s: bad JSON from the Hub: %w", what, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !IsCommit(info.SHA) {
+		return nil, fmt.Errorf("%s: the Hub returned an invalid commit id %q", what, info.SHA)
+	}
+	for _, s := range info.Siblings {
+		if err := checkRelPath(s.RFilename); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	return &info, nil
+}
+
+// headFile gets a file's metadata, following only same-host (relative)
+// redirects, as huggingface_hub does, so the CDN location is returned rather
+// than fetched.
+func (c *Client) headFile(ctx context.Context, repo, rev, file string) (*fileMeta, error) {
+	u := c.resolveURL(repo, rev, file)
+	what := fmt.Sprintf("%s/%s", repo, file)
+	var meta *fileMeta
+	err := c.retry(ctx, what, func() error {
+		var err error
+		meta, err = c.headOnce(ctx, u, what)
+		return err
+	})
+	return meta, err
+}
+
+func (c *Client) headOnce(ctx context.Context, u, what string) (*fileMeta, error) {
+	for hops := 0; hops < 10; hops++ {
+		resp, err := c.do(ctx, http.MethodHead, u, true, http.Header{"Accept-Encoding": {"identity"}})
+		if err != nil {
+			return nil, err
+		}
+		resp.Body.Close()
+		if resp.StatusCode >= 400 {
+			return nil, httpError(resp, what)
+		}
+		loc := resp.Header.Get("Location")
+		base, _ := url.Parse(u)
+		if resp.StatusCode >= 300 && loc != "" {
+			rel, err := url.Parse(loc)
+			if err != nil {
+				return nil, fmt.Errorf("%s: bad redirect %q: %w", what, loc, err)
+			}
+			target := base.ResolveReference(rel)
+			if rel.Host == "" {
+				u = target.String() // relative redirect (renamed repo): follow it, keep the token
+				continue
+			}
+			loc = target.String()
+		} else {
+			loc = u
+		}
+		m := &fileMeta{
+			Commit:   resp.Header.Get("X-Repo-Commit"),
+			ETag:     normalizeETag(firstNonEmpty(resp.Header.Get("X-Linked-Etag"), resp.Header.Get("ETag"))),
+			Size:     parseSize(firstNonEmpty(resp.Header.Get("X-Linked-Size"), resp.Header.Get("Content-Length"))),
+			Location: loc,
+		}
+		if m.ETag == "" {
+			return nil, fmt.Errorf("%s: the Hub sent no ETag; cannot place the file in the cache", what)
+		}
+		if strings.ContainsAny(m.ETag, `/\`) || m.ETag == "." || m.ETag == ".." {
+			return nil, fmt.Errorf("%s: %w: ETag %q", what, ErrUnsafePath, m.ETag)
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("%s: too many redirects", what)
+}
+
+func normalizeETag(e string) string {
+	return strings.Trim(strings.TrimPrefix(e, "W/"), `"`)
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func parseSize(s string) int64 {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
+}
+
+// do sends one request without following redirects. auth adds the token;
+// callers pass false for URLs on another host than the endpoint.
+func (c *Client) do(ctx context.Context, method, u string, auth bool, h http.Header) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("build request %s: %w", u, err)
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	req.Header.Set("User-Agent", "helexa (huggingface_hub-compatible)")
+	if auth && c.opts.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.opts.Token)
+	}
+	hc := *c.http
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &networkError{err}
+	}
+	return resp, nil
+}
+
+func httpError(resp *http.Response, what string) error {
+	msg := resp.Header.Get("X-Error-Message")
+	if msg == "" && resp.Request != nil && resp.Request.Method != http.MethodHead {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		var j struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(b, &j) == nil && j.Error != "" {
+			msg = j.Error
+		} else {
+			msg = strings.TrimSpace(string(b))
+		}
+	}
+	e := &HTTPError{Status: resp.StatusCode, Code: resp.Header.Get("X-Error-Code"), Message: msg, What: what,
+		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"))}
+	if resp.Request != nil {
+		e.URL = resp.Request.URL.String()
+	}
+	return e
+}
+
+func parseRetryAfter(s string) time.Duration {
+	if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	return 0
+}
+
+// retryable says whether an attempt's error is worth another try.
+func retryable(err error) bool {
+	var he *HTTPError
+	if errors.As(err, &he) {
+		return he.retryable()
+	}
+	var ne *networkError
+	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errDropped)
+}
+
+// retry runs f until it succeeds, fails permanently or runs out of tries,
+// sleeping with exponential backoff (and jitter) in between.
+func (c *Client) retry(ctx context.Context, what string, f func() error) error {
+	var err error
+	for attempt := 0; ; attempt++ {
+		err = f()
+		if err == nil || !retryable(err) || attempt >= c.opts.MaxRetries || ctx.Err() != nil {
+			break
+		}
+		if err := sleepCtx(ctx, c.backoff(attempt, err)); err != nil {
+			return err
+		}
+	}
+	return err
+}
+
+func (c *Client) backoff(attempt int, err error) time.Duration {
+	d := c.opts.RetryBase << min(attempt, 10)
+	d = min(d, 10*time.Second)
+	var he *HTTPError
+	if errors.As(err, &he) && he.RetryAfter > d {
+		d = min(he.RetryAfter, 60*time.Second)
+	}
+	return d + time.Duration(rand.Int64N(int64(d)/4+1))
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

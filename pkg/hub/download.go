@@ -1,0 +1,220 @@
+package hub
+
+import (
+	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+)
+
+var (
+	sha256Re = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	gitSHARe = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	// errDropped: the server closed the connection before sending the range.
+	errDropped = errors.New("connection dropped before the end of the file")
+	// errNoRange: the server answered a range request with the whole file.
+	errNoRange = errors.New("server ignored the Range header")
+)
+
+// fetchFile makes snapshots/<commit>/<file> exist, reusing a cached blob
+// when there is one and downloading it otherwise.
+func (c *Client) fetchFile(ctx context.Context, repo, commit, file, lfsSHA string) error {
+	if cachedFile(c.snapshotPath(repo, commit, file)) {
+		c.emit(Event{Kind: EventCached, Repo: repo, File: file})
+		return nil
+	}
+	meta, err := c.headFile(ctx, repo, commit, file)
+	if err != nil {
+		return err
+	}
+	blob := c.blobPath(repo, meta.ETag)
+	if blobComplete(blob, meta.Size) {
+		c.emit(Event{Kind: EventCached, Repo: repo, File: file, Total: meta.Size, Message: "reusing cached blob"})
+		return c.linkSnapshot(repo, commit, file, meta.ETag)
+	}
+	unlock, err := lockFile(ctx, c.lockPath(repo, meta.ETag))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if !blobComplete(blob, meta.Size) { // another process may have finished it meanwhile
+		if err := c.download(ctx, repo, file, meta, lfsSHA, blob); err != nil {
+			return err
+		}
+	}
+	if err := c.linkSnapshot(repo, commit, file, meta.ETag); err != nil {
+		return err
+	}
+	c.emit(Event{Kind: EventDone, Repo: repo, File: file, Bytes: meta.Size, Total: meta.Size})
+	return nil
+}
+
+func blobComplete(p string, size int64) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && (size < 0 || fi.Size() == size)
+}
+
+// download fetches a file into blob via blob.incomplete, verifies it and
+// renames it into place. The caller holds the blob's lock.
+func (c *Client) download(ctx context.Context, repo, file string, meta *fileMeta, lfsSHA, blob string) error {
+	part := blob + ".incomplete"
+	if err := os.MkdirAll(partDir(part), 0o755); err != nil {
+		return fmt.Errorf("create blobs folder: %w", err)
+	}
+	f, err := os.OpenFile(part, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", part, err)
+	}
+	defer f.Close()
+	what := repo + "/" + file
+	auth := sameHost(meta.Location, c.opts.Endpoint)
+	dl := &transfer{c: c, f: f, url: meta.Location, auth: auth, what: what, size: meta.Size, statePath: part + ".json"}
+	if err := dl.run(ctx, repo, file); err != nil {
+		return err
+	}
+	c.emit(Event{Kind: EventVerify, Repo: repo, File: file, Bytes: meta.Size, Total: meta.Size})
+	if err := verify(f, meta, lfsSHA, what); err != nil {
+		f.Close()
+		os.Remove(part)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", part, err)
+	}
+	if err := os.Rename(part, blob); err != nil {
+		return fmt.Errorf("move %s into the cache: %w", part, err)
+	}
+	return nil
+}
+
+func partDir(p string) string { return p[:strings.LastIndexAny(p, `/\`)+1] }
+
+func sameHost(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && strings.EqualFold(ua.Host, ub.Host)
+}
+
+// verify checks size and hash: the LFS sha256 (from the API or an ETag that
+// is one), or git's blob sha1 for small files whose ETag is one.
+func verify(f *os.File, meta *fileMeta, lfsSHA, what string) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("verify %s: %w", what, err)
+	}
+	if meta.Size >= 0 && fi.Size() != meta.Size {
+		return fmt.Errorf("%w: %s is %d bytes, the Hub said %d; the partial file was deleted, run the pull again", ErrChecksum, what, fi.Size(), meta.Size)
+	}
+	want, h := lfsSHA, hash.Hash(sha256.New())
+	switch {
+	case want != "":
+	case sha256Re.MatchString(meta.ETag):
+		want = meta.ETag
+	case gitSHARe.MatchString(meta.ETag):
+		want, h = meta.ETag, sha1.New()
+		fmt.Fprintf(h, "blob %d\x00", fi.Size())
+	default:
+		return nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("verify %s: %w", what, err)
+	}
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("verify %s: %w", what, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != strings.ToLower(want) {
+		return fmt.Errorf("%w: %s has hash %s, the Hub said %s; the partial file was deleted, run the pull again", ErrChecksum, what, got, want)
+	}
+	return nil
+}
+
+// getRange GETs [from, to) of the file (to < 0: to the end) and copies it
+// into w at offset from, reporting bytes through add.
+func (d *transfer) getRange(ctx context.Context, from, to int64, add func(int64)) (int64, error) {
+	h := http.Header{"Accept-Encoding": {"identity"}}
+	if from > 0 || to >= 0 {
+		r := fmt.Sprintf("bytes=%d-", from)
+		if to >= 0 {
+			r += fmt.Sprint(to - 1)
+		}
+		h.Set("Range", r)
+	}
+	resp, err := d.c.doFollow(ctx, d.url, d.auth, h)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusPartialContent:
+	case resp.StatusCode == http.StatusOK && h.Get("Range") != "":
+		return 0, errNoRange
+	case resp.StatusCode == http.StatusOK:
+	default:
+		return 0, httpError(resp, d.what)
+	}
+	n, err := copyAt(d.f, resp.Body, from, add)
+	if err != nil {
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		return n, &networkError{fmt.Errorf("%s: %w", d.what, err)}
+	}
+	if to >= 0 && from+n < to {
+		return n, fmt.Errorf("%s: %w", d.what, errDropped)
+	}
+	return n, nil
+}
+
+func copyAt(f *os.File, r io.Reader, off int64, add func(int64)) (int64, error) {
+	buf := make([]byte, 256<<10)
+	var n int64
+	for {
+		k, err := r.Read(buf)
+		if k > 0 {
+			if _, werr := f.WriteAt(buf[:k], off+n); werr != nil {
+				return n, fmt.Errorf("write: %w", werr)
+			}
+			n += int64(k)
+			add(int64(k))
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// doFollow GETs u following redirects itself; the token is sent only while
+// the request stays on the endpoint's host.
+func (c *Client) doFollow(ctx context.Context, u string, auth bool, h http.Header) (*http.Response, error) {
+	for hops := 0; hops < 10; hops++ {
+		resp, err := c.do(ctx, http.MethodGet, u, auth, h)
+		if err != nil {
+			return nil, err
+		}
+		loc := resp.Header.Get("Location")
+		if resp.StatusCode < 300 || resp.StatusCode >= 400 || loc == "" {
+			return resp, nil
+		}
+		resp.Body.Close()
+		base, _ := url.Parse(u)
+		next, err := base.Parse(loc)
+		if err != nil {
+			return nil, fmt.Errorf("bad redirect %q: %w", loc, err)
+		}
+		auth = auth && strings.EqualFold(next.Host, base.Host)
+		u = next.String()
+	}
+	return nil, fmt.Errorf("too many redirects fetching %s", u)
+}
