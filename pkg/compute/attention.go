@@ -1,0 +1,73 @@
+package compute
+
+// StoreKV implements Backend.
+func (c *CPU) StoreKV(kv *KVCache, layer int, spans []SeqSpan, k, v []float32) {
+	d := kv.KVDim
+	kl, vl := kv.k[layer], kv.v[layer]
+	for _, s := range spans {
+		for i := 0; i < s.N; i++ {
+			off := kv.offset(s.Blocks, s.Pos+i)
+			row := (s.Row + i) * d
+			copy(kl[off:off+d], k[row:row+d])
+			copy(vl[off:off+d], v[row:row+d])
+		}
+	}
+}
+
+// Attention implements Backend: for every (query row, head) pair, scores
+// against every cached position up to the row's own, softmax in F32 (sum in
+// float64), weighted sum of the values.
+func (c *CPU) Attention(kv *KVCache, layer int, spans []SeqSpan, a *Attn, q, out []float32) {
+	// flatten (span, token, head) into one index space
+	starts := make([]int, len(spans)+1)
+	maxCtx := 0
+	for i, s := range spans {
+		starts[i+1] = starts[i] + s.N*a.Heads
+		maxCtx = max(maxCtx, s.Pos+s.N)
+	}
+	c.pool.parallelFor(starts[len(spans)], 2, func(lo, hi int) {
+		scores := make([]float32, maxCtx)
+		si := 0
+		for idx := lo; idx < hi; idx++ {
+			for idx >= starts[si+1] {
+				si++
+			}
+			s := &spans[si]
+			local := idx - starts[si]
+			attendOne(kv, layer, s, a, local/a.Heads, local%a.Heads, q, out, scores)
+		}
+	})
+}
+
+// attendOne computes one head of one query row.
+func attendOne(kv *KVCache, layer int, s *SeqSpan, a *Attn, tok, h int, q, out, scores []float32) {
+	d := a.HeadDim
+	width := a.Heads * d
+	row := s.Row + tok
+	qv := q[row*width+h*d : row*width+(h+1)*d]
+	ov := out[row*width+h*d : row*width+(h+1)*d]
+	kvh := h / (a.Heads / a.KVHeads)
+	kl, vl := kv.k[layer], kv.v[layer]
+	n := s.Pos + tok + 1
+	sc := scores[:n]
+	for j := 0; j < n; j++ {
+		off := kv.offset(s.Blocks, j) + kvh*d
+		kr := kl[off : off+d]
+		var dot float32
+		for i, x := range qv {
+			dot += x * kr[i]
+		}
+		sc[j] = dot
+	}
+	softmax(sc, sc, a.Scale)
+	for i := range ov {
+		ov[i] = 0
+	}
+	for j, w := range sc {
+		off := kv.offset(s.Blocks, j) + kvh*d
+		vr := vl[off : off+d]
+		for i, x := range vr {
+			ov[i] += w * x
+		}
+	}
+}

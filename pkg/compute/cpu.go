@@ -1,0 +1,188 @@
+package compute
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+
+	"github.com/helexa/helexa/pkg/compute/quant"
+)
+
+// CPU is the Backend that runs on the host's cores. Weights stay quantized
+// in place; activations are quantized once per row to the weight's dot
+// product type (as ggml-cpu does) before each matmul.
+type CPU struct {
+	pool *pool
+	xq   []byte // quantized activations, reused between matmuls
+}
+
+// NewCPU returns a CPU backend using threads workers (all cores when
+// threads <= 0).
+func NewCPU(threads int) *CPU {
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	return &CPU{pool: newPool(threads)}
+}
+
+// Threads is the number of workers.
+func (c *CPU) Threads() int { return c.pool.workers }
+
+// Close stops the workers.
+func (c *CPU) Close() error {
+	c.pool.close()
+	return nil
+}
+
+// Embed implements Backend.
+func (c *CPU) Embed(table *Weight, tokens []int32, out []float32) error {
+	n := table.Cols()
+	if len(out) < len(tokens)*n {
+		return fmt.Errorf("embed: output of %d values for %d tokens × %d", len(out), len(tokens), n)
+	}
+	for i, t := range tokens {
+		if t < 0 || int(t) >= table.Rows() {
+			return fmt.Errorf("embed: token %d out of range [0, %d)", t, table.Rows())
+		}
+		if err := quant.Dequantize(table.Type, table.Row(int(t)), out[i*n:(i+1)*n]); err != nil {
+			return fmt.Errorf("embed %s: %w", table.Name, err)
+		}
+	}
+	return nil
+}
+
+// MatMul implements Backend.
+func (c *CPU) MatMul(w *Weight, x []float32, nRows int, out []float32) error {
+	n, m := w.Cols(), w.Rows()
+	if len(x) < nRows*n || len(out) < nRows*m {
+		return fmt.Errorf("matmul %s: %d inputs / %d outputs for %d rows of %d→%d", w.Name, len(x), len(out), nRows, n, m)
+	}
+	ab := quant.ActivationBytes(w.Type, n)
+	if cap(c.xq) < nRows*ab {
+		c.xq = make([]byte, nRows*ab)
+	}
+	xq := c.xq[:nRows*ab]
+	if err := quant.QuantizeActivations(w.Type, x[:n], xq[:ab]); err != nil {
+		return fmt.Errorf("matmul %s: %w", w.Name, err)
+	}
+	if err := quant.CheckVecDot(w.Type, w.Data, xq[:ab], n); err != nil {
+		return fmt.Errorf("matmul %s: %w", w.Name, err)
+	}
+	// the first row succeeded, so the shape is valid for every row
+	c.pool.parallelFor(nRows-1, 4, func(lo, hi int) {
+		for r := lo + 1; r < hi+1; r++ {
+			_ = quant.QuantizeActivations(w.Type, x[r*n:(r+1)*n], xq[r*ab:(r+1)*ab])
+		}
+	})
+	t := w.Type
+	c.pool.parallelFor(m, 8, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := w.Row(i)
+			for r := 0; r < nRows; r++ {
+				out[r*m+i] = quant.VecDot(t, row, xq[r*ab:(r+1)*ab], n)
+			}
+		}
+	})
+	return nil
+}
+
+// RMSNorm implements Backend, as ggml does: the sum of squares in float64,
+// scale = 1/sqrt(mean + eps) in float32, then x*scale*weight.
+func (c *CPU) RMSNorm(x []float32, nRows int, weight []float32, eps float32, out []float32) {
+	n := len(weight)
+	c.pool.parallelFor(nRows, 16, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			xr, or := x[r*n:(r+1)*n], out[r*n:(r+1)*n]
+			var sum float64
+			for _, v := range xr {
+				sum += float64(v * v)
+			}
+			mean := float32(sum / float64(n))
+			scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+			for i, v := range xr {
+				or[i] = (v * scale) * weight[i]
+			}
+		}
+	})
+}
+
+// SwiGLU implements Backend.
+func (c *CPU) SwiGLU(gate, up, out []float32) {
+	c.pool.parallelFor(len(out), 4096, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			g := gate[i]
+			out[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+		}
+	})
+}
+
+// Add implements Backend.
+func (c *CPU) Add(dst, src []float32) {
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}
+
+// MoERoute implements Backend.
+func (c *CPU) MoERoute(logits []float32, nRows, nExpert, k int, probs []float32, experts []int32, weights []float32) {
+	for r := 0; r < nRows; r++ {
+		softmax(logits[r*nExpert:(r+1)*nExpert], probs[r*nExpert:(r+1)*nExpert], 1)
+		p := probs[r*nExpert : (r+1)*nExpert]
+		ex, w := experts[r*k:(r+1)*k], weights[r*k:(r+1)*k]
+		topK(p, ex)
+		var sum float32
+		for j, e := range ex {
+			w[j] = p[e]
+			sum += w[j]
+		}
+		for j := range w {
+			w[j] /= sum
+		}
+	}
+}
+
+// topK writes into ex the indices of the len(ex) largest values of p,
+// largest first, ties to the lower index.
+func topK(p []float32, ex []int32) {
+	for j := range ex {
+		best := int32(-1)
+		for i, v := range p {
+			if taken(ex[:j], int32(i)) {
+				continue
+			}
+			if best < 0 || v > p[best] {
+				best = int32(i)
+			}
+		}
+		ex[j] = best
+	}
+}
+
+func taken(ex []int32, i int32) bool {
+	for _, e := range ex {
+		if e == i {
+			return true
+		}
+	}
+	return false
+}
+
+// softmax writes the softmax of scale*x into out, as ggml does: the sum of
+// exponentials in float64, normalised by a float32 reciprocal.
+func softmax(x, out []float32, scale float32) {
+	maxv := float32(math.Inf(-1))
+	for i, v := range x {
+		out[i] = v * scale
+		maxv = max(maxv, out[i])
+	}
+	var sum float64
+	for i, v := range out {
+		e := float32(math.Exp(float64(v - maxv)))
+		out[i] = e
+		sum += float64(e)
+	}
+	inv := float32(1 / sum)
+	for i := range out {
+		out[i] *= inv
+	}
+}

@@ -1,0 +1,202 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/helexa/helexa/pkg/compute"
+	"github.com/helexa/helexa/pkg/models/arch"
+)
+
+// piece is a contiguous run of one work's tokens inside one forward pass.
+type piece struct {
+	work, start, n int
+}
+
+// workOut collects one work's logits over its pieces.
+type workOut struct {
+	rows [][]float32 // LogitsAll: one vector per token
+	last []float32   // the logits after the last token, when needed
+}
+
+// Step implements Executor. Works with more than ChunkSize tokens are split
+// over several forward passes, and each pass runs at most ChunkSize tokens
+// of all works together.
+func (l *Local) Step(ctx context.Context, batch []Work) ([]Result, error) {
+	if l.closed {
+		return nil, errClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	results := make([]Result, len(batch))
+	ok := make([]bool, len(batch))
+	seen := map[SeqID]bool{}
+	for i := range batch {
+		results[i].Seq = batch[i].Seq
+		if err := l.check(&batch[i], seen); err != nil {
+			results[i].Err = fmt.Errorf("%w: sequence %d: %w", ErrBadRequest, batch[i].Seq, err)
+			continue
+		}
+		ok[i] = true
+	}
+	outs := make([]workOut, len(batch))
+	for _, pass := range planPasses(batch, ok, l.opts.ChunkSize) {
+		if err := l.runPass(batch, pass, outs); err != nil {
+			return nil, err
+		}
+	}
+	for i := range batch {
+		if ok[i] {
+			l.finish(&batch[i], &outs[i], &results[i])
+		}
+	}
+	return results, nil
+}
+
+// check validates one work against the model and the KV pool.
+func (l *Local) check(w *Work, seen map[SeqID]bool) error {
+	if _, ok := l.seqs[w.Seq]; !ok {
+		return fmt.Errorf("unknown sequence (allocate it with NewSeq)")
+	}
+	if seen[w.Seq] {
+		return fmt.Errorf("sequence appears twice in one step")
+	}
+	seen[w.Seq] = true
+	if len(w.Tokens) == 0 {
+		return fmt.Errorf("no tokens to process")
+	}
+	if w.Pos < 0 {
+		return fmt.Errorf("negative position %d", w.Pos)
+	}
+	for _, t := range w.Tokens {
+		if t < 0 || int(t) >= l.model.HP.NVocab {
+			return fmt.Errorf("token %d out of the vocabulary [0, %d)", t, l.model.HP.NVocab)
+		}
+	}
+	if w.TopLogprobs < 0 {
+		return fmt.Errorf("negative TopLogprobs %d", w.TopLogprobs)
+	}
+	return l.kv.CheckSpan(compute.SeqSpan{Pos: w.Pos, N: len(w.Tokens), Blocks: w.Blocks})
+}
+
+// needsLast reports whether a work needs the logits after its last token.
+func needsLast(w *Work) bool {
+	return w.Sample || w.TopLogprobs > 0 || w.Logits == LogitsLast
+}
+
+// planPasses packs the valid works' tokens into passes of at most chunk
+// tokens, in order; a work appears at most once per pass.
+func planPasses(batch []Work, ok []bool, chunk int) [][]piece {
+	var passes [][]piece
+	var cur []piece
+	used := 0
+	for i := range batch {
+		if !ok[i] {
+			continue
+		}
+		for start := 0; start < len(batch[i].Tokens); {
+			n := min(len(batch[i].Tokens)-start, chunk-used)
+			cur = append(cur, piece{work: i, start: start, n: n})
+			start += n
+			used += n
+			if used == chunk {
+				passes = append(passes, cur)
+				cur, used = nil, 0
+			}
+		}
+	}
+	if len(cur) > 0 {
+		passes = append(passes, cur)
+	}
+	return passes
+}
+
+// runPass runs one forward pass. A panic inside the model is a device
+// failure: the KV pool may be half-written.
+func (l *Local) runPass(batch []Work, pass []piece, outs []workOut) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: panic in forward pass: %v\n%s", ErrDevice, r, debug.Stack())
+		}
+	}()
+	var b arch.Batch
+	var rowSeq []SeqID
+	type want struct {
+		work int
+		all  bool
+	}
+	var wants []want
+	for _, p := range pass {
+		w := &batch[p.work]
+		row := len(b.Tokens)
+		b.Spans = append(b.Spans, compute.SeqSpan{Row: row, N: p.n, Pos: w.Pos + p.start, Blocks: w.Blocks})
+		for i := 0; i < p.n; i++ {
+			b.Tokens = append(b.Tokens, w.Tokens[p.start+i])
+			b.Pos = append(b.Pos, int32(w.Pos+p.start+i))
+			rowSeq = append(rowSeq, w.Seq)
+			if w.Logits == LogitsAll {
+				b.LogitRows = append(b.LogitRows, row+i)
+				wants = append(wants, want{p.work, true})
+			}
+		}
+		if w.Logits != LogitsAll && p.start+p.n == len(w.Tokens) && needsLast(w) {
+			b.LogitRows = append(b.LogitRows, row+p.n-1)
+			wants = append(wants, want{p.work, false})
+		}
+	}
+	var hook arch.RoutingHook
+	if l.opts.Routing != nil {
+		hook = func(row, layer int, experts []int32, probs []float32) {
+			l.opts.Routing(rowSeq[row], int(b.Pos[row]), layer, experts, probs)
+		}
+	}
+	logits, err := l.model.Forward(l.be, l.kv, &b, &l.scratch, hook)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrDevice, err)
+	}
+	nv := l.model.HP.NVocab
+	for i, wt := range wants {
+		v := append([]float32(nil), logits[i*nv:(i+1)*nv]...)
+		o := &outs[wt.work]
+		if wt.all {
+			o.rows = append(o.rows, v)
+		}
+		o.last = v
+	}
+	return nil
+}
+
+// finish feeds the work's tokens to its sampler, samples and fills in the
+// result. A panic here is the sequence's own failure.
+func (l *Local) finish(w *Work, o *workOut, res *Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res.Err = fmt.Errorf("sampling sequence %d panicked: %v", w.Seq, r)
+		}
+	}()
+	st := l.seqs[w.Seq]
+	if !st.primed {
+		st.sampler.Accept(w.History...)
+		st.primed = true
+	}
+	st.sampler.Accept(w.Tokens...)
+	switch w.Logits {
+	case LogitsAll:
+		res.Logits = o.rows
+	case LogitsLast:
+		res.Logits = [][]float32{o.last}
+	}
+	if w.TopLogprobs > 0 {
+		res.Top = topLogprobs(o.last, w.TopLogprobs)
+	}
+	if w.Sample {
+		tok, lp, err := st.sampler.Sample(o.last)
+		if err != nil {
+			res.Err = fmt.Errorf("sampling sequence %d: %w", w.Seq, err)
+			return
+		}
+		res.Token, res.Logprob = tok, lp
+	}
+}

@@ -1,0 +1,192 @@
+package arch
+
+import (
+	"fmt"
+
+	"github.com/helexa/helexa/pkg/compute"
+	"github.com/helexa/helexa/pkg/compute/quant"
+	"github.com/helexa/helexa/pkg/models/gguf"
+)
+
+// Model is a loaded architecture: hyperparameters plus weight handles that
+// view the GGUF file's memory map (matrices are never copied; only the
+// small 1-D norm and bias vectors are converted to F32).
+type Model struct {
+	Arch string
+	HP   HParams
+
+	v          variant
+	rope       compute.Rope
+	tokEmbd    *compute.Weight
+	output     *compute.Weight // token_embd when tied
+	outputNorm []float32
+	layers     []layer
+}
+
+type layer struct {
+	attnNorm, ffnNorm []float32
+	wq, wk, wv, wo    *compute.Weight
+	bq, bk, bv        []float32 // qwen2
+	qNorm, kNorm      []float32 // qwen3*
+	// dense FFN
+	gate, up, down *compute.Weight
+	// MoE FFN
+	router                     *compute.Weight
+	gateExps, upExps, downExps *compute.Weight
+}
+
+// Load reads the hyperparameters and weights of a supported architecture.
+// The file must stay open while the model is used.
+func Load(f *gguf.File) (*Model, error) {
+	name := f.Arch()
+	v, ok := variantOf(name)
+	if !ok {
+		return nil, &UnsupportedArchError{Arch: name}
+	}
+	hp, err := readHParams(f, name, v)
+	if err != nil {
+		return nil, fmt.Errorf("load %s model: %w", name, err)
+	}
+	m := &Model{Arch: name, HP: hp, v: v}
+	if err := m.loadTensors(&tensors{f: f}); err != nil {
+		return nil, fmt.Errorf("load %s model: %w", name, err)
+	}
+	return m, nil
+}
+
+// Rope returns the model's RoPE configuration.
+func (m *Model) Rope() compute.Rope { return m.rope }
+
+func (m *Model) loadTensors(t *tensors) error {
+	hp := &m.HP
+	emb := t.matrix("token_embd.weight", hp.NEmbd, -1)
+	if t.err != nil {
+		return t.err
+	}
+	hp.NVocab = emb.Rows()
+	m.tokEmbd = emb
+	m.outputNorm = t.vector("output_norm.weight", hp.NEmbd)
+	m.output = emb
+	if t.has("output.weight") {
+		m.output = t.matrix("output.weight", hp.NEmbd, hp.NVocab)
+	}
+	m.rope = compute.Rope{Mode: m.v.rope, Dims: hp.NRot, Base: hp.RopeBase, FreqScale: hp.RopeScale}
+	if t.has("rope_freqs.weight") {
+		m.rope.FreqFactors = t.vector("rope_freqs.weight", hp.NRot/2)
+	}
+	m.layers = make([]layer, hp.NLayer)
+	for i := range m.layers {
+		m.loadLayer(t, i)
+	}
+	return t.err
+}
+
+func (m *Model) loadLayer(t *tensors, i int) {
+	hp := &m.HP
+	p := fmt.Sprintf("blk.%d.", i)
+	qDim, kvDim := hp.NHead*hp.HeadDim, hp.KVDim()
+	l := &m.layers[i]
+	l.attnNorm = t.vector(p+"attn_norm.weight", hp.NEmbd)
+	l.wq = t.matrix(p+"attn_q.weight", hp.NEmbd, qDim)
+	l.wk = t.matrix(p+"attn_k.weight", hp.NEmbd, kvDim)
+	l.wv = t.matrix(p+"attn_v.weight", hp.NEmbd, kvDim)
+	l.wo = t.matrix(p+"attn_output.weight", qDim, hp.NEmbd)
+	if m.v.qkvBias {
+		l.bq = t.vector(p+"attn_q.bias", qDim)
+		l.bk = t.vector(p+"attn_k.bias", kvDim)
+		l.bv = t.vector(p+"attn_v.bias", kvDim)
+	}
+	if m.v.qkNorm {
+		l.qNorm = t.vector(p+"attn_q_norm.weight", hp.HeadDim)
+		l.kNorm = t.vector(p+"attn_k_norm.weight", hp.HeadDim)
+	}
+	l.ffnNorm = t.vector(p+"ffn_norm.weight", hp.NEmbd)
+	if m.v.moe {
+		l.router = t.matrix(p+"ffn_gate_inp.weight", hp.NEmbd, hp.NExpert)
+		l.gateExps = t.experts(p+"ffn_gate_exps.weight", hp.NEmbd, -1, hp.NExpert)
+		if l.gateExps != nil {
+			nff := l.gateExps.Rows()
+			l.upExps = t.experts(p+"ffn_up_exps.weight", hp.NEmbd, nff, hp.NExpert)
+			l.downExps = t.experts(p+"ffn_down_exps.weight", nff, hp.NEmbd, hp.NExpert)
+		}
+		return
+	}
+	l.gate = t.matrix(p+"ffn_gate.weight", hp.NEmbd, -1)
+	if l.gate != nil {
+		nff := l.gate.Rows()
+		l.up = t.matrix(p+"ffn_up.weight", hp.NEmbd, nff)
+		l.down = t.matrix(p+"ffn_down.weight", nff, hp.NEmbd)
+	}
+}
+
+// tensors looks tensors up by name, checking shapes and types and keeping
+// the first error.
+type tensors struct {
+	f   *gguf.File
+	err error
+}
+
+func (t *tensors) has(name string) bool { _, ok := t.f.Tensor(name); return ok }
+
+// get returns the tensor after checking its shape; want -1 accepts any size.
+func (t *tensors) get(name string, want ...int) *gguf.TensorInfo {
+	if t.err != nil {
+		return nil
+	}
+	ti, ok := t.f.Tensor(name)
+	if !ok {
+		t.err = fmt.Errorf("required tensor %s is missing", name)
+		return nil
+	}
+	bad := len(ti.Dims) != len(want)
+	for i := 0; !bad && i < len(want); i++ {
+		bad = want[i] >= 0 && ti.Dims[i] != uint64(want[i])
+	}
+	if bad {
+		t.err = fmt.Errorf("tensor %s has shape %v, want %v (-1 = any)", name, ti.Dims, want)
+		return nil
+	}
+	return ti
+}
+
+func (t *tensors) weight(ti *gguf.TensorInfo) *compute.Weight {
+	if ti == nil {
+		return nil
+	}
+	dims := make([]int, len(ti.Dims))
+	for i, d := range ti.Dims {
+		if d > 1<<31 {
+			t.err = fmt.Errorf("tensor %s: dimension %d too large", ti.Name, d)
+			return nil
+		}
+		dims[i] = int(d)
+	}
+	w, err := compute.NewWeight(ti.Name, ti.Type, dims, t.f.TensorData(ti))
+	if err != nil {
+		t.err = fmt.Errorf("%w: %w", ErrUnsupported, err)
+		return nil
+	}
+	return w
+}
+
+func (t *tensors) matrix(name string, cols, rows int) *compute.Weight {
+	return t.weight(t.get(name, cols, rows))
+}
+
+func (t *tensors) experts(name string, cols, rows, n int) *compute.Weight {
+	return t.weight(t.get(name, cols, rows, n))
+}
+
+// vector converts a 1-D tensor (a norm weight or bias) to F32.
+func (t *tensors) vector(name string, n int) []float32 {
+	ti := t.get(name, n)
+	if ti == nil {
+		return nil
+	}
+	out := make([]float32, n)
+	if err := quant.Dequantize(ti.Type, t.f.TensorData(ti), out); err != nil {
+		t.err = fmt.Errorf("%w: tensor %s of type %s: %w", ErrUnsupported, name, ti.Type, err)
+		return nil
+	}
+	return out
+}
