@@ -1,0 +1,342 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/sampling"
+)
+
+// Default sampling settings for fields a request leaves out (llama.cpp's).
+const (
+	defaultTemperature = 0.8
+	maxTopLogprobs     = 20
+)
+
+// decodeStrict decodes a JSON body into v, refusing unknown fields so that
+// nothing a client asks for is silently ignored.
+func decodeStrict(r io.Reader, v any) error {
+	body, err := io.ReadAll(r)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return badRequest("reading request body: %v", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return badRequest("request body is empty; send a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	if dec.More() {
+		return badRequest("request body has data after the JSON object")
+	}
+	return nil
+}
+
+// decodeError turns a json error into a 400 that names the offending field.
+func decodeError(err error) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		return badRequest("field %q: expected %s, got JSON %s", te.Field, te.Type, te.Value)
+	case errors.As(err, &se):
+		return badRequest("request body is not valid JSON (offset %d): %v", se.Offset, err)
+	}
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return badRequest("unsupported field %s: helexa does not implement it; remove it from the request", f)
+	}
+	return badRequest("invalid request body: %s", strings.TrimPrefix(msg, "json: "))
+}
+
+// validateModel checks that a request names a model.
+func validateModel(model string) error {
+	if strings.TrimSpace(model) == "" {
+		return badRequest("field \"model\" is required: a Hugging Face reference (org/repo[:QUANT]) or a .gguf path")
+	}
+	return nil
+}
+
+// options converts the shared generation fields into runner options.
+func (p *GenerationParams) options() (runner.Options, error) {
+	var o runner.Options
+	if p.N != nil && *p.N != 1 {
+		return o, badRequest("n = %d is not supported: helexa returns exactly one choice (n = 1)", *p.N)
+	}
+	if p.StreamOptions != nil && !p.Stream {
+		return o, badRequest("stream_options is only allowed with \"stream\": true")
+	}
+	s, err := p.sampling()
+	if err != nil {
+		return o, err
+	}
+	o.Sampling = s
+	if p.MaxTokens != nil {
+		if *p.MaxTokens < 1 {
+			return o, badRequest("max_tokens = %d: must be at least 1", *p.MaxTokens)
+		}
+		o.MaxTokens = *p.MaxTokens
+	}
+	for i, st := range p.Stop {
+		if st == "" {
+			return o, badRequest("stop[%d] is empty: stop strings must be non-empty", i)
+		}
+	}
+	o.Stop = p.Stop
+	o.KeepAlive = durationPtr(p.KeepAlive)
+	if p.NumCtx < 0 {
+		return o, badRequest("num_ctx = %d: must be positive", p.NumCtx)
+	}
+	o.NumCtx = p.NumCtx
+	return o, nil
+}
+
+// sampling converts and range-checks the sampling fields.
+func (p *GenerationParams) sampling() (sampling.Params, error) {
+	s := sampling.Params{Temperature: defaultTemperature, Seed: rand.Uint64()}
+	checks := []struct {
+		name     string
+		v        *float32
+		lo, hi   float32
+		dst      *float32
+		openLow  bool
+		helpText string
+	}{
+		{"temperature", p.Temperature, 0, 2, &s.Temperature, false, "0 = greedy"},
+		{"top_p", p.TopP, 0, 1, &s.TopP, true, ""},
+		{"min_p", p.MinP, 0, 1, &s.MinP, false, ""},
+		{"presence_penalty", p.PresencePenalty, -2, 2, &s.PresencePenalty, false, ""},
+		{"frequency_penalty", p.FrequencyPenalty, -2, 2, &s.FrequencyPenalty, false, ""},
+		{"repeat_penalty", p.RepeatPenalty, 0, 10, &s.RepeatPenalty, false, "1 = off"},
+	}
+	for _, c := range checks {
+		if c.v == nil {
+			continue
+		}
+		if *c.v < c.lo || *c.v > c.hi || (c.openLow && *c.v == c.lo) {
+			return s, badRequest("%s = %g is out of range [%g, %g]", c.name, *c.v, c.lo, c.hi)
+		}
+		*c.dst = *c.v
+	}
+	if p.TopK != nil {
+		if *p.TopK < 0 {
+			return s, badRequest("top_k = %d: must be >= 0 (0 = disabled)", *p.TopK)
+		}
+		s.TopK = *p.TopK
+	}
+	if p.RepeatLastN != nil {
+		if *p.RepeatLastN < -1 {
+			return s, badRequest("repeat_last_n = %d: must be >= -1 (-1 = whole context)", *p.RepeatLastN)
+		}
+		s.RepeatLastN = *p.RepeatLastN
+	}
+	if p.Seed != nil {
+		s.Seed = uint64(*p.Seed)
+	}
+	bias, err := logitBias(p.LogitBias)
+	if err != nil {
+		return s, err
+	}
+	s.LogitBias = bias
+	return s, nil
+}
+
+// logitBias converts OpenAI's {"token id": bias} map.
+func logitBias(m map[string]float32) (map[int32]float32, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(map[int32]float32, len(m))
+	for k, v := range m {
+		id, err := strconv.ParseInt(k, 10, 32)
+		if err != nil || id < 0 {
+			return nil, badRequest("logit_bias key %q is not a token id", k)
+		}
+		if v < -100 || v > 100 {
+			return nil, badRequest("logit_bias[%s] = %g is out of range [-100, 100]", k, v)
+		}
+		out[int32(id)] = v
+	}
+	return out, nil
+}
+
+// toRunner converts a chat request into the engine's request.
+func (r *ChatCompletionRequest) toRunner() (runner.ChatRequest, error) {
+	var out runner.ChatRequest
+	if err := validateModel(r.Model); err != nil {
+		return out, err
+	}
+	if err := validateMessages(r.Messages); err != nil {
+		return out, err
+	}
+	o, err := r.options()
+	if err != nil {
+		return out, err
+	}
+	if r.MaxCompletionTokens != nil {
+		if *r.MaxCompletionTokens < 1 {
+			return out, badRequest("max_completion_tokens = %d: must be at least 1", *r.MaxCompletionTokens)
+		}
+		o.MaxTokens = *r.MaxCompletionTokens
+	}
+	if err := r.applyLogprobs(&o); err != nil {
+		return out, err
+	}
+	if o.JSONMode, err = jsonMode(r.ResponseFormat); err != nil {
+		return out, err
+	}
+	tools, err := r.tools()
+	if err != nil {
+		return out, err
+	}
+	return runner.ChatRequest{
+		Model: r.Model, Messages: r.Messages, Tools: tools,
+		TemplateKwargs: r.ChatTemplateKwargs, Options: o,
+	}, nil
+}
+
+func (r *ChatCompletionRequest) applyLogprobs(o *runner.Options) error {
+	lp := r.Logprobs != nil && *r.Logprobs
+	if r.TopLogprobs != nil {
+		if !lp {
+			return badRequest("top_logprobs requires \"logprobs\": true")
+		}
+		if *r.TopLogprobs < 0 || *r.TopLogprobs > maxTopLogprobs {
+			return badRequest("top_logprobs = %d is out of range [0, %d]", *r.TopLogprobs, maxTopLogprobs)
+		}
+		o.TopLogprobs = *r.TopLogprobs
+	}
+	o.Logprobs = lp
+	return nil
+}
+
+// tools checks tools / tool_choice / parallel_tool_calls.
+func (r *ChatCompletionRequest) tools() (json.RawMessage, error) {
+	tools := r.Tools
+	if isNull(tools) {
+		tools = nil
+	}
+	if tools != nil && !isJSONArray(tools) {
+		return nil, badRequest("tools must be a list of tool definitions")
+	}
+	if !isNull(r.ToolChoice) {
+		var choice string
+		if err := json.Unmarshal(r.ToolChoice, &choice); err != nil {
+			return nil, badRequest("tool_choice: only \"auto\" and \"none\" are supported")
+		}
+		switch choice {
+		case "auto":
+		case "none":
+			tools = nil
+		default:
+			return nil, badRequest("tool_choice %q is not supported: use \"auto\" or \"none\"", choice)
+		}
+	}
+	if r.ParallelToolCalls != nil && !*r.ParallelToolCalls {
+		return nil, badRequest("parallel_tool_calls = false is not supported")
+	}
+	return tools, nil
+}
+
+// jsonMode maps response_format to runner JSON mode.
+func jsonMode(rf *ResponseFormat) (bool, error) {
+	if rf == nil {
+		return false, nil
+	}
+	switch rf.Type {
+	case "", "text":
+		return false, nil
+	case "json_object":
+		return true, nil
+	case "json_schema":
+		return false, badRequest("response_format json_schema is not supported: use {\"type\": \"json_object\"}")
+	default:
+		return false, badRequest("response_format type %q is not supported: use \"text\" or \"json_object\"", rf.Type)
+	}
+}
+
+// validateMessages checks that messages is a non-empty array of objects.
+func validateMessages(raw json.RawMessage) error {
+	if isNull(raw) {
+		return badRequest("field \"messages\" is required: a non-empty list of {role, content} objects")
+	}
+	var msgs []map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		return badRequest("messages must be a list of objects: %v", err)
+	}
+	if len(msgs) == 0 {
+		return badRequest("messages is empty: send at least one message")
+	}
+	for i, m := range msgs {
+		var role string
+		if err := json.Unmarshal(m["role"], &role); err != nil || role == "" {
+			return badRequest("messages[%d] has no \"role\"", i)
+		}
+	}
+	return nil
+}
+
+// toRunner converts a completion request into the engine's request.
+func (r *CompletionRequest) toRunner() (runner.CompletionRequest, error) {
+	var out runner.CompletionRequest
+	if err := validateModel(r.Model); err != nil {
+		return out, err
+	}
+	if r.Echo {
+		return out, badRequest("echo = true is not supported")
+	}
+	o, err := r.options()
+	if err != nil {
+		return out, err
+	}
+	if r.Logprobs != nil {
+		if *r.Logprobs < 0 || *r.Logprobs > maxTopLogprobs {
+			return out, badRequest("logprobs = %d is out of range [0, %d]", *r.Logprobs, maxTopLogprobs)
+		}
+		o.Logprobs = true
+		o.TopLogprobs = *r.Logprobs
+	}
+	addSpecial := r.AddSpecial == nil || *r.AddSpecial
+	return runner.CompletionRequest{Model: r.Model, Prompt: r.Prompt, AddSpecial: addSpecial, Options: o}, nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
+}
+
+func isJSONArray(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] == '['
+}
+
+// durationPtr converts an optional wire duration.
+func durationPtr(d *Duration) *time.Duration {
+	if d == nil {
+		return nil
+	}
+	v := d.Duration
+	return &v
+}
+
+// wireDuration converts an optional engine duration.
+func wireDuration(d *time.Duration) *Duration {
+	if d == nil {
+		return nil
+	}
+	return &Duration{*d}
+}

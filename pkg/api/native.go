@@ -1,0 +1,190 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/helexa/helexa/pkg/runner"
+)
+
+// toModel converts a loaded model's status to a /v1/models entry.
+func toModel(st runner.ModelStatus, created int64) Model {
+	m := Model{
+		ID: st.Name, Object: "model", Created: created, OwnedBy: "helexa",
+		State: st.State, SizeBytes: st.SizeBytes, Processor: st.Processor,
+		Context: st.Context, Active: st.Active, Error: st.Error,
+	}
+	if !st.ExpiresAt.IsZero() {
+		m.ExpiresAt = ptr(st.ExpiresAt)
+	}
+	return m
+}
+
+// listModels serves GET /v1/models: the loaded models with their state.
+func (s *Server) listModels(c *gin.Context) {
+	sts, err := s.cfg.Service.PS(c.Request.Context())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	now := s.cfg.Now().Unix()
+	out := ModelList{Object: "list", Data: make([]Model, 0, len(sts))}
+	for _, st := range sts {
+		out.Data = append(out.Data, toModel(st, now))
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// getModel serves GET /v1/models/{id}; the id may contain slashes.
+func (s *Server) getModel(c *gin.Context) {
+	id := strings.TrimPrefix(c.Param("id"), "/")
+	if id == "" {
+		s.listModels(c)
+		return
+	}
+	sts, err := s.cfg.Service.PS(c.Request.Context())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	for _, st := range sts {
+		if st.Name == id || st.Path == id {
+			c.JSON(http.StatusOK, toModel(st, s.cfg.Now().Unix()))
+			return
+		}
+	}
+	s.fail(c, runner.Errorf(runner.KindNotFound,
+		"model %q is not loaded; load it with POST /api/load or send it a request", id))
+}
+
+// ps serves GET /api/ps.
+func (s *Server) ps(c *gin.Context) {
+	sts, err := s.cfg.Service.PS(c.Request.Context())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if sts == nil {
+		sts = []runner.ModelStatus{}
+	}
+	c.JSON(http.StatusOK, PSResponse{Models: sts})
+}
+
+// load serves POST /api/load.
+func (s *Server) load(c *gin.Context) {
+	var req LoadRequest
+	if err := decodeStrict(c.Request.Body, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := validateModel(req.Model); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req.NumCtx < 0 {
+		s.fail(c, badRequest("num_ctx = %d: must be positive", req.NumCtx))
+		return
+	}
+	st, err := s.cfg.Service.Load(c.Request.Context(), runner.LoadRequest{
+		Model: req.Model, NumCtx: req.NumCtx, KeepAlive: durationPtr(req.KeepAlive),
+	})
+	if err != nil {
+		s.failOrGone(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, st)
+}
+
+// decodeModelRequest reads a {"model": ...} body.
+func (s *Server) decodeModelRequest(c *gin.Context) (string, bool) {
+	var req ModelRequest
+	if err := decodeStrict(c.Request.Body, &req); err != nil {
+		s.fail(c, err)
+		return "", false
+	}
+	if err := validateModel(req.Model); err != nil {
+		s.fail(c, err)
+		return "", false
+	}
+	return req.Model, true
+}
+
+// unload serves POST /api/unload.
+func (s *Server) unload(c *gin.Context) {
+	model, ok := s.decodeModelRequest(c)
+	if !ok {
+		return
+	}
+	if err := s.cfg.Service.Unload(c.Request.Context(), model); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "unloaded", "model": model})
+}
+
+// show serves POST /api/show.
+func (s *Server) show(c *gin.Context) {
+	model, ok := s.decodeModelRequest(c)
+	if !ok {
+		return
+	}
+	d, err := s.cfg.Service.Show(c.Request.Context(), model)
+	if err != nil {
+		s.failOrGone(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, d)
+}
+
+// pull serves POST /api/pull, streaming progress as NDJSON lines.
+func (s *Server) pull(c *gin.Context) {
+	model, ok := s.decodeModelRequest(c)
+	if !ok {
+		return
+	}
+	if s.cfg.Puller == nil {
+		s.writeError(c, http.StatusNotImplemented, ErrorBody{
+			Message: "this server has no model downloader; pull with `helexa pull` instead",
+			Type:    "server_error", Code: string(runner.KindInternal),
+		})
+		return
+	}
+	var mu sync.Mutex
+	started := false
+	write := func(p PullProgress) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if !started {
+			c.Header("Content-Type", "application/x-ndjson")
+			c.Status(http.StatusOK)
+			started = true
+		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			return fmt.Errorf("encoding progress: %w", err)
+		}
+		if _, err := c.Writer.Write(append(b, '\n')); err != nil {
+			return fmt.Errorf("writing progress: %w", err)
+		}
+		c.Writer.Flush()
+		return nil
+	}
+	err := s.cfg.Puller.Pull(c.Request.Context(), model, func(p PullProgress) { _ = write(p) })
+	mu.Lock()
+	wasStarted := started
+	mu.Unlock()
+	switch {
+	case err != nil && !wasStarted:
+		s.failOrGone(c, err)
+	case err != nil:
+		_, body := errorResponse(err)
+		_ = write(PullProgress{Status: "error", Error: &body.Error})
+	default:
+		_ = write(PullProgress{Status: "success"})
+	}
+}

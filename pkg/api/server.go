@@ -1,0 +1,196 @@
+// Package api owns helexa's HTTP surface: the gin server with the
+// OpenAI-compatible endpoints (/v1/chat/completions, /v1/completions,
+// /v1/models) and the native ones (/api/ps, /api/load, /api/unload,
+// /api/show, /api/pull, /health, /metrics), their request and response
+// types, and the Go Client that implements runner.Service against a daemon.
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/helexa/helexa/pkg/runner"
+)
+
+// DefaultMaxBodyBytes is the request-body limit when Config leaves it zero.
+const DefaultMaxBodyBytes = 8 << 20
+
+// PullFunc downloads a model into the local cache, reporting progress.
+type PullFunc func(ctx context.Context, model string, progress func(PullProgress)) error
+
+// Puller downloads models for POST /api/pull (pkg/hub, adapted).
+type Puller interface {
+	Pull(ctx context.Context, model string, progress func(PullProgress)) error
+}
+
+// Pull makes a PullFunc a Puller.
+func (f PullFunc) Pull(ctx context.Context, model string, progress func(PullProgress)) error {
+	return f(ctx, model, progress)
+}
+
+// MetricsSource reports the engine's counters and gauges for /metrics
+// (runner.Manager implements it).
+type MetricsSource interface {
+	Metrics() runner.MetricsSnapshot
+}
+
+// Config configures a Server.
+type Config struct {
+	// Service is the engine (required).
+	Service runner.Service
+	// Puller serves POST /api/pull; nil answers 501.
+	Puller Puller
+	// Engine adds the scheduler's counters and gauges to /metrics; nil
+	// leaves them out (only the server's own counters are shown).
+	Engine MetricsSource
+	// APIKey, when set, is required as "Authorization: Bearer <key>" on
+	// every endpoint except /health.
+	APIKey string
+	// MaxBodyBytes limits request bodies (413 beyond); 0 = DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Logger receives one line per request; nil = slog.Default().
+	Logger *slog.Logger
+	// Now is the clock (tests); nil = time.Now.
+	Now func() time.Time
+}
+
+// Server is the HTTP front end over a runner.Service.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
+	engine  *gin.Engine
+}
+
+// NewServer builds a Server.
+func NewServer(cfg Config) (*Server, error) {
+	if cfg.Service == nil {
+		return nil, fmt.Errorf("api: Config.Service is required")
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, metrics: newMetrics()}
+	s.engine = s.routes()
+	return s, nil
+}
+
+// Handler returns the http.Handler serving every endpoint.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+func (s *Server) routes() *gin.Engine {
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.Use(s.recoverer, s.observe)
+	e.NoRoute(func(c *gin.Context) {
+		s.fail(c, runner.Errorf(runner.KindNotFound, "no endpoint %s %s", c.Request.Method, c.Request.URL.Path))
+	})
+	e.NoMethod(func(c *gin.Context) {
+		s.writeError(c, http.StatusMethodNotAllowed, ErrorBody{
+			Message: fmt.Sprintf("method %s not allowed on %s", c.Request.Method, c.Request.URL.Path),
+			Type:    "invalid_request_error", Code: string(runner.KindBadRequest),
+		})
+	})
+	e.GET("/health", s.health)
+	auth := e.Group("/", s.authenticate, s.limitBody)
+	auth.POST("/v1/chat/completions", s.chatCompletions)
+	auth.POST("/v1/completions", s.completions)
+	auth.GET("/v1/models", s.listModels)
+	auth.GET("/v1/models/*id", s.getModel)
+	auth.GET("/api/ps", s.ps)
+	auth.POST("/api/load", s.load)
+	auth.POST("/api/unload", s.unload)
+	auth.POST("/api/show", s.show)
+	auth.POST("/api/pull", s.pull)
+	auth.GET("/metrics", s.metricsHandler)
+	return e
+}
+
+// authenticate enforces the bearer token when one is configured.
+func (s *Server) authenticate(c *gin.Context) {
+	if s.cfg.APIKey == "" {
+		return
+	}
+	got, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.cfg.APIKey)) != 1 {
+		c.Header("WWW-Authenticate", `Bearer realm="helexa"`)
+		s.fail(c, runner.Errorf(runner.KindUnauthorized,
+			"missing or wrong API key: send \"Authorization: Bearer <key>\" with the daemon's HELEXA_API_KEY"))
+		c.Abort()
+	}
+}
+
+// limitBody caps request bodies; reading past the cap fails with 413.
+func (s *Server) limitBody(c *gin.Context) {
+	if c.Request.ContentLength > s.cfg.MaxBodyBytes {
+		s.writeError(c, http.StatusRequestEntityTooLarge, ErrorBody{
+			Message: fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", c.Request.ContentLength, s.cfg.MaxBodyBytes),
+			Type:    "invalid_request_error", Code: codeBodyTooLarge,
+		})
+		c.Abort()
+		return
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.cfg.MaxBodyBytes)
+}
+
+// recoverer turns a handler panic into a 500 instead of a dropped connection.
+func (s *Server) recoverer(c *gin.Context) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("panic in handler", "path", c.Request.URL.Path, "panic", v)
+			if !c.Writer.Written() {
+				s.fail(c, runner.Errorf(runner.KindInternal, "internal error: %v", v))
+			}
+			c.Abort()
+		}
+	}()
+	c.Next()
+}
+
+// observe counts every request and logs its end.
+func (s *Server) observe(c *gin.Context) {
+	start := s.cfg.Now()
+	c.Next()
+	status := c.Writer.Status()
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched"
+	}
+	s.metrics.request(route, status)
+	s.log.Debug("http", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status,
+		"duration", s.cfg.Now().Sub(start).Round(time.Microsecond))
+}
+
+// fail writes err as an OpenAI-shaped error with the matching status.
+func (s *Server) fail(c *gin.Context, err error) {
+	status, body := errorResponse(err)
+	if status >= 500 {
+		s.log.Warn("request failed", "path", c.Request.URL.Path, "status", status, "err", err)
+	}
+	s.writeError(c, status, body.Error)
+}
+
+func (s *Server) writeError(c *gin.Context, status int, body ErrorBody) {
+	c.JSON(status, ErrorResponse{Error: body})
+}
+
+func (s *Server) health(c *gin.Context) {
+	c.JSON(http.StatusOK, gin.H{"status": "ok"})
+}

@@ -1,0 +1,155 @@
+package api
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/helexa/helexa/pkg/runner"
+)
+
+// sseWriter writes Server-Sent Events. Headers are committed on the first
+// event, so an error before any output still gets a proper status code.
+type sseWriter struct {
+	c       *gin.Context
+	started bool
+}
+
+// send writes one `data:` event holding v as JSON and flushes it.
+func (w *sseWriter) send(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding event: %w", err)
+	}
+	return w.raw(b)
+}
+
+func (w *sseWriter) raw(data []byte) error {
+	if !w.started {
+		h := w.c.Writer.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("Connection", "keep-alive")
+		h.Set("X-Accel-Buffering", "no")
+		w.c.Status(http.StatusOK)
+		w.started = true
+	}
+	if _, err := fmt.Fprintf(w.c.Writer, "data: %s\n\n", data); err != nil {
+		return fmt.Errorf("writing event: %w", err)
+	}
+	w.c.Writer.Flush()
+	return nil
+}
+
+// done writes the terminating `data: [DONE]` event.
+func (w *sseWriter) done() error { return w.raw([]byte("[DONE]")) }
+
+// finish ends a stream after the generation returned: an error before any
+// event becomes a normal error response; after the first event it is sent as
+// an `error` event (the client's connection may already be gone).
+func (s *Server) finishStream(c *gin.Context, w *sseWriter, err error) {
+	if !w.started {
+		s.failOrGone(c, err)
+		return
+	}
+	if c.Request.Context().Err() != nil {
+		return
+	}
+	s.metrics.streamError()
+	_, body := errorResponse(err)
+	s.log.Warn("stream failed", "path", c.Request.URL.Path, "err", err)
+	_ = w.send(body)
+}
+
+// failOrGone writes an error unless the client has already disconnected.
+func (s *Server) failOrGone(c *gin.Context, err error) {
+	if c.Request.Context().Err() != nil {
+		c.Status(statusClientClosed)
+		return
+	}
+	s.fail(c, err)
+}
+
+// statusClientClosed is recorded for requests whose client went away (nginx's 499).
+const statusClientClosed = 499
+
+// newID returns an OpenAI-style id with the given prefix.
+func newID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// usage converts engine usage to the OpenAI object.
+func usage(u runner.Usage) Usage {
+	return Usage{
+		PromptTokens:        u.PromptTokens,
+		CompletionTokens:    u.CompletionTokens,
+		TotalTokens:         u.PromptTokens + u.CompletionTokens,
+		PromptTokensDetails: &PromptTokensDetails{CachedTokens: u.CachedTokens},
+	}
+}
+
+// timings converts engine usage to the llama.cpp-style timings object.
+func timings(u runner.Usage) *Timings {
+	t := &Timings{
+		PromptN:     u.PromptTokens - u.CachedTokens,
+		CacheN:      u.CachedTokens,
+		PromptMS:    float64(u.PrefillDuration.Microseconds()) / 1e3,
+		PredictedN:  u.CompletionTokens,
+		PredictedMS: float64(u.DecodeDuration.Microseconds()) / 1e3,
+		LoadMS:      float64(u.LoadDuration.Microseconds()) / 1e3,
+	}
+	if t.PromptMS > 0 {
+		t.PromptPerSecond = float64(t.PromptN) / t.PromptMS * 1e3
+	}
+	if t.PredictedMS > 0 {
+		t.PredictedPerSecond = float64(t.PredictedN) / t.PredictedMS * 1e3
+	}
+	return t
+}
+
+// chatLogprobs converts a delta's tokens to the chat logprobs object.
+func chatLogprobs(toks []runner.TokenInfo) *ChoiceLogprobs {
+	out := &ChoiceLogprobs{Content: make([]TokenLogprob, 0, len(toks))}
+	for _, t := range toks {
+		tl := TokenLogprob{
+			TopLogprob:  TopLogprob{Token: t.Text, Logprob: t.Logprob, Bytes: byteInts(t.Text), ID: t.ID},
+			TopLogprobs: make([]TopLogprob, 0, len(t.Top)),
+		}
+		for i, alt := range t.Top {
+			text := ""
+			if i < len(t.TopText) {
+				text = t.TopText[i]
+			}
+			tl.TopLogprobs = append(tl.TopLogprobs, TopLogprob{Token: text, Logprob: alt.Logprob, Bytes: byteInts(text), ID: alt.Token})
+		}
+		out.Content = append(out.Content, tl)
+	}
+	return out
+}
+
+func byteInts(s string) []int {
+	out := make([]int, len(s))
+	for i := 0; i < len(s); i++ {
+		out[i] = int(s[i])
+	}
+	return out
+}
+
+func tokenIDs(toks []runner.TokenInfo) []int32 {
+	if len(toks) == 0 {
+		return nil
+	}
+	out := make([]int32, len(toks))
+	for i, t := range toks {
+		out[i] = t.ID
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }
