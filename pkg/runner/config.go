@@ -1,0 +1,130 @@
+package runner
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/helexa/helexa/internal/envvars"
+)
+
+// Config holds the Manager's knobs. The zero value of a field means its
+// default (see DefaultConfig).
+type Config struct {
+	// KeepAlive is how long an idle model stays loaded when a request
+	// does not say (0 = unload after each request; <0 = forever).
+	KeepAlive time.Duration
+	// MaxLoadedModels caps the models loaded at once; idle ones are
+	// evicted (least recently used first) to make room.
+	MaxLoadedModels int
+	// NumParallel caps the sequences one model decodes at once.
+	NumParallel int
+	// MaxQueue caps the requests waiting for a slot per model; beyond it
+	// requests fail with KindBusy. Negative means no queue at all.
+	MaxQueue int
+	// NumCtx is the default context size for a load.
+	NumCtx int
+	// ChunkSize is the prefill budget (tokens) of one step.
+	ChunkSize int
+	// FreeMemory, when set, reports memory available for new models
+	// (bytes); otherwise a loaded executor's Memory().FreeBytes is used.
+	FreeMemory func() int64
+}
+
+// Defaults.
+const (
+	DefaultKeepAlive       = 5 * time.Minute
+	DefaultMaxLoadedModels = 3
+	DefaultNumParallel     = 8
+	DefaultMaxQueue        = 64
+	DefaultNumCtx          = 4096
+	DefaultChunkSize       = 512
+)
+
+// DefaultConfig is the configuration with every default filled in.
+func DefaultConfig() Config {
+	return Config{
+		KeepAlive:       DefaultKeepAlive,
+		MaxLoadedModels: DefaultMaxLoadedModels,
+		NumParallel:     DefaultNumParallel,
+		MaxQueue:        DefaultMaxQueue,
+		NumCtx:          DefaultNumCtx,
+		ChunkSize:       DefaultChunkSize,
+	}
+}
+
+// withDefaults fills zero fields. KeepAlive is taken as given (0 is a
+// meaningful value), so callers start from DefaultConfig.
+func (c Config) withDefaults() Config {
+	if c.MaxLoadedModels <= 0 {
+		c.MaxLoadedModels = DefaultMaxLoadedModels
+	}
+	if c.NumParallel <= 0 {
+		c.NumParallel = DefaultNumParallel
+	}
+	if c.MaxQueue == 0 {
+		c.MaxQueue = DefaultMaxQueue
+	}
+	if c.MaxQueue < 0 {
+		c.MaxQueue = 0
+	}
+	if c.NumCtx <= 0 {
+		c.NumCtx = DefaultNumCtx
+	}
+	if c.ChunkSize <= 0 {
+		c.ChunkSize = DefaultChunkSize
+	}
+	return c
+}
+
+// ConfigFromEnv builds a Config from the HELEXA_* variables (see
+// internal/envvars); a malformed value is an error naming the variable.
+func ConfigFromEnv() (Config, error) {
+	c := DefaultConfig()
+	ka, err := ParseKeepAlive(envvars.KeepAlive.Get())
+	if err != nil {
+		return c, fmt.Errorf("%s: %w", envvars.KeepAlive.Name, err)
+	}
+	c.KeepAlive = ka
+	ints := []struct {
+		v   envvars.Var
+		dst *int
+	}{
+		{envvars.MaxLoadedModels, &c.MaxLoadedModels},
+		{envvars.NumParallel, &c.NumParallel},
+		{envvars.MaxQueue, &c.MaxQueue},
+		{envvars.NumCtx, &c.NumCtx},
+		{envvars.ChunkSize, &c.ChunkSize},
+	}
+	for _, it := range ints {
+		s := strings.TrimSpace(it.v.Get())
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return c, fmt.Errorf("%s=%q: want a non-negative integer", it.v.Name, s)
+		}
+		*it.dst = n
+	}
+	if c.MaxQueue == 0 {
+		c.MaxQueue = -1 // an explicit 0 means "no queue"
+	}
+	return c, nil
+}
+
+// ParseKeepAlive parses a keep-alive value: a Go duration ("5m", "1h30m",
+// "-1s") or a plain number of seconds ("300", "0", "-1"). Negative means
+// forever.
+func ParseKeepAlive(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return DefaultKeepAlive, nil
+	}
+	if n, err := strconv.ParseFloat(s, 64); err == nil {
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("keep-alive %q: want a duration like 5m or a number of seconds (0 unloads at once, negative keeps forever)", s)
+	}
+	return d, nil
+}

@@ -1,0 +1,440 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Manager is the in-process engine: the registry of loaded models, each
+// with its scheduler. It implements Service.
+type Manager struct {
+	cfg      Config
+	loader   Loader
+	log      *slog.Logger
+	counters *counters
+
+	mu     sync.Mutex
+	models map[string]*entry
+	closed bool
+}
+
+var _ Service = (*Manager)(nil)
+
+// entry is one model in the registry.
+type entry struct {
+	name      string
+	state     string        // StateLoading, StateReady or StatePoisoned
+	loaded    chan struct{} // closed when loading ends
+	loadErr   error
+	model     *Model
+	sched     *scheduler
+	cancel    context.CancelFunc
+	numCtx    int // the context size asked for at load
+	active    int // requests holding the model (queued or running)
+	keepAlive time.Duration
+	expires   time.Time // zero = never (or in use)
+	timer     *time.Timer
+	timerGen  int
+	lastUse   time.Time
+	poison    error
+}
+
+// NewManager returns a Manager that loads models through loader. Fields of
+// cfg left zero take their defaults (KeepAlive 0 means "unload at once":
+// start from DefaultConfig or ConfigFromEnv).
+func NewManager(cfg Config, loader Loader, log *slog.Logger) *Manager {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Manager{
+		cfg:      cfg.withDefaults(),
+		loader:   loader,
+		log:      log,
+		counters: newCounters(),
+		models:   make(map[string]*entry),
+	}
+}
+
+// Close unloads every model, failing requests still in flight.
+func (m *Manager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	m.closed = true
+	var all []*entry
+	for name, e := range m.models {
+		if e.state != StateLoading {
+			delete(m.models, name)
+			all = append(all, e)
+		}
+	}
+	m.mu.Unlock()
+	var errs []error
+	for _, e := range all {
+		errs = append(errs, m.unloadEntry(ctx, e))
+	}
+	return errors.Join(errs...)
+}
+
+// acquire returns the model ready for a request (loading it if needed) and
+// counts the request as active on it; release must follow.
+func (m *Manager) acquire(ctx context.Context, name string, numCtx int) (*entry, time.Duration, error) {
+	if name == "" {
+		return nil, 0, Errorf(KindBadRequest, "no model given; name a model reference or a .gguf path")
+	}
+	for {
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			return nil, 0, Errorf(KindBusy, "the engine is shutting down")
+		}
+		e := m.models[name]
+		if e == nil {
+			return m.loadLocked(ctx, name, numCtx) // unlocks
+		}
+		switch {
+		case e.state == StateLoading:
+			ch := e.loaded
+			m.mu.Unlock()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return nil, 0, ctx.Err()
+			}
+			if e.loadErr != nil && (!isContextErr(e.loadErr) || ctx.Err() != nil) {
+				return nil, 0, e.loadErr
+			}
+			continue
+		case e.state == StatePoisoned:
+			m.mu.Unlock()
+			return nil, 0, poisonedError(e)
+		case numCtx > 0 && numCtx != e.numCtx && e.active == 0:
+			// Asked for another context size: reload.
+			m.removeLocked(e)
+			m.mu.Unlock()
+			if err := m.unloadEntry(ctx, e); err != nil {
+				return nil, 0, err
+			}
+			continue
+		case e.active >= m.cfg.NumParallel+m.cfg.MaxQueue:
+			m.mu.Unlock()
+			return nil, 0, Errorf(KindBusy, "model %q is busy: %d requests running or queued (at most %d running, HELEXA_NUM_PARALLEL, and %d queued, HELEXA_MAX_QUEUE); retry later",
+				name, e.active, m.cfg.NumParallel, m.cfg.MaxQueue)
+		}
+		e.active++
+		m.stopTimerLocked(e)
+		m.mu.Unlock()
+		return e, 0, nil
+	}
+}
+
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+func poisonedError(e *entry) error {
+	return &Error{Kind: KindPoisoned, Msg: fmt.Sprintf(
+		"model %q is poisoned by an earlier failure; unload the model and load it again (helexa stop %s, or POST /api/unload)",
+		e.name, e.name), Err: e.poison}
+}
+
+// loadLocked registers name as loading, makes room and loads it. It is
+// called with m.mu held and releases it.
+func (m *Manager) loadLocked(ctx context.Context, name string, numCtx int) (*entry, time.Duration, error) {
+	if numCtx <= 0 {
+		numCtx = m.cfg.NumCtx
+	}
+	var victims []*entry
+	for len(m.models) >= m.cfg.MaxLoadedModels {
+		v := m.idleLRULocked()
+		if v == nil {
+			m.mu.Unlock()
+			return nil, 0, Errorf(KindBusy, "cannot load %q: %d models are loaded and all are busy (HELEXA_MAX_LOADED_MODELS=%d); retry later",
+				name, len(m.models), m.cfg.MaxLoadedModels)
+		}
+		m.removeLocked(v)
+		victims = append(victims, v)
+	}
+	e := &entry{name: name, state: StateLoading, loaded: make(chan struct{}), numCtx: numCtx, active: 1, keepAlive: m.cfg.KeepAlive}
+	m.models[name] = e
+	m.mu.Unlock()
+
+	for _, v := range victims {
+		m.log.Info("evicting model to make room", "model", v.name, "for", name)
+		_ = m.unloadEntry(context.WithoutCancel(ctx), v)
+	}
+	opts := LoadOptions{NumCtx: numCtx, NumParallel: m.cfg.NumParallel}
+	m.evictForMemory(ctx, name, opts)
+
+	start := time.Now()
+	model, err := m.loader.Load(ctx, name, opts)
+	dur := time.Since(start)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	defer close(e.loaded)
+	if err != nil {
+		e.loadErr = loadError(name, err)
+		m.removeLocked(e)
+		m.log.Warn("model load failed", "model", name, "err", err)
+		return nil, dur, e.loadErr
+	}
+	e.model = model
+	sctx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
+	e.sched = newScheduler(sctx, name, model, m.cfg, m.log, m.counters, func(err error) { m.markPoisoned(e, err) })
+	go e.sched.run()
+	e.state = StateReady
+	info := e.sched.info
+	m.log.Info("model loaded", "model", name, "processor", info.Processor, "ctx", info.NCtx,
+		"kv_blocks", info.NumBlocks, "block_size", info.BlockSize, "load_ms", dur.Milliseconds())
+	return e, dur, nil
+}
+
+func loadError(name string, err error) error {
+	var re *Error
+	if errors.As(err, &re) || isContextErr(err) {
+		return err
+	}
+	return &Error{Kind: KindInternal, Msg: fmt.Sprintf("loading model %q failed", name), Err: err}
+}
+
+// evictForMemory unloads idle models (least recently used first) while the
+// new model's estimated size exceeds free memory.
+func (m *Manager) evictForMemory(ctx context.Context, name string, opts LoadOptions) {
+	est, ok := m.loader.(SizeEstimator)
+	if !ok {
+		return
+	}
+	need, err := est.EstimateBytes(ctx, name, opts)
+	if err != nil || need <= 0 {
+		return
+	}
+	for {
+		free, known := m.freeMemory()
+		if !known || free >= need {
+			return
+		}
+		m.mu.Lock()
+		v := m.idleLRULocked()
+		if v != nil {
+			m.removeLocked(v)
+		}
+		m.mu.Unlock()
+		if v == nil {
+			m.log.Warn("model may not fit in free memory; loading anyway", "model", name,
+				"need_mib", need>>20, "free_mib", free>>20)
+			return
+		}
+		m.log.Info("evicting idle model to free memory", "model", v.name, "for", name,
+			"need_mib", need>>20, "free_mib", free>>20)
+		_ = m.unloadEntry(context.WithoutCancel(ctx), v)
+	}
+}
+
+// freeMemory reports memory free for new models, when known.
+func (m *Manager) freeMemory() (int64, bool) {
+	if m.cfg.FreeMemory != nil {
+		return m.cfg.FreeMemory(), true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range m.models {
+		if e.sched != nil {
+			return e.sched.gauges().mem.FreeBytes, true
+		}
+	}
+	return 0, false
+}
+
+// idleLRULocked picks the least recently used model nobody is using.
+func (m *Manager) idleLRULocked() *entry {
+	var v *entry
+	for _, e := range m.models {
+		if e.state == StateLoading || e.active > 0 {
+			continue
+		}
+		if v == nil || e.lastUse.Before(v.lastUse) {
+			v = e
+		}
+	}
+	return v
+}
+
+func (m *Manager) markPoisoned(e *entry, err error) {
+	m.mu.Lock()
+	e.state = StatePoisoned
+	e.poison = err
+	m.mu.Unlock()
+	m.log.Error("model poisoned: unload and load it again to recover", "model", e.name, "err", err)
+}
+
+// release ends a request's hold on the model and applies its keep-alive.
+func (m *Manager) release(e *entry, keepAlive *time.Duration) {
+	m.mu.Lock()
+	e.active--
+	e.lastUse = time.Now()
+	e.keepAlive = m.cfg.KeepAlive
+	if keepAlive != nil {
+		e.keepAlive = *keepAlive
+	}
+	if e.active > 0 || m.models[e.name] != e {
+		m.mu.Unlock()
+		return
+	}
+	if e.keepAlive == 0 {
+		m.removeLocked(e)
+		m.mu.Unlock()
+		_ = m.unloadEntry(context.Background(), e)
+		return
+	}
+	m.armTimerLocked(e)
+	m.mu.Unlock()
+}
+
+func (m *Manager) armTimerLocked(e *entry) {
+	m.stopTimerLocked(e)
+	if e.keepAlive < 0 {
+		return
+	}
+	e.expires = time.Now().Add(e.keepAlive)
+	gen := e.timerGen
+	e.timer = time.AfterFunc(e.keepAlive, func() { m.expire(e, gen) })
+}
+
+func (m *Manager) stopTimerLocked(e *entry) {
+	if e.timer != nil {
+		e.timer.Stop()
+		e.timer = nil
+	}
+	e.timerGen++
+	e.expires = time.Time{}
+}
+
+// expire unloads a model whose keep-alive ran out while idle.
+func (m *Manager) expire(e *entry, gen int) {
+	m.mu.Lock()
+	if m.models[e.name] != e || e.active > 0 || e.timerGen != gen {
+		m.mu.Unlock()
+		return
+	}
+	m.removeLocked(e)
+	m.mu.Unlock()
+	m.log.Info("keep-alive expired; unloading model", "model", e.name)
+	_ = m.unloadEntry(context.Background(), e)
+}
+
+func (m *Manager) removeLocked(e *entry) {
+	if m.models[e.name] == e {
+		delete(m.models, e.name)
+	}
+	m.stopTimerLocked(e)
+}
+
+// unloadEntry stops the model's scheduler (failing its requests) and closes
+// the model. e must already be out of the registry.
+func (m *Manager) unloadEntry(ctx context.Context, e *entry) error {
+	if e.sched == nil {
+		return nil
+	}
+	e.cancel()
+	closeModel := func() error {
+		err := e.model.close()
+		if err != nil {
+			m.log.Warn("closing model failed", "model", e.name, "err", err)
+		}
+		m.log.Info("model unloaded", "model", e.name)
+		return err
+	}
+	select {
+	case <-e.sched.done:
+		return closeModel()
+	case <-ctx.Done():
+		go func() {
+			<-e.sched.done
+			_ = closeModel()
+		}()
+		return Errorf(KindInternal, "unloading %q: a step is still running; the model is released when it returns", e.name)
+	}
+}
+
+// Load loads a model without generating and applies the keep-alive.
+func (m *Manager) Load(ctx context.Context, req LoadRequest) (ModelStatus, error) {
+	e, _, err := m.acquire(ctx, req.Model, req.NumCtx)
+	if err != nil {
+		return ModelStatus{}, err
+	}
+	m.release(e, req.KeepAlive)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.statusLocked(e), nil
+}
+
+// Unload unloads a model; a model that is not loaded is not an error.
+func (m *Manager) Unload(ctx context.Context, model string) error {
+	m.mu.Lock()
+	e := m.models[model]
+	if e == nil || e.state == StateLoading {
+		m.mu.Unlock()
+		if e != nil {
+			return Errorf(KindBusy, "model %q is still loading; unload it when the load finishes", model)
+		}
+		return nil
+	}
+	m.removeLocked(e)
+	m.mu.Unlock()
+	return m.unloadEntry(ctx, e)
+}
+
+// PS lists the loaded models by name.
+func (m *Manager) PS(ctx context.Context) ([]ModelStatus, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]ModelStatus, 0, len(m.models))
+	for _, e := range m.models {
+		out = append(out, m.statusLocked(e))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Show describes a model, loading it if needed.
+func (m *Manager) Show(ctx context.Context, model string) (ModelDetails, error) {
+	e, _, err := m.acquire(ctx, model, 0)
+	if err != nil {
+		return ModelDetails{}, err
+	}
+	d := e.model.Details
+	d.Context = e.sched.info.NCtx
+	m.release(e, nil)
+	return d, nil
+}
+
+func (m *Manager) stateLocked(e *entry) string {
+	if e.state == StateReady && e.active > 0 {
+		return StateBusy
+	}
+	return e.state
+}
+
+func (m *Manager) statusLocked(e *entry) ModelStatus {
+	st := ModelStatus{Name: e.name, State: m.stateLocked(e), Active: e.active, ExpiresAt: e.expires}
+	if e.poison != nil {
+		st.Error = e.poison.Error()
+	}
+	if e.sched == nil {
+		return st
+	}
+	info := e.sched.info
+	st.Path = e.model.Details.Path
+	st.Processor = info.Processor
+	st.Context = info.NCtx
+	mem := e.sched.gauges().mem
+	st.SizeBytes = mem.WeightsBytes + mem.KVBytes
+	if st.SizeBytes == 0 {
+		st.SizeBytes = info.WeightsBytes + int64(info.NumBlocks)*info.BlockBytes
+	}
+	return st
+}

@@ -1,0 +1,351 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/helexa/helexa/pkg/executor"
+)
+
+// scheduler owns one loaded model's executor: a single goroutine admits
+// requests, builds each step's batch (one decode token for every running
+// sequence plus prefill chunks within the chunk budget), runs it and hands
+// the sampled tokens to each sequence's generation.
+type scheduler struct {
+	name     string
+	model    *Model
+	exec     executor.Executor
+	info     executor.Info
+	cfg      Config
+	log      *slog.Logger
+	counters *counters
+	pool     *blockPool
+
+	incoming chan *request
+	ctx      context.Context // the model's lifetime
+	done     chan struct{}
+	// onPoison is called (from the scheduler goroutine) when a step fails.
+	onPoison func(error)
+	// stopErr is what requests still in flight get when the loop ends;
+	// written by the loop before done closes.
+	stopErr error
+
+	queue   []*request
+	running []*sequence
+
+	// JSON mode: the vocabulary's token texts, built on first use.
+	vocabText [][]byte
+	mask      []uint64
+
+	mu sync.Mutex
+	g  gauges
+}
+
+// gauges are the scheduler's live numbers, read by PS and Metrics.
+type gauges struct {
+	running, queued                      int
+	blocksUsed, blocksFree, blocksCached int
+	mem                                  executor.MemoryInfo
+}
+
+// sequence is an admitted request with its KV blocks.
+type sequence struct {
+	req       *request
+	eid       executor.SeqID
+	tokens    []int32 // prompt, then generated tokens
+	promptLen int
+	computed  int     // positions whose KV is present
+	blocks    []int32 // block table
+	hashes    []uint64
+	reserve   int     // blocks promised but not yet taken
+	history   []int32 // the cached prefix, sent with the first step
+	cached    int
+	maxTotal  int
+	started   time.Time // first step
+	firstTok  time.Time // first sampled token
+	finished  bool
+}
+
+func newScheduler(ctx context.Context, name string, m *Model, cfg Config, log *slog.Logger, c *counters, onPoison func(error)) *scheduler {
+	info := m.Executor.Info()
+	s := &scheduler{
+		name: name, model: m, exec: m.Executor, info: info, cfg: cfg, log: log, counters: c,
+		pool:     newBlockPool(info.NumBlocks, info.BlockSize),
+		incoming: make(chan *request),
+		ctx:      ctx,
+		done:     make(chan struct{}),
+		onPoison: onPoison,
+	}
+	s.g.mem = m.Executor.Memory()
+	s.publish()
+	return s
+}
+
+// submit hands a request to the loop; it fails when the loop has ended.
+func (s *scheduler) submit(r *request) error {
+	select {
+	case s.incoming <- r:
+		return nil
+	case <-s.done:
+		return s.stopErr
+	case <-r.ctx.Done():
+		return r.ctx.Err()
+	}
+}
+
+func (s *scheduler) gauges() gauges {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.g
+}
+
+func (s *scheduler) publish() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.g.running, s.g.queued = len(s.running), len(s.queue)
+	s.g.blocksUsed = s.pool.used()
+	s.g.blocksFree = s.pool.total() - s.g.blocksUsed
+	s.g.blocksCached = s.pool.cachedIdle()
+}
+
+// run is the model's loop. It ends when the model is unloaded or poisoned;
+// every request it accepted gets its final event.
+func (s *scheduler) run() {
+	defer close(s.done)
+	for {
+		if len(s.running) == 0 && len(s.queue) == 0 {
+			select {
+			case r := <-s.incoming:
+				s.enqueue(r)
+			case <-s.ctx.Done():
+				s.stop(Errorf(KindBusy, "model %q was unloaded while the request was running; send it again", s.name))
+				return
+			}
+		}
+		s.drainIncoming()
+		if s.ctx.Err() != nil {
+			s.stop(Errorf(KindBusy, "model %q was unloaded while the request was running; send it again", s.name))
+			return
+		}
+		s.dropCancelled()
+		s.admit()
+		if len(s.running) > 0 {
+			if err := s.step(); err != nil {
+				s.poison(err)
+				return
+			}
+		}
+		s.publish()
+	}
+}
+
+func (s *scheduler) enqueue(r *request) {
+	r.queued = time.Now()
+	s.queue = append(s.queue, r)
+}
+
+func (s *scheduler) drainIncoming() {
+	for {
+		select {
+		case r := <-s.incoming:
+			s.enqueue(r)
+		default:
+			return
+		}
+	}
+}
+
+// stop fails everything in flight with err and frees every sequence.
+func (s *scheduler) stop(err error) {
+	s.stopErr = err
+	for _, q := range s.running {
+		s.finish(q, "", err)
+	}
+	s.running = nil
+	for _, r := range s.queue {
+		s.reply(r, "", Usage{PromptTokens: len(r.prompt)}, err)
+	}
+	s.queue = nil
+	s.publish()
+}
+
+func (s *scheduler) poison(cause error) {
+	s.onPoison(cause)
+	s.stop(&Error{Kind: KindPoisoned, Msg: fmt.Sprintf(
+		"model %q failed during a step and is poisoned; unload the model and load it again (helexa stop %s, or POST /api/unload)",
+		s.name, s.name), Err: cause})
+}
+
+// dropCancelled removes requests whose caller has gone, between steps.
+func (s *scheduler) dropCancelled() {
+	for _, q := range s.running {
+		if err := q.req.ctx.Err(); err != nil {
+			s.finish(q, "cancelled", err)
+		}
+	}
+	s.compact()
+	s.queue = slices.DeleteFunc(s.queue, func(r *request) bool {
+		if err := r.ctx.Err(); err != nil {
+			s.reply(r, "cancelled", Usage{PromptTokens: len(r.prompt)}, err)
+			return true
+		}
+		return false
+	})
+}
+
+func (s *scheduler) compact() {
+	s.running = slices.DeleteFunc(s.running, func(q *sequence) bool { return q.finished })
+}
+
+// errNoRoom means a request must wait for blocks to free up.
+var errNoRoom = errors.New("no KV room yet")
+
+// admit moves queued requests into the running batch while there are
+// sequence slots and KV blocks for them.
+func (s *scheduler) admit() {
+	for len(s.queue) > 0 && len(s.running) < s.cfg.NumParallel {
+		r := s.queue[0]
+		q, err := s.start(r)
+		if errors.Is(err, errNoRoom) {
+			if len(s.running) > 0 {
+				return // wait for running sequences to free blocks
+			}
+			err = Errorf(KindNoMemory, "the KV cache of model %q cannot hold this request even when idle; use a smaller prompt or max_tokens, or load the model with a larger context", s.name)
+		}
+		s.queue = s.queue[1:]
+		if err != nil {
+			s.reply(r, "", Usage{PromptTokens: len(r.prompt)}, err)
+			continue
+		}
+		s.running = append(s.running, q)
+	}
+}
+
+// start reuses the longest cached prefix of r's prompt, reserves blocks for
+// the rest of its budget and allocates its executor sequence.
+func (s *scheduler) start(r *request) (*sequence, error) {
+	bs := s.info.BlockSize
+	total := s.budget(r)
+	need := blocksFor(total, bs)
+	maxMatch := (len(r.prompt) - 1) / bs // the last prompt token is always computed
+	blocks, hashes := s.pool.match(r.prompt, maxMatch)
+	reserve := need - len(blocks)
+	release := func() {
+		for _, b := range blocks {
+			s.pool.release(b)
+		}
+	}
+	if s.pool.available() < reserve {
+		release()
+		return nil, errNoRoom
+	}
+	if err := s.checkLazyKV(reserve); err != nil {
+		release()
+		return nil, err
+	}
+	eid, err := s.exec.NewSeq(r.opts.Sampling)
+	if err != nil {
+		release()
+		return nil, requestError(err, "sampling settings")
+	}
+	s.pool.reserved += reserve
+	cached := len(blocks) * bs
+	q := &sequence{
+		req: r, eid: eid,
+		tokens:    slices.Clone(r.prompt),
+		promptLen: len(r.prompt),
+		computed:  cached, cached: cached,
+		blocks: blocks, hashes: hashes,
+		reserve: reserve, maxTotal: total,
+	}
+	if cached > 0 {
+		q.history = r.prompt[:cached]
+	}
+	return q, nil
+}
+
+// budget is how many positions a request may use: its prompt plus
+// max_tokens, capped by the context.
+func (s *scheduler) budget(r *request) int {
+	if r.opts.MaxTokens <= 0 {
+		return s.info.NCtx
+	}
+	return min(len(r.prompt)+r.opts.MaxTokens, s.info.NCtx)
+}
+
+// checkLazyKV refuses a request when the executor allocates KV on demand
+// and the memory for it is not free.
+func (s *scheduler) checkLazyKV(reserve int) error {
+	if s.info.BlockBytes <= 0 {
+		return nil
+	}
+	mem := s.exec.Memory()
+	s.mu.Lock()
+	s.g.mem = mem
+	s.mu.Unlock()
+	full := int64(s.info.NumBlocks) * s.info.BlockBytes
+	if mem.KVBytes >= full {
+		return nil // the pool is preallocated
+	}
+	want := int64(s.pool.used()+s.pool.reserved+reserve)*s.info.BlockBytes - mem.KVBytes
+	if want <= mem.FreeBytes {
+		return nil
+	}
+	if len(s.running) > 0 {
+		return errNoRoom
+	}
+	return Errorf(KindNoMemory, "the KV cache for this request needs %d MiB more but only %d MiB is free; use a smaller prompt or max_tokens",
+		want>>20, mem.FreeBytes>>20)
+}
+
+// finish ends a sequence: frees its executor state and blocks and sends
+// the result. reason "" with err != nil is a failure.
+func (s *scheduler) finish(q *sequence, reason string, err error) {
+	if q.finished {
+		return
+	}
+	q.finished = true
+	s.exec.FreeSeq(q.eid)
+	for _, b := range q.blocks {
+		s.pool.release(b)
+	}
+	q.blocks = nil
+	s.pool.reserved -= q.reserve
+	q.reserve = 0
+	u := Usage{
+		PromptTokens:     q.promptLen,
+		CachedTokens:     q.cached,
+		CompletionTokens: q.req.gen.generated,
+	}
+	if !q.started.IsZero() {
+		end := time.Now()
+		if q.firstTok.IsZero() {
+			u.PrefillDuration = end.Sub(q.started)
+		} else {
+			u.PrefillDuration = q.firstTok.Sub(q.started)
+			u.DecodeDuration = end.Sub(q.firstTok)
+		}
+	}
+	s.reply(q.req, reason, u, err)
+}
+
+func (s *scheduler) reply(r *request, reason string, u Usage, err error) {
+	r.out.send(event{done: true, res: Result{FinishReason: reason, Usage: u}, err: err})
+}
+
+// requestError classifies an error that is one request's own.
+func requestError(err error, what string) error {
+	var re *Error
+	if errors.As(err, &re) {
+		return err
+	}
+	if errors.Is(err, executor.ErrBadRequest) {
+		return &Error{Kind: KindBadRequest, Msg: "invalid " + what, Err: err}
+	}
+	return &Error{Kind: KindInternal, Msg: what + " failed", Err: err}
+}

@@ -1,0 +1,221 @@
+package runner
+
+import (
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/helexa/helexa/pkg/executor"
+)
+
+// step runs one batch: every decoding sequence feeds its last token, and
+// prefilling sequences share the chunk budget oldest first. A returned error
+// is an executor failure (the model is poisoned).
+func (s *scheduler) step() error {
+	batch, seqs, prefill, decode := s.buildBatch()
+	s.compact() // sequences that failed while building
+	if len(batch) == 0 {
+		return nil
+	}
+	start := time.Now()
+	for _, q := range seqs {
+		if q.started.IsZero() {
+			q.started = start
+		}
+	}
+	results, err := s.runStep(batch)
+	if err != nil {
+		return err
+	}
+	if len(results) != len(batch) {
+		return fmt.Errorf("%w: step returned %d results for a batch of %d", executor.ErrDevice, len(results), len(batch))
+	}
+	s.counters.step(prefill, decode, time.Since(start))
+	for i, res := range results {
+		s.apply(seqs[i], batch[i], res)
+	}
+	s.compact()
+	return nil
+}
+
+// runStep calls the executor, turning a panic into an executor failure.
+func (s *scheduler) runStep(batch []executor.Work) (results []executor.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: panic in step: %v\n%s", executor.ErrDevice, p, debug.Stack())
+		}
+	}()
+	return s.exec.Step(s.ctx, batch)
+}
+
+func (s *scheduler) buildBatch() (batch []executor.Work, seqs []*sequence, prefill, decode int) {
+	budget := s.cfg.ChunkSize
+	for _, q := range s.running {
+		n := len(q.tokens) - q.computed
+		isPrefill := q.computed < q.promptLen
+		if isPrefill {
+			if budget == 0 {
+				continue
+			}
+			n = min(n, budget)
+			budget -= n
+		}
+		if !s.ensureBlocks(q, q.computed+n) {
+			continue
+		}
+		w := executor.Work{
+			Seq:     q.eid,
+			Tokens:  q.tokens[q.computed : q.computed+n],
+			Pos:     q.computed,
+			Blocks:  q.blocks,
+			History: q.history,
+			Sample:  q.computed+n == len(q.tokens),
+		}
+		q.history = nil
+		if w.Sample {
+			w.TopLogprobs = q.req.opts.TopLogprobs
+			if !s.constrain(q, &w) {
+				continue
+			}
+		}
+		if isPrefill {
+			prefill += n
+		} else {
+			decode += n
+		}
+		batch = append(batch, w)
+		seqs = append(seqs, q)
+	}
+	return batch, seqs, prefill, decode
+}
+
+// ensureBlocks grows q's block table to cover n positions.
+func (s *scheduler) ensureBlocks(q *sequence, n int) bool {
+	for len(q.blocks)*s.info.BlockSize < n {
+		b := s.pool.alloc()
+		if b < 0 {
+			s.finish(q, "", Errorf(KindNoMemory, "the KV cache of model %q ran out of blocks", s.name))
+			return false
+		}
+		if q.reserve > 0 {
+			q.reserve--
+			s.pool.reserved--
+		}
+		q.blocks = append(q.blocks, b)
+	}
+	return true
+}
+
+// constrain sets the JSON-mode token mask for a sampling step.
+func (s *scheduler) constrain(q *sequence, w *executor.Work) bool {
+	st := q.req.gen.json
+	if st == nil {
+		return true
+	}
+	s.loadVocabText()
+	left := q.maxTotal - len(q.tokens)
+	if q.req.opts.MaxTokens > 0 {
+		left = min(left, q.req.opts.MaxTokens-q.req.gen.generated)
+	}
+	closing := left <= st.closeCost()+2
+	mask := make([]uint64, (len(s.vocabText)+63)/64)
+	ok := jsonMask(st, s.vocabText, closing, mask)
+	if !ok && closing {
+		ok = jsonMask(st, s.vocabText, false, mask)
+	}
+	if !ok {
+		s.finish(q, "", Errorf(KindInternal, "JSON mode: no token of model %q can continue the JSON object", s.name))
+		return false
+	}
+	w.Allowed = mask
+	return true
+}
+
+// loadVocabText caches every token's text; end-of-generation and control
+// tokens (no text) are never allowed in JSON mode.
+func (s *scheduler) loadVocabText() {
+	if s.vocabText != nil {
+		return
+	}
+	tok := s.model.Tokenizer
+	n := tok.VocabSize()
+	s.vocabText = make([][]byte, n)
+	for id := range n {
+		if tok.IsEOG(int32(id)) {
+			continue
+		}
+		if t := tok.TokenText(int32(id)); t != "" {
+			s.vocabText[id] = []byte(t)
+		}
+	}
+}
+
+// apply takes one sequence's step result.
+func (s *scheduler) apply(q *sequence, w executor.Work, res executor.Result) {
+	if q.finished {
+		return
+	}
+	if res.Err != nil {
+		s.finish(q, "", requestError(res.Err, "step for this request"))
+		return
+	}
+	q.computed += len(w.Tokens)
+	s.registerBlocks(q)
+	if !w.Sample {
+		return
+	}
+	if q.firstTok.IsZero() {
+		q.firstTok = time.Now()
+	}
+	d, reason, err := s.accept(q, res)
+	if d != nil {
+		q.req.out.send(event{delta: d})
+	}
+	switch {
+	case err != nil:
+		s.finish(q, "", err)
+	case reason != "":
+		s.finish(q, reason, nil)
+	default:
+		q.tokens = append(q.tokens, res.Token)
+		if len(q.tokens) >= q.maxTotal {
+			// The context (or the request's budget) is full.
+			s.deliver(q, q.req.gen.finish(false))
+			s.finish(q, "length", nil)
+		}
+	}
+}
+
+func (s *scheduler) deliver(q *sequence, d *Delta) {
+	if d != nil {
+		q.req.out.send(event{delta: d})
+	}
+}
+
+// accept runs the sequence's generation on a sampled token, turning a
+// panic in it into this request's own error.
+func (s *scheduler) accept(q *sequence, res executor.Result) (d *Delta, reason string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = Errorf(KindInternal, "processing generated token %d failed: %v", res.Token, p)
+		}
+	}()
+	d, reason = q.req.gen.accept(res)
+	return d, reason, nil
+}
+
+// registerBlocks adds q's newly completed full blocks to the prefix cache.
+func (s *scheduler) registerBlocks(q *sequence) {
+	bs := s.info.BlockSize
+	for len(q.hashes) < q.computed/bs {
+		i := len(q.hashes)
+		var prev uint64
+		if i > 0 {
+			prev = q.hashes[i-1]
+		}
+		chunk := q.tokens[i*bs : (i+1)*bs]
+		h := chainHash(prev, chunk)
+		s.pool.register(q.blocks[i], h, chunk)
+		q.hashes = append(q.hashes, h)
+	}
+}
