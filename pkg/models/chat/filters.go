@@ -1,0 +1,246 @@
+package chat
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nikolalohinski/gonja/v2/exec"
+)
+
+// filters returns the filters added to or replaced in gonja's set.
+func filters() map[string]exec.FilterFunction {
+	return map[string]exec.FilterFunction{
+		"tojson":      filterToJSON,
+		"items":       filterItems,
+		fMod:          binaryFilter(pyMod),
+		fPow:          binaryFilter(pyPow),
+		fFloorDiv:     binaryFilter(pyFloorDiv),
+		fGetItem:      filterGetItem,
+		fPrintName:    filterPrintName,
+		fPrintAttr:    lookupFilter(attrLookup, printLookup),
+		fPrintItem:    lookupFilter(itemLookup, printLookup),
+		fPrintNone:    filterPrintNone,
+		fDefinedName:  filterDefinedName,
+		fDefinedAttr:  lookupFilter(attrLookup, definedLookup),
+		fDefinedItem:  lookupFilter(itemLookup, definedLookup),
+	}
+}
+
+func errValue(err error) *exec.Value { return exec.AsValue(err) }
+
+// filterToJSON is Hugging Face's tojson:
+// json.dumps(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False).
+func filterToJSON(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+	if in.IsError() {
+		return in
+	}
+	a, err := takeArgs("tojson", va, "ensure_ascii", "indent", "separators", "sort_keys")
+	if err != nil {
+		return errValue(err)
+	}
+	opt := defaultJSONOptions()
+	opt.ensureASCII = !isNone(a[0]) && a[0].IsTrue()
+	if !isNone(a[1]) {
+		opt.hasIndent = true
+		opt.itemSep = ","
+		switch {
+		case a[1].IsString():
+			opt.indent = a[1].String()
+		case a[1].IsInteger():
+			opt.indent = strings.Repeat(" ", max(0, a[1].Integer()))
+		default:
+			return errValue(fmt.Errorf("tojson: indent must be an int or a string, not %s", typeName(a[1])))
+		}
+	}
+	if !isNone(a[2]) {
+		if !a[2].IsList() || a[2].Len() != 2 {
+			return errValue(errors.New("tojson: separators must be a (item_separator, key_separator) pair"))
+		}
+		opt.itemSep, opt.keySep = a[2].Index(0).String(), a[2].Index(1).String()
+	}
+	opt.sortKeys = !isNone(a[3]) && a[3].IsTrue()
+	s, err := pyJSON(in, opt)
+	if err != nil {
+		return errValue(err)
+	}
+	return exec.AsSafeValue(s)
+}
+
+// filterItems is Jinja's items filter, keeping the mapping's order.
+func filterItems(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+	if in.IsError() {
+		return in
+	}
+	if err := noArguments("items", va); err != nil {
+		return errValue(err)
+	}
+	if in.IsNil() {
+		return exec.AsValue([]any{})
+	}
+	if !in.IsDict() {
+		return errValue(fmt.Errorf("items: expected a mapping, got %s", typeName(in)))
+	}
+	return exec.AsValue(dictItems(in))
+}
+
+func binaryFilter(op func(a, b *exec.Value) (any, error)) exec.FilterFunction {
+	return func(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+		if in.IsError() {
+			return in
+		}
+		if len(va.Args) != 1 {
+			return errValue(errors.New("internal: operator filter needs one argument"))
+		}
+		out, err := op(in, va.Args[0])
+		if err != nil {
+			return errValue(err)
+		}
+		return exec.AsValue(out)
+	}
+}
+
+// getItem is Jinja's subscript: mappings by key, sequences by (negative)
+// index; a missing key or index is undefined (nil, false).
+func getItem(container, key *exec.Value) (*exec.Value, bool) {
+	switch {
+	case container.IsNil() || key.IsError():
+		return exec.AsValue(nil), false
+	case container.IsDict():
+		if v, ok := lookupKey(container, key); ok {
+			return v, true
+		}
+		if key.IsString() { // Go maps with non-string-typed access, namespaces
+			return container.GetItem(key.String())
+		}
+		return exec.AsValue(nil), false
+	case (container.IsList() || container.IsString()) && (key.IsInteger() || key.IsBool()):
+		n, i := container.Len(), key.Integer()
+		if i < 0 {
+			i += n
+		}
+		if i < 0 || i >= n {
+			return exec.AsValue(nil), false
+		}
+		return container.Index(i), true
+	case key.IsString():
+		if v, ok := container.GetItem(key.String()); ok {
+			return v, true
+		}
+		return container.GetAttribute(key.String())
+	}
+	return exec.AsValue(nil), false
+}
+
+func filterGetItem(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+	if in.IsError() {
+		return in
+	}
+	if len(va.Args) != 1 {
+		return errValue(errors.New("internal: getitem needs one argument"))
+	}
+	v, _ := getItem(in, va.Args[0])
+	return v
+}
+
+// attrLookup is Jinja's getattr: attribute first, then item.
+func attrLookup(container, name *exec.Value) (*exec.Value, bool) {
+	if container.IsNil() || container.IsError() {
+		return exec.AsValue(nil), false
+	}
+	if container.IsDict() {
+		if v, ok := lookupKey(container, name); ok {
+			return v, true
+		}
+	}
+	if v, ok := container.GetAttribute(name.String()); ok {
+		return v, true
+	}
+	return container.GetItem(name.String())
+}
+
+func itemLookup(container, key *exec.Value) (*exec.Value, bool) { return getItem(container, key) }
+
+// printLookup renders a looked-up value for {{ }}: None prints "None",
+// undefined prints "".
+func printLookup(v *exec.Value, found bool, _ *exec.VarArgs) *exec.Value {
+	if !found {
+		return exec.AsValue("")
+	}
+	if v == nil || v.IsNil() {
+		return exec.AsValue("None")
+	}
+	return v
+}
+
+// definedLookup is the defined/undefined test; its second argument negates.
+func definedLookup(_ *exec.Value, found bool, va *exec.VarArgs) *exec.Value {
+	negate := len(va.Args) > 1 && va.Args[1].IsTrue()
+	return exec.AsValue(found != negate)
+}
+
+func lookupFilter(lookup func(c, k *exec.Value) (*exec.Value, bool), then func(*exec.Value, bool, *exec.VarArgs) *exec.Value) exec.FilterFunction {
+	return func(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+		if in.IsError() {
+			return in
+		}
+		if len(va.Args) < 1 {
+			return errValue(errors.New("internal: lookup needs a key"))
+		}
+		v, found := lookup(in, va.Args[0])
+		if v != nil && v.IsError() {
+			found = false
+		}
+		return then(v, found, va)
+	}
+}
+
+func filterPrintName(e *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+	if in.IsError() || !in.IsNil() || len(va.Args) != 1 {
+		return in
+	}
+	if e.Environment.Context.Has(va.Args[0].String()) {
+		return exec.AsValue("None")
+	}
+	return exec.AsValue("")
+}
+
+func filterPrintNone(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	if in.IsNil() && !in.IsError() {
+		return exec.AsValue("None")
+	}
+	return in
+}
+
+func filterDefinedName(e *exec.Evaluator, _ *exec.Value, va *exec.VarArgs) *exec.Value {
+	if len(va.Args) != 2 {
+		return errValue(errors.New("internal: defined needs two arguments"))
+	}
+	return exec.AsValue(e.Environment.Context.Has(va.Args[0].String()) != va.Args[1].IsTrue())
+}
+
+// tests returns the tests replaced in gonja's set.
+func tests() map[string]exec.TestFunction {
+	return map[string]exec.TestFunction{
+		// gonja's true/false test "not value.Bool()", so None is false.
+		"false": func(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) (bool, error) {
+			return in.IsBool() && !in.Bool(), nil
+		},
+		"true": func(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) (bool, error) {
+			return in.IsBool() && in.Bool(), nil
+		},
+		"sequence": func(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) (bool, error) {
+			return in.IsList() || in.IsString() || in.IsDict(), nil
+		},
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,249 @@
+package chat
+
+import (
+	"reflect"
+	"strings"
+	"unsafe"
+
+	"github.com/nikolalohinski/gonja/v2/nodes"
+	"github.com/nikolalohinski/gonja/v2/tokens"
+)
+
+// Names of the internal filters the rewriter calls. They start with "__"
+// so no template can collide with them by accident.
+const (
+	fMod         = "__py_mod"
+	fPow         = "__py_pow"
+	fFloorDiv    = "__py_floordiv"
+	fGetItem     = "__py_getitem"
+	fPrintName   = "__py_print_name"
+	fPrintAttr   = "__py_print_attr"
+	fPrintItem   = "__py_print_item"
+	fPrintNone   = "__py_print_none"
+	fDefinedName = "__py_defined_name"
+	fDefinedAttr = "__py_defined_attr"
+	fDefinedItem = "__py_defined_item"
+)
+
+// rewriter patches a parsed gonja tree where gonja's evaluator differs from
+// Jinja2, by replacing expression nodes with calls to our own filters:
+//   - a % b, a ** b, a // b          -> Python operator semantics ('%s' % x formatting)
+//   - x[k]                           -> Python indexing (negative indices, ordered dicts)
+//   - x is defined / undefined       -> a key present with a null value is defined
+//   - {{ x }} where x is None        -> prints "None" (undefined still prints "")
+//
+// gonja keeps some of these nodes in unexported fields of its control
+// structures (set, with, ...), so the walk uses reflect with unsafe to reach
+// and replace them. Only types from gonja's nodes and control-structure
+// packages (and this package) are walked.
+type rewriter struct {
+	seen map[visitKey]bool
+	memo map[nodes.Node]nodes.Node
+}
+
+type visitKey struct {
+	ptr uintptr
+	typ reflect.Type
+}
+
+var nodeType = reflect.TypeFor[nodes.Node]()
+
+func rewriteTemplate(root *nodes.Template) {
+	rw := &rewriter{seen: map[visitKey]bool{}, memo: map[nodes.Node]nodes.Node{}}
+	rw.walk(reflect.ValueOf(root))
+}
+
+// walkable reports whether values of type t may hold template nodes.
+func walkable(t reflect.Type) bool {
+	if t.Name() == "" {
+		return true // pointers, slices, maps, interfaces
+	}
+	p := t.PkgPath()
+	return p == "" ||
+		strings.HasSuffix(p, "gonja/v2/nodes") ||
+		strings.HasSuffix(p, "gonja/v2/builtins/control_structures") ||
+		p == reflect.TypeFor[rewriter]().PkgPath()
+}
+
+// writable returns v, made settable when it was reached through an
+// unexported field.
+func writable(v reflect.Value) reflect.Value {
+	if v.CanSet() || !v.CanAddr() {
+		return v
+	}
+	return reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
+}
+
+func (rw *rewriter) walk(v reflect.Value) {
+	if !v.IsValid() || !walkable(v.Type()) {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return
+		}
+		k := visitKey{v.Pointer(), v.Type()}
+		if rw.seen[k] {
+			return
+		}
+		rw.seen[k] = true
+		rw.walk(v.Elem())
+	case reflect.Interface:
+		rw.walkInterface(v)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			rw.walk(writable(v.Field(i)))
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			rw.walk(writable(v.Index(i)))
+		}
+	case reflect.Map:
+		rw.walkMap(v)
+	}
+}
+
+func (rw *rewriter) walkInterface(v reflect.Value) {
+	if v.IsNil() {
+		return
+	}
+	rw.walk(v.Elem())
+	if !v.CanInterface() || !v.Type().Implements(nodeType) && v.Type() != nodeType {
+		return
+	}
+	n, ok := v.Interface().(nodes.Node)
+	if !ok {
+		return
+	}
+	r := rw.replace(n)
+	if r != n && v.CanSet() && reflect.TypeOf(r).AssignableTo(v.Type()) {
+		v.Set(reflect.ValueOf(r))
+	}
+}
+
+func (rw *rewriter) walkMap(v reflect.Value) {
+	it := v.MapRange()
+	type kv struct{ k, v reflect.Value }
+	var updates []kv
+	for it.Next() {
+		tmp := reflect.New(v.Type().Elem()).Elem()
+		tmp.Set(it.Value())
+		rw.walk(tmp)
+		updates = append(updates, kv{it.Key(), tmp})
+	}
+	if !v.CanSet() && !v.CanInterface() {
+		return
+	}
+	for _, u := range updates {
+		v.SetMapIndex(u.k, u.v)
+	}
+}
+
+// replace returns the node that stands for n (n itself when unchanged).
+func (rw *rewriter) replace(n nodes.Node) nodes.Node {
+	if r, ok := rw.memo[n]; ok {
+		return r
+	}
+	var r nodes.Node = n
+	switch t := n.(type) {
+	case *nodes.BinaryExpression:
+		r = rewriteBinary(t)
+	case *nodes.GetItem:
+		r = rewriteGetItem(t)
+	case *nodes.TestExpression:
+		r = rewriteDefined(t)
+	case *nodes.Output:
+		t.Expression = printable(t.Expression)
+		if t.Alternative != nil {
+			t.Alternative = printable(t.Alternative)
+		}
+	}
+	rw.memo[n] = r
+	return r
+}
+
+func filtered(in nodes.Expression, tok *tokens.Token, name string, args ...nodes.Expression) *nodes.FilteredExpression {
+	return &nodes.FilteredExpression{
+		Expression: in,
+		Filters:    []*nodes.FilterCall{{Token: tok, Name: name, Args: args, Kwargs: map[string]nodes.Expression{}}},
+	}
+}
+
+func rewriteBinary(b *nodes.BinaryExpression) nodes.Node {
+	if b.Operator == nil || b.Operator.Token == nil {
+		return b
+	}
+	var name string
+	switch b.Operator.Token.Type {
+	case tokens.Modulo:
+		name = fMod
+	case tokens.Power:
+		name = fPow
+	case tokens.FloorDivision:
+		name = fFloorDiv
+	default:
+		return b
+	}
+	return filtered(b.Left, b.Operator.Token, name, b.Right)
+}
+
+func rewriteGetItem(g *nodes.GetItem) nodes.Node {
+	node, ok1 := g.Node.(nodes.Expression)
+	arg, ok2 := g.Arg.(nodes.Expression)
+	if !ok1 || !ok2 || g.Arg == nil {
+		return g
+	}
+	return filtered(node, g.Location, fGetItem, arg)
+}
+
+// getItemParts recognises a rewritten x[k].
+func getItemParts(e nodes.Expression) (container, key nodes.Expression, ok bool) {
+	f, isF := e.(*nodes.FilteredExpression)
+	if !isF || len(f.Filters) != 1 || f.Filters[0].Name != fGetItem || len(f.Filters[0].Args) != 1 {
+		return nil, nil, false
+	}
+	return f.Expression, f.Filters[0].Args[0], true
+}
+
+func rewriteDefined(t *nodes.TestExpression) nodes.Node {
+	if t.Test == nil || (t.Test.Name != "defined" && t.Test.Name != "undefined") || len(t.Test.Args) > 0 {
+		return t
+	}
+	tok := t.Test.Token
+	negate := &nodes.Bool{Location: tok, Val: t.Test.Name == "undefined"}
+	switch e := t.Expression.(type) {
+	case *nodes.Name:
+		return filtered(&nodes.None{Location: tok}, tok, fDefinedName, &nodes.String{Location: tok, Val: e.Name.Val}, negate)
+	case *nodes.GetAttribute:
+		if base, ok := e.Node.(nodes.Expression); ok && e.Attribute != "" {
+			return filtered(base, tok, fDefinedAttr, &nodes.String{Location: tok, Val: e.Attribute}, negate)
+		}
+	}
+	if c, k, ok := getItemParts(t.Expression); ok {
+		return filtered(c, tok, fDefinedItem, k, negate)
+	}
+	return t
+}
+
+// printable wraps the expression of {{ ... }} so a None value prints "None"
+// while an undefined one prints "", as in Jinja2.
+func printable(e nodes.Expression) nodes.Expression {
+	tok := e.Position()
+	switch t := e.(type) {
+	case *nodes.None:
+		return &nodes.String{Location: t.Location, Val: "None"}
+	case *nodes.Name:
+		return filtered(t, tok, fPrintName, &nodes.String{Location: tok, Val: t.Name.Val})
+	case *nodes.GetAttribute:
+		if base, ok := t.Node.(nodes.Expression); ok && t.Attribute != "" {
+			return filtered(base, tok, fPrintAttr, &nodes.String{Location: tok, Val: t.Attribute})
+		}
+	case *nodes.Call:
+		return filtered(t, tok, fPrintNone)
+	}
+	if c, k, ok := getItemParts(e); ok {
+		return filtered(c, tok, fPrintItem, k)
+	}
+	return e
+}

@@ -1,0 +1,269 @@
+// Package chat owns chat templates and reasoning output: it renders a
+// model's Jinja chat template (tokenizer.chat_template in GGUF, chat_template
+// in tokenizer_config.json) exactly like Hugging Face transformers'
+// apply_chat_template, on top of gonja with the Python/Jinja2 behaviour
+// gonja lacks patched in, and it splits Qwen3-style <think>…</think>
+// reasoning out of generated text, streaming-safe.
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nikolalohinski/gonja/v2/builtins"
+	"github.com/nikolalohinski/gonja/v2/config"
+	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/nikolalohinski/gonja/v2/loaders"
+)
+
+// ChatML is the fallback template for models that ship none.
+const ChatML = "{%- for message in messages %}" +
+	"{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}" +
+	"{%- endfor %}" +
+	"{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+
+// TemplateError is raised by the template itself through
+// raise_exception(msg); Message is msg.
+type TemplateError struct{ Message string }
+
+func (e *TemplateError) Error() string { return e.Message }
+
+// ErrTemplate wraps every compile and render failure that is not a
+// TemplateError (syntax errors, type errors, panics inside gonja).
+var ErrTemplate = errors.New("chat template")
+
+// Template is a compiled chat template. It is safe for concurrent use.
+type Template struct {
+	src      string
+	tpl      *exec.Template
+	defaults map[string]any // kwargs defaults (bos_token, eos_token) from the model
+}
+
+// Input is what a chat template is rendered with.
+type Input struct {
+	// Messages is a JSON array of OpenAI-style messages (role; content as a
+	// string or list of parts; reasoning_content; tool_calls with arguments
+	// as an object or a string; tool results). Key order is preserved.
+	Messages json.RawMessage
+	// Tools is a JSON array of tool definitions, or nil (None).
+	Tools json.RawMessage
+	// AddGenerationPrompt appends the assistant turn header.
+	AddGenerationPrompt bool
+	// Kwargs are extra template variables (enable_thinking, bos_token,
+	// eos_token, date_string, ...). json.RawMessage values keep key order;
+	// other Go values are converted (maps with sorted keys).
+	Kwargs map[string]any
+}
+
+// Compile parses a Jinja chat template.
+func Compile(src string) (t *Template, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			t, err = nil, fmt.Errorf("%w: compile panicked: %v", ErrTemplate, r)
+		}
+	}()
+	cfg := config.New()
+	cfg.TrimBlocks = true
+	cfg.LeftStripBlocks = true
+	cfg.KeepTrailingNewline = false
+	loader, err := loaders.NewMemoryLoader(map[string]string{"/chat_template": src})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrTemplate, err)
+	}
+	tpl, err := exec.NewTemplate("/chat_template", cfg, loader, newEnvironment())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrTemplate, compileMessage(err))
+	}
+	rewriteTemplate(tpl.Root())
+	return &Template{src: src, tpl: tpl, defaults: map[string]any{}}, nil
+}
+
+// compileMessage drops the full template source gonja puts in its parse
+// errors ("failed to parse template '<source>': ...").
+func compileMessage(err error) string {
+	msg := err.Error()
+	if strings.HasPrefix(msg, "failed to parse template '") {
+		if i := strings.LastIndex(msg, "': "); i >= 0 {
+			return "parse error: " + msg[i+3:]
+		}
+	}
+	return msg
+}
+
+// Source returns the template text.
+func (t *Template) Source() string { return t.src }
+
+// WithDefaults returns a copy of t whose kwargs default to defaults
+// (overridden by Input.Kwargs).
+func (t *Template) WithDefaults(defaults map[string]any) *Template {
+	c := *t
+	c.defaults = make(map[string]any, len(t.defaults)+len(defaults))
+	for k, v := range t.defaults {
+		c.defaults[k] = v
+	}
+	for k, v := range defaults {
+		c.defaults[k] = v
+	}
+	return &c
+}
+
+// Render renders the template for one conversation.
+func (t *Template) Render(ctx context.Context, in Input) (out string, err error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	data, raised, err := t.renderContext(in)
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = "", fmt.Errorf("%w: render panicked: %v", ErrTemplate, r)
+		}
+	}()
+	var b strings.Builder
+	if rerr := t.tpl.Execute(&b, data); rerr != nil {
+		if raised.msg != nil {
+			return "", &TemplateError{Message: *raised.msg}
+		}
+		return "", fmt.Errorf("%w: %v", ErrTemplate, rerr)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// raisedError records the message of a raise_exception call during one
+// render, so the caller gets it unwrapped from gonja's error chain.
+type raisedError struct{ msg *string }
+
+func (t *Template) renderContext(in Input) (*exec.Context, *raisedError, error) {
+	vars := map[string]any{}
+	for k, v := range t.defaults {
+		vars[k] = v
+	}
+	for k, v := range in.Kwargs {
+		cv, err := toTemplateValue(v)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: kwarg %q: %w", ErrTemplate, k, err)
+		}
+		vars[k] = cv
+	}
+	messages, err := decodeList("messages", in.Messages)
+	if err != nil {
+		return nil, nil, err
+	}
+	vars["messages"] = messages
+	tools, err := decodeList("tools", in.Tools)
+	if err != nil {
+		return nil, nil, err
+	}
+	vars["tools"] = tools
+	if _, ok := vars["documents"]; !ok {
+		vars["documents"] = nil
+	}
+	vars["add_generation_prompt"] = in.AddGenerationPrompt
+	raised := &raisedError{}
+	vars["raise_exception"] = func(va *exec.VarArgs) (any, error) {
+		msg := ""
+		if len(va.Args) > 0 {
+			msg = va.Args[0].String()
+		}
+		if raised.msg == nil {
+			raised.msg = &msg
+		}
+		return nil, &TemplateError{Message: msg}
+	}
+	vars["strftime_now"] = strftimeNow
+	return exec.NewContext(vars), raised, nil
+}
+
+// decodeList decodes a JSON array input; empty or "null" is None.
+func decodeList(name string, raw json.RawMessage) (any, error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return nil, nil
+	}
+	v, err := decodeJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s is not valid JSON: %w", ErrTemplate, name, err)
+	}
+	if _, ok := v.([]any); !ok {
+		return nil, fmt.Errorf("%w: %s must be a JSON array", ErrTemplate, name)
+	}
+	return v, nil
+}
+
+// newEnvironment builds a private copy of gonja's builtins with our
+// filters, tests, methods and control structures (gonja's own sets are
+// package globals and are never modified).
+func newEnvironment() *exec.Environment {
+	fs := exec.NewFilterSet(map[string]exec.FilterFunction{}).Update(builtins.Filters)
+	for name, f := range filters() {
+		if fs.Exists(name) {
+			_ = fs.Replace(name, f)
+		} else {
+			_ = fs.Register(name, f)
+		}
+	}
+	ts := exec.NewTestSet(map[string]exec.TestFunction{}).Update(builtins.Tests)
+	for name, f := range tests() {
+		_ = ts.Replace(name, f)
+	}
+	cs := exec.NewControlStructureSet(map[string]parserFunc{}).Update(builtins.ControlStructures)
+	_ = cs.Register("generation", generationParser)
+	ctx := exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables)
+	return &exec.Environment{
+		Filters:           fs,
+		Tests:             ts,
+		ControlStructures: cs,
+		Context:           ctx,
+		Methods:           methodSets(),
+	}
+}
+
+// methodSets copies gonja's methods, replacing the str and dict ones that
+// differ from Python.
+func methodSets() exec.Methods {
+	str := map[string]exec.Method[string]{}
+	for _, name := range gonjaStrMethods() {
+		if m, ok := builtins.Methods.Str.Get(name); ok {
+			str[name] = m
+		}
+	}
+	for name, m := range pyStrMethods() {
+		str[name] = m
+	}
+	list := map[string]exec.Method[[]any]{}
+	for _, name := range []string{"append", "reverse", "copy"} {
+		if m, ok := builtins.Methods.List.Get(name); ok {
+			list[name] = m
+		}
+	}
+	return exec.Methods{
+		Bool:  builtins.Methods.Bool,
+		Int:   builtins.Methods.Int,
+		Float: builtins.Methods.Float,
+		Str:   exec.NewMethodSet(str),
+		Dict:  exec.NewMethodSet(pyDictMethods()),
+		List:  exec.NewMethodSet(list),
+	}
+}
+
+// gonjaStrMethods are the str methods gonja v2.9.1 defines (its set cannot
+// be enumerated); ours override some of them.
+func gonjaStrMethods() []string {
+	return []string{
+	"capitalize", "capwords", "casefold", "center", "count", "encode", "endswith",
+	"expandtabs", "find", "format", "format_map", "isalnum", "isalpha", "isascii",
+	"isdecimal", "isdigit", "islower", "isnumeric", "isprintable", "isspace",
+	"istitle", "isupper", "join", "ljust", "lower", "lstrip", "partition",
+	"removeprefix", "removesuffix", "replace", "rfind", "rjust", "rpartition",
+	"rsplit", "rstrip", "split", "splitlines", "startswith", "strip", "swapcase",
+	"title", "upper", "zfill",
+	}
+}
