@@ -162,7 +162,8 @@ func (d *transfer) sequential(ctx context.Context, prefix int64) error {
 // several workers; the valid prefix advances as chunks complete.
 func (d *transfer) parallel(ctx context.Context, prefix int64) error {
 	conns := int64(d.c.opts.Connections)
-	chunk := min(max((d.size-prefix)/(conns*4), 8<<20), 64<<20)
+	minChunk := max(d.c.opts.ParallelThreshold/8, 1) // 8 MiB by default
+	chunk := min(max((d.size-prefix)/(conns*4), minChunk), 8*minChunk)
 	nChunks := int((d.size - prefix + chunk - 1) / chunk)
 	p := &progressTracker{d: d, base: prefix, chunk: chunk, done: make([]bool, nChunks), prefix: prefix}
 	if err := p.save(); err != nil {
