@@ -18,4 +18,6 @@ func newDebugCmd(s streams) *cobra.Command {
 // debugSubcommands lists the constructors of the debug hooks.
 var debugSubcommands = []func(streams) *cobra.Command{
 	newDebugInfoCmd,
+	newDebugLogitsCmd,
+	newDebugGenerateCmd,
 }

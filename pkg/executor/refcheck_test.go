@@ -35,6 +35,7 @@ type caseCheck struct {
 	maxDiff   float64
 	compared  int
 	matched   int
+	routes    int // routing entries compared
 }
 
 func (k *caseCheck) run(ex executor.Executor) {
@@ -110,6 +111,7 @@ func (k *caseCheck) checkRouting(end int) {
 			if !ok {
 				k.t.Fatalf("no routing recorded for position %d layer %d", p, layer)
 			}
+			k.routes++
 			if sameSet(got.Experts, w.Experts) {
 				continue
 			}

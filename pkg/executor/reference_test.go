@@ -134,8 +134,8 @@ func checkReferenceModel(t *testing.T, name string, tol refTolerance) {
 			rec.reset()
 			cmp := &caseCheck{t: t, tol: tol, c: c, rec: rec, firstDiff: math.MaxInt}
 			cmp.run(ex)
-			t.Logf("max |Δlogit| %.3g over %d compared logits; greedy matched %d/%d; first routing difference at %s",
-				cmp.maxDiff, cmp.compared, cmp.matched, len(c.Greedy), posString(cmp.firstDiff))
+			t.Logf("max |Δlogit| %.3g over %d compared logits; greedy matched %d/%d; %d routing entries compared, first difference at %s",
+				cmp.maxDiff, cmp.compared, cmp.matched, len(c.Greedy), cmp.routes, posString(cmp.firstDiff))
 		})
 	}
 }
