@@ -2,27 +2,22 @@ package quant
 
 import "math"
 
-// FP16ToFloat32 converts an IEEE binary16 value to float32 (exact).
+// FP16ToFloat32 converts an IEEE binary16 value to float32 (exact for all
+// finite values and infinities; NaNs stay NaN). It is ggml's branch-free
+// ggml_compute_fp16_to_fp32.
 func FP16ToFloat32(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	mant := uint32(h & 0x3ff)
-	switch exp {
-	case 0x1f: // inf / NaN (payload kept)
-		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
-	case 0:
-		if mant == 0 {
-			return math.Float32frombits(sign)
-		}
-		// subnormal: mant * 2^-24, exact in float32
-		f := float32(mant) * (1.0 / 16777216.0)
-		if sign != 0 {
-			return -f
-		}
-		return f
-	default:
-		return math.Float32frombits(sign | (exp+112)<<23 | mant<<13)
+	w := uint32(h) << 16
+	sign := w & 0x80000000
+	twoW := w + w
+	const expOffset = 0xE0 << 23
+	const expScale = 0x1.0p-112
+	normalized := float32(math.Float32frombits((twoW>>4)+expOffset) * expScale)
+	const magicMask = 126 << 23
+	denormalized := float32(math.Float32frombits((twoW>>17)|magicMask) - 0.5)
+	if twoW < 1<<27 {
+		return math.Float32frombits(sign | math.Float32bits(denormalized))
 	}
+	return math.Float32frombits(sign | math.Float32bits(normalized))
 }
 
 // Float32ToFP16 converts f to IEEE binary16 with round-to-nearest-even,
