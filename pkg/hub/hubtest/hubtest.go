@@ -320,7 +320,7 @@ func (h *Hub) serveResolve(w http.ResponseWriter, r *http.Request, id, rev, file
 	h.mu.Lock()
 	data, found := rp.commits[commit][file]
 	if r.Method == http.MethodHead {
-		h.stat(id + "/" + file).Heads++
+		h.stat(id+"/"+file).Heads++
 	}
 	h.mu.Unlock()
 	if !found {
