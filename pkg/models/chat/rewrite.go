@@ -31,6 +31,7 @@ const (
 //   - x[k]                           -> Python indexing (negative indices, ordered dicts)
 //   - x is defined / undefined       -> a key present with a null value is defined
 //   - {{ x }} where x is None        -> prints "None" (undefined still prints "")
+//   - none                           -> the None literal (gonja only knows None)
 //
 // gonja keeps some of these nodes in unexported fields of its control
 // structures (set, with, ...), so the walk uses reflect with unsafe to reach
@@ -153,6 +154,10 @@ func (rw *rewriter) replace(n nodes.Node) nodes.Node {
 		r = rewriteGetItem(t)
 	case *nodes.TestExpression:
 		r = rewriteDefined(t)
+	case *nodes.Name:
+		if t.Name != nil && t.Name.Val == "none" { // gonja only knows None
+			r = &nodes.None{Location: t.Name}
+		}
 	case *nodes.Output:
 		t.Expression = printable(t.Expression)
 		if t.Alternative != nil {
