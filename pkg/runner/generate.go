@@ -75,7 +75,8 @@ func newGeneration(m *Model, opts Options, startInThink bool) *generation {
 		maxTokens: opts.MaxTokens,
 		logprobs:  opts.Logprobs || opts.TopLogprobs > 0,
 	}
-	if m.NewThinkSplitter != nil {
+	// JSON mode constrains the whole output, so there is no reasoning part.
+	if m.NewThinkSplitter != nil && !opts.JSONMode {
 		g.think = m.NewThinkSplitter(startInThink)
 	}
 	if opts.JSONMode {

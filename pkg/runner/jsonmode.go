@@ -5,7 +5,8 @@ package runner
 // which vocabulary tokens keep the output a valid prefix of one JSON object.
 // When the token budget runs low it only allows tokens that bring the object
 // closer to closed, so a request with room for it always ends with an object
-// that parses.
+// that parses. Numbers are kept within float64 range so every JSON parser
+// accepts them.
 
 // Parser modes: what the validator expects next.
 const (
@@ -48,7 +49,16 @@ type jsonState struct {
 	utfLeft uint8  // UTF-8 continuation bytes still due
 	lit     string // rest of true/false/null
 	space   int    // consecutive whitespace
+	digits  int    // digits in the current number's mantissa
+	expDigs int    // digits in its exponent
 }
+
+// Number limits: a mantissa of at most 17 digits and a two-digit exponent
+// always fit a float64.
+const (
+	maxJSONDigits    = 17
+	maxJSONExpDigits = 2
+)
 
 // feed advances the state over text; false means text cannot continue a
 // JSON object (the state is then unspecified).
@@ -157,11 +167,11 @@ func (s *jsonState) startValue(c byte) bool {
 	case c == '"':
 		s.mode, s.isKey = jString, false
 	case c == '-':
-		s.mode, s.num = jNumber, nMinus
+		s.mode, s.num, s.digits, s.expDigs = jNumber, nMinus, 0, 0
 	case c == '0':
-		s.mode, s.num = jNumber, nZero
+		s.mode, s.num, s.digits, s.expDigs = jNumber, nZero, 1, 0
 	case c >= '1' && c <= '9':
-		s.mode, s.num = jNumber, nInt
+		s.mode, s.num, s.digits, s.expDigs = jNumber, nInt, 1, 0
 	case c == 't':
 		s.mode, s.lit = jLiteral, "rue"
 	case c == 'f':
@@ -245,6 +255,16 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // numberByte extends the number; false means c is not part of it.
 func (s *jsonState) numberByte(c byte) bool {
+	if isDigit(c) {
+		if s.num >= nExp {
+			s.expDigs++
+		} else {
+			s.digits++
+		}
+		if s.digits > maxJSONDigits || s.expDigs > maxJSONExpDigits {
+			return false
+		}
+	}
 	switch s.num {
 	case nMinus:
 		switch {
@@ -334,14 +354,14 @@ func (s *jsonState) cloneInto(dst *jsonState) {
 }
 
 // jsonMask computes the allowed-token bitset for the next sample. texts are
-// the vocabulary's token texts (nil for tokens never allowed). closing asks
-// for tokens that reduce the close cost only. It returns false when no
-// token may follow.
-func jsonMask(s *jsonState, texts [][]byte, closing bool, mask []uint64) bool {
+// the vocabulary's token texts (nil for tokens never allowed). maxCost >= 0
+// only allows tokens after which the object can still be closed in maxCost
+// bytes (one per remaining token); < 0 means no budget. It returns false
+// when no token may follow.
+func jsonMask(s *jsonState, texts [][]byte, maxCost int, mask []uint64) bool {
 	clear(mask)
 	var trial jsonState
-	cost := s.closeCost()
-	any := false
+	found := false
 	for id, t := range texts {
 		if len(t) == 0 {
 			continue
@@ -350,11 +370,11 @@ func jsonMask(s *jsonState, texts [][]byte, closing bool, mask []uint64) bool {
 		if !trial.feed(t) {
 			continue
 		}
-		if closing && !trial.done() && trial.closeCost() >= cost {
+		if maxCost >= 0 && trial.closeCost() > maxCost {
 			continue
 		}
 		mask[id/64] |= 1 << (uint(id) % 64)
-		any = true
+		found = true
 	}
-	return any
+	return found
 }

@@ -28,11 +28,11 @@ type MetricsSnapshot struct {
 	DecodeTokens        int64   `json:"decode_tokens"`  // tokens fed in decode steps
 	Steps               int64   `json:"steps"`
 	// Gauges summed over loaded models.
-	QueueDepth     int `json:"queue_depth"`
-	RunningSeqs    int `json:"running_seqs"`
-	KVBlocksUsed   int `json:"kv_blocks_used"`
-	KVBlocksFree   int `json:"kv_blocks_free"`   // free or holding idle cached prefixes
-	KVBlocksCached int `json:"kv_blocks_cached"` // idle blocks kept for the prefix cache
+	QueueDepth     int            `json:"queue_depth"`
+	RunningSeqs    int            `json:"running_seqs"`
+	KVBlocksUsed   int            `json:"kv_blocks_used"`
+	KVBlocksFree   int            `json:"kv_blocks_free"`   // free or holding idle cached prefixes
+	KVBlocksCached int            `json:"kv_blocks_cached"` // idle blocks kept for the prefix cache
 	Models         []ModelMetrics `json:"models"`
 }
 

@@ -117,11 +117,11 @@ func (s *scheduler) constrain(q *sequence, w *executor.Work) bool {
 	if q.req.opts.MaxTokens > 0 {
 		left = min(left, q.req.opts.MaxTokens-q.req.gen.generated)
 	}
-	closing := left <= st.closeCost()+2
+	// Keep the object closable within the tokens left after this one.
 	mask := make([]uint64, (len(s.vocabText)+63)/64)
-	ok := jsonMask(st, s.vocabText, closing, mask)
-	if !ok && closing {
-		ok = jsonMask(st, s.vocabText, false, mask)
+	ok := jsonMask(st, s.vocabText, left-1, mask)
+	if !ok {
+		ok = jsonMask(st, s.vocabText, -1, mask)
 	}
 	if !ok {
 		s.finish(q, "", Errorf(KindInternal, "JSON mode: no token of model %q can continue the JSON object", s.name))
