@@ -71,7 +71,7 @@ var preAliases = map[string]string{
 	"qwen2": "qwen2", "deepseek-r1-qwen": "qwen2", "kormo": "qwen2", "f2llmv2": "qwen2", "stablelm2": "qwen2",
 	"hunyuan": "qwen2", "megrez": "qwen2", "solar-open": "qwen2", "grok-2": "qwen2",
 	"qwen35": "qwen35",
-	"gpt-2": "gpt2", "phi-2": "gpt2", "jina-es": "gpt2", "jina-de": "gpt2", "gigachat": "gpt2", "jina-v2-es": "gpt2",
+	"gpt-2":  "gpt2", "phi-2": "gpt2", "jina-es": "gpt2", "jina-de": "gpt2", "gigachat": "gpt2", "jina-v2-es": "gpt2",
 	"jina-v2-de": "gpt2", "a.x-4.0": "gpt2", "mellum": "gpt2", "modern-bert": "gpt2", "jina-v1-en": "gpt2",
 	"jina-v2-code": "gpt2", "roberta-bpe": "gpt2", "exaone4": "gpt2", "mpt": "gpt2", "olmo": "gpt2", "jais": "gpt2",
 	"trillion": "gpt2", "granite-docling": "gpt2",

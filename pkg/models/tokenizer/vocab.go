@@ -23,7 +23,7 @@ type spec struct {
 	pre     string
 	tokens  []string
 	scores  []float32
-	types   []int32    // nil: all normal
+	types   []int32     // nil: all normal
 	merges  [][2]string // BPE merges in rank order
 	special map[string]int64
 	// optional overrides; nil keeps the kind's default
@@ -174,15 +174,39 @@ func (t *Tokenizer) symText(sym int32) string {
 
 func (t *Tokenizer) initMerges(merges [][2]string) error {
 	t.merges = make(map[uint64]merge, len(merges))
+	var buf []byte
+	guess := 0 // vocabularies usually number merge results in merge order
 	for rank, m := range merges {
 		l, r := t.symbol(m[0]), t.symbol(m[1])
 		key := uint64(uint32(l))<<32 | uint64(uint32(r))
 		if _, dup := t.merges[key]; dup {
 			continue
 		}
-		t.merges[key] = merge{rank: int32(rank), result: t.symbol(m[0] + m[1])}
+		res := int32(-1)
+		for _, g := range [...]int{guess + 1, rank + 256} {
+			if g >= 0 && g < len(t.tokens) && isConcat(t.tokens[g], m[0], m[1]) {
+				res = int32(g)
+				break
+			}
+		}
+		if res < 0 {
+			buf = append(append(buf[:0], m[0]...), m[1]...)
+			if id, ok := t.toID[string(buf)]; ok {
+				res = id
+			} else {
+				res = t.symbol(string(buf))
+			}
+		}
+		if int(res) < len(t.tokens) {
+			guess = int(res)
+		}
+		t.merges[key] = merge{rank: int32(rank), result: res}
 	}
 	return nil
+}
+
+func isConcat(s, a, b string) bool {
+	return len(s) == len(a)+len(b) && s[:len(a)] == a && s[len(a):] == b
 }
 
 // initSpecials resolves special ids, add_bos/add_eos, EOT/EOG detection
