@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 )
@@ -184,12 +183,4 @@ func snapshotFiles(dir string) ([]string, error) {
 		return nil, nil
 	}
 	return files, err
-}
-
-// firstSegment is the top folder of a slash path ("" for a top-level file).
-func firstSegment(p string) string {
-	if d := path.Dir(p); d != "." {
-		return strings.SplitN(d, "/", 2)[0]
-	}
-	return ""
 }

@@ -128,10 +128,3 @@ func checkNoFileExists(t *testing.T, p string) {
 }
 
 func checkNoDirExists(t *testing.T, p string) { t.Helper(); checkNoFileExists(t, p) }
-
-func checkDirExists(t *testing.T, p string) {
-	t.Helper()
-	if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
-		t.Errorf("dir %s should exist", p)
-	}
-}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/helexa/helexa/pkg/hub/hubtest"
+)
+
+// hubEnv points helexa at a fake hub with an empty cache and a config file
+// holding one alias.
+func hubEnv(t *testing.T) *hubtest.Hub {
+	t.Helper()
+	h := hubtest.New(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(cfg, []byte(`{"aliases":{"tiny":"org/m-GGUF:Q8_0"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HELEXA_CONFIG", cfg)
+	t.Setenv("HF_ENDPOINT", h.URL)
+	t.Setenv("HF_HUB_CACHE", filepath.Join(dir, "hub"))
+	t.Setenv("HF_HOME", dir)
+	t.Setenv("HF_TOKEN", "")
+	t.Setenv("HF_HUB_OFFLINE", "")
+	h.AddRepo("org/m-GGUF", map[string][]byte{
+		"m-Q4_K_M.gguf": bytes.Repeat([]byte("a"), 4000),
+		"m-Q8_0.gguf":   bytes.Repeat([]byte("b"), 6000),
+		"README.md":     []byte("card"),
+	})
+	return h
+}
+
+func execHubCLI(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	root := newRootCmd(streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	return out.String(), errOut.String(), err
+}
+
+func TestPullPlainOutput(t *testing.T) {
+	hubEnv(t)
+	out, errOut, err := execHubCLI(t, "pull", "org/m-GGUF")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"picked Q4_K_M", "downloading m-Q4_K_M.gguf (3.9 KiB)", "downloaded  m-Q4_K_M.gguf"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q lacks %q", errOut, want)
+		}
+	}
+	if !strings.Contains(out, "org/m-GGUF:Q4_K_M") || !strings.Contains(out, "m-Q4_K_M.gguf") {
+		t.Errorf("stdout %q lacks the reference and path", out)
+	}
+	_, errOut, err = execHubCLI(t, "pull", "org/m-GGUF:q4_k_m")
+	if err != nil || !strings.Contains(errOut, "cached      m-Q4_K_M.gguf") {
+		t.Errorf("second pull: err %v, stderr %q", err, errOut)
+	}
+}
+
+func TestPullJSONEvents(t *testing.T) {
+	hubEnv(t)
+	out, errOut, err := execHubCLI(t, "pull", "--json", "tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errOut != "" {
+		t.Errorf("stderr should be empty with --json, got %q", errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var kinds []string
+	for _, l := range lines {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("line %q is not JSON: %v", l, err)
+		}
+		kinds = append(kinds, ev["event"].(string))
+	}
+	if kinds[0] != "start" || kinds[len(kinds)-1] != "pulled" || !hasString(kinds, "done") {
+		t.Errorf("events %v", kinds)
+	}
+	var res struct {
+		Ref, Quant, ModelPath string
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil || res.Ref != "org/m-GGUF:Q8_0" || res.Quant != "Q8_0" {
+		t.Errorf("result %+v (%v)", res, err)
+	}
+}
+
+func hasString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestPullErrors(t *testing.T) {
+	hubEnv(t)
+	tests := []struct{ ref, want string }{
+		{"org/m-GGUF:Q2_K", "available quants: Q4_K_M, Q8_0"},
+		{"org/missing", "HTTP 404"},
+		{"nosuchalias", "known aliases"},
+	}
+	for _, tt := range tests {
+		_, _, err := execHubCLI(t, "pull", tt.ref)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("pull %s: error %v, want %q", tt.ref, err, tt.want)
+		}
+	}
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	_, _, err := execHubCLI(t, "pull", "org/m-GGUF")
+	if err == nil || !strings.Contains(err.Error(), "offline") {
+		t.Errorf("offline pull of an uncached model: %v", err)
+	}
+}
+
+func TestListAndRm(t *testing.T) {
+	hubEnv(t)
+	out, _, err := execHubCLI(t, "list")
+	if err != nil || !strings.Contains(out, "no models") {
+		t.Fatalf("empty list: %q %v", out, err)
+	}
+	if _, _, err := execHubCLI(t, "pull", "org/m-GGUF:Q4_K_M", "tiny"); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = execHubCLI(t, "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"MODEL", "org/m-GGUF:Q4_K_M", "org/m-GGUF:Q8_0", "gguf Q8_0", "5.9 KiB", "main ("} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list output %q lacks %q", out, want)
+		}
+	}
+	out, _, err = execHubCLI(t, "list", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var models []struct {
+		Ref  string
+		Size int64
+	}
+	if err := json.Unmarshal([]byte(out), &models); err != nil || len(models) != 2 || models[1].Size != 6000 {
+		t.Fatalf("list --json: %v %+v", err, models)
+	}
+	if out, _, err = execHubCLI(t, "rm", "tiny"); err != nil || !strings.Contains(out, "removed tiny") {
+		t.Fatalf("rm: %q %v", out, err)
+	}
+	out, _, _ = execHubCLI(t, "list")
+	if strings.Contains(out, "Q8_0") || !strings.Contains(out, "Q4_K_M") {
+		t.Errorf("after rm: %q", out)
+	}
+	if _, _, err := execHubCLI(t, "rm", "tiny"); err == nil || !strings.Contains(err.Error(), "not in the local cache") {
+		t.Errorf("rm twice: %v", err)
+	}
+}
+
+func TestLineProgressAndBytes(t *testing.T) {
+	for n, want := range map[int64]string{-1: "size unknown", 10: "10 B", 2048: "2.0 KiB", 5 << 30: "5.0 GiB"} {
+		if got := humanBytes(n); got != want {
+			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+// rmOptions are the flags of `helexa rm`.
+type rmOptions struct {
+	CacheDir string
+}
+
+func newRmCmd(s streams) *cobra.Command {
+	var opts rmOptions
+	cmd := &cobra.Command{
+		Use:   "rm MODEL...",
+		Short: "Remove models from the local cache",
+		Long: `Remove a model from the Hugging Face cache: with a quant (org/repo:Q8_0) only
+that quant's files, otherwise the whole snapshot of the revision (default main).
+Blobs that no other snapshot uses are deleted.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRm(cmd.Context(), opts, args, s)
+		},
+	}
+	cmd.Flags().StringVar(&opts.CacheDir, "cache-dir", "", "cache root (default: $HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub)")
+	return cmd
+}
+
+func runRm(ctx context.Context, opts rmOptions, refs []string, s streams) error {
+	client, err := newHubClient(opts.CacheDir, nil)
+	if err != nil {
+		return err
+	}
+	for _, ref := range refs {
+		if err := client.Remove(ctx, ref); err != nil {
+			return fmt.Errorf("rm %s: %w", ref, err)
+		}
+		fmt.Fprintf(s.Out, "removed %s\n", ref)
+	}
+	return nil
+}
