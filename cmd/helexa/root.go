@@ -44,6 +44,7 @@ func newRootCmd(s streams) *cobra.Command {
 // subcommands lists the constructors of every top-level command.
 var subcommands = []func(streams) *cobra.Command{
 	newDebugCmd,
+	newPullCmd, newListCmd, newRmCmd,
 }
 
 func setupLogging(w io.Writer) {
