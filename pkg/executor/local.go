@@ -141,9 +141,13 @@ func (l *Local) NewSeq(p sampling.Params) (SeqID, error) {
 	if l.closed {
 		return 0, errClosed
 	}
+	smp := sampling.New(p, l.model.HP.NVocab)
+	if err := smp.Err(); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
 	id := l.nextID
 	l.nextID++
-	l.seqs[id] = &seqState{sampler: newSampler(p, l.model.HP.NVocab)}
+	l.seqs[id] = &seqState{sampler: smp}
 	return id, nil
 }
 

@@ -189,7 +189,7 @@ func (l *Local) finish(w *Work, o *workOut, res *Result) {
 		res.Logits = [][]float32{o.last}
 	}
 	if w.TopLogprobs > 0 {
-		res.Top = topLogprobs(o.last, w.TopLogprobs)
+		res.Top = topLogprobs(st.sampler, o.last, w.TopLogprobs)
 	}
 	if w.Sample {
 		tok, lp, err := st.sampler.Sample(o.last)

@@ -1,0 +1,192 @@
+package executor_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/helexa/helexa/internal/fixtures"
+	"github.com/helexa/helexa/pkg/dtype"
+	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/models/arch"
+	"github.com/helexa/helexa/pkg/models/arch/archtest"
+	"github.com/helexa/helexa/pkg/sampling"
+)
+
+// paragraph is a 40-token prompt (ids valid in every 512-token vocab).
+var paragraph = func() []int32 {
+	out := []int32{1}
+	for i := 0; i < 39; i++ {
+		out = append(out, int32((i*37+11)%500+3))
+	}
+	return out
+}()
+
+func loadFixture(t *testing.T, name string, opts executor.LocalOptions) *executor.Local {
+	t.Helper()
+	ex, err := executor.LoadLocal(context.Background(), fixtures.Path(t, "models", name), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ex.Close() })
+	return ex
+}
+
+func prefillAll(t *testing.T, ex executor.Executor, first int, tokens []int32) [][]float32 {
+	t.Helper()
+	s, err := executor.NewSessionAt(ex, sampling.Params{}, first, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Prefill(context.Background(), tokens, executor.LogitsAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Logits
+}
+
+// TestChunkedPrefill: a prompt longer than the chunk size gives the same
+// logits chunked as in one pass.
+func TestChunkedPrefill(t *testing.T) {
+	for _, model := range []string{"llama-q-Q4_K_M.gguf", "qwen2-tiny-F32.gguf"} {
+		t.Run(model, func(t *testing.T) {
+			one := prefillAll(t, loadFixture(t, model, executor.LocalOptions{NumCtx: 128, NumBlocks: 8}), 0, paragraph)
+			chunked := prefillAll(t, loadFixture(t, model, executor.LocalOptions{NumCtx: 128, NumBlocks: 8, ChunkSize: 7}), 0, paragraph)
+			if len(one) != len(paragraph) || len(chunked) != len(paragraph) {
+				t.Fatalf("got %d and %d logit rows for %d tokens", len(one), len(chunked), len(paragraph))
+			}
+			for p := range one {
+				if d := maxAbsDiff(one[p], chunked[p]); d > 1e-5 {
+					t.Errorf("position %d: chunked logits differ by %g", p, d)
+				}
+			}
+		})
+	}
+}
+
+// TestBatchedStep: two different sequences in one step (one prefilling, one
+// decoding) give the same logits as each alone.
+func TestBatchedStep(t *testing.T) {
+	ctx := context.Background()
+	ex := loadFixture(t, "qwen2-tiny-Q8_0.gguf", executor.LocalOptions{NumCtx: 64, BlockSize: 8, NumBlocks: 32})
+	a, b := paragraph[:21], paragraph[5:17]
+	wantA := prefillAll(t, ex, 8, a)  // A alone: logits after its 21st token
+	wantB := prefillAll(t, ex, 16, b) // B alone
+	idA, _ := ex.NewSeq(sampling.Params{})
+	idB, _ := ex.NewSeq(sampling.Params{})
+	blocksA, blocksB := []int32{24, 25, 26}, []int32{27, 28}
+	// A's first 20 tokens, then one decode step of A batched with B's prefill
+	if _, err := ex.Step(ctx, []executor.Work{{Seq: idA, Tokens: a[:20], Blocks: blocksA}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ex.Step(ctx, []executor.Work{
+		{Seq: idA, Tokens: a[20:], Pos: 20, Blocks: blocksA, Sample: true, Logits: executor.LogitsLast},
+		{Seq: idB, Tokens: b, Blocks: blocksB, Sample: true, Logits: executor.LogitsAll, TopLogprobs: 3},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	if d := maxAbsDiff(res[0].Logits[0], wantA[len(a)-1]); d > 1e-5 {
+		t.Errorf("sequence A: batched logits differ by %g", d)
+	}
+	for p := range b {
+		if d := maxAbsDiff(res[1].Logits[p], wantB[p]); d > 1e-5 {
+			t.Errorf("sequence B position %d: batched logits differ by %g", p, d)
+		}
+	}
+	if res[1].Token != argmax(wantB[len(b)-1]) || len(res[1].Top) != 3 || res[1].Top[0].Token != res[1].Token {
+		t.Errorf("sequence B: token %d top %v, want argmax %d", res[1].Token, res[1].Top, argmax(wantB[len(b)-1]))
+	}
+}
+
+func maxAbsDiff(a, b []float32) float64 {
+	d := 0.0
+	for i := range a {
+		x := float64(a[i]) - float64(b[i])
+		if x < 0 {
+			x = -x
+		}
+		if x > d || x != x {
+			d = x
+		}
+	}
+	return d
+}
+
+// TestStepBadRequests: a bad work fails only its own result.
+func TestStepBadRequests(t *testing.T) {
+	ctx := context.Background()
+	path, err := archtest.Write(t.TempDir(), archtest.Config{Type: dtype.Q8_0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := executor.LoadLocal(ctx, path, executor.LocalOptions{NumCtx: 64, BlockSize: 8, NumBlocks: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	good, _ := ex.NewSeq(sampling.Params{})
+	other, _ := ex.NewSeq(sampling.Params{})
+	tests := []struct {
+		name string
+		work executor.Work
+	}{
+		{"unknown sequence", executor.Work{Seq: 999, Tokens: []int32{1}, Blocks: []int32{1}}},
+		{"token out of vocab", executor.Work{Seq: other, Tokens: []int32{1, 64}, Blocks: []int32{1}}},
+		{"no tokens", executor.Work{Seq: other, Blocks: []int32{1}}},
+		{"blocks too short", executor.Work{Seq: other, Tokens: make([]int32, 9), Blocks: []int32{1}}},
+		{"block out of range", executor.Work{Seq: other, Tokens: []int32{1}, Blocks: []int32{16}}},
+		{"negative position", executor.Work{Seq: other, Tokens: []int32{1}, Pos: -1, Blocks: []int32{1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := ex.Step(ctx, []executor.Work{tt.work, {Seq: good, Tokens: []int32{1, 2, 3}, Blocks: []int32{0}, Sample: true}})
+			if err != nil {
+				t.Fatalf("step failed as a whole: %v", err)
+			}
+			if !errors.Is(res[0].Err, executor.ErrBadRequest) {
+				t.Errorf("bad work: err %v, want ErrBadRequest", res[0].Err)
+			}
+			if res[1].Err != nil {
+				t.Errorf("good work failed: %v", res[1].Err)
+			}
+		})
+	}
+	if _, err := ex.NewSeq(sampling.Params{TopP: 2}); !errors.Is(err, executor.ErrBadRequest) {
+		t.Errorf("NewSeq with top_p 2: %v, want ErrBadRequest", err)
+	}
+}
+
+func TestLoadLocalErrors(t *testing.T) {
+	ctx := context.Background()
+	path, err := archtest.Write(t.TempDir(), archtest.Config{Arch: "mamba"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := executor.LoadLocal(ctx, path, executor.LocalOptions{}); !errors.Is(err, arch.ErrUnsupported) {
+		t.Errorf("unsupported arch: %v", err)
+	}
+	if _, err := executor.LoadLocal(ctx, t.TempDir()+"/missing.gguf", executor.LocalOptions{}); err == nil {
+		t.Error("missing file loaded")
+	}
+}
+
+func TestInfoAndMemory(t *testing.T) {
+	ex := loadFixture(t, "stories260K.gguf", executor.LocalOptions{})
+	info, mem := ex.Info(), ex.Memory()
+	// stories260K: 5 layers, 4 KV heads of 8 → 2*5*32*4 bytes per position
+	want := executor.Info{Arch: "llama", NCtx: 2048, NCtxTrain: 2048, NVocab: 512, BlockSize: 16,
+		NumBlocks: 4 * 128, BlockBytes: 16 * 2 * 5 * 32 * 4, Processor: "CPU", WeightsBytes: 1185376}
+	if info != want {
+		t.Errorf("info %+v, want %+v", info, want)
+	}
+	if mem.WeightsBytes != want.WeightsBytes || mem.KVBytes != int64(want.NumBlocks)*want.BlockBytes || mem.FreeBytes <= 0 {
+		t.Errorf("memory %+v", mem)
+	}
+}

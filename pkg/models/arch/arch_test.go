@@ -1,0 +1,162 @@
+package arch_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/helexa/helexa/pkg/compute"
+	"github.com/helexa/helexa/pkg/dtype"
+	"github.com/helexa/helexa/pkg/models/arch"
+	"github.com/helexa/helexa/pkg/models/arch/archtest"
+	"github.com/helexa/helexa/pkg/models/gguf"
+)
+
+func load(t *testing.T, c archtest.Config) (*arch.Model, error) {
+	t.Helper()
+	path, err := archtest.Write(t.TempDir(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return arch.Load(f)
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     archtest.Config
+		want    []string // substrings of the error
+		wantErr error
+	}{
+		{"unsupported arch", archtest.Config{Arch: "gpt2"},
+			[]string{`"gpt2"`, "llama, qwen2, qwen3, qwen3moe"}, arch.ErrUnsupported},
+		{"no arch", archtest.Config{SkipKeys: []string{"general.architecture"}},
+			[]string{"general.architecture", "llama, qwen2, qwen3, qwen3moe"}, arch.ErrUnsupported},
+		{"missing block_count", archtest.Config{SkipKeys: []string{"llama.block_count"}},
+			[]string{"llama.block_count"}, nil},
+		{"missing rms eps", archtest.Config{Arch: "qwen2", SkipKeys: []string{"qwen2.attention.layer_norm_rms_epsilon"}},
+			[]string{"qwen2.attention.layer_norm_rms_epsilon"}, nil},
+		{"missing expert count", archtest.Config{Arch: "qwen3moe", SkipKeys: []string{"qwen3moe.expert_used_count"}},
+			[]string{"qwen3moe.expert_used_count"}, nil},
+		{"unsupported tensor type", archtest.Config{TensorTypes: map[string]dtype.Type{"blk.1.attn_q.weight": dtype.I32}},
+			[]string{"blk.1.attn_q.weight", "I32"}, arch.ErrUnsupported},
+		{"activation type as weight", archtest.Config{Embd: 256, TensorTypes: map[string]dtype.Type{"blk.0.ffn_up.weight": dtype.Q8_K}},
+			[]string{"blk.0.ffn_up.weight", "Q8_K"}, arch.ErrUnsupported},
+		{"missing tensor", archtest.Config{Arch: "qwen3", SkipTensors: []string{"blk.0.attn_k_norm.weight"}},
+			[]string{"blk.0.attn_k_norm.weight", "missing"}, nil},
+		{"yarn scaling", archtest.Config{ExtraKeys: map[string]string{"llama.rope.scaling.type": "yarn"}},
+			[]string{"llama.rope.scaling.type", "yarn"}, arch.ErrUnsupported},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := load(t, tt.cfg)
+			if err == nil {
+				t.Fatal("loaded without error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Errorf("error %q is not %v", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestLoadHParams(t *testing.T) {
+	tests := []struct {
+		cfg  archtest.Config
+		want arch.HParams
+	}{
+		{archtest.Config{Arch: "llama", Vocab: 40},
+			arch.HParams{NVocab: 40, NEmbd: 64, NLayer: 2, NHead: 4, NHeadKV: 2, HeadDim: 16, NCtxTrain: 256,
+				Eps: 1e-5, RopeBase: 10000, RopeScale: 1, NRot: 16}},
+		{archtest.Config{Arch: "qwen3moe", Experts: 4, ExpertsUsed: 2},
+			arch.HParams{NVocab: 64, NEmbd: 64, NLayer: 2, NHead: 4, NHeadKV: 2, HeadDim: 16, NCtxTrain: 256,
+				NExpert: 4, NExpertUse: 2, Eps: 1e-5, RopeBase: 10000, RopeScale: 1, NRot: 16}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cfg.Arch, func(t *testing.T) {
+			m, err := load(t, tt.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.HP != tt.want {
+				t.Errorf("hparams %+v, want %+v", m.HP, tt.want)
+			}
+		})
+	}
+}
+
+// TestForwardBatchIndependence runs two sequences in one pass and each
+// alone, for every architecture: the logits must be identical.
+func TestForwardBatchIndependence(t *testing.T) {
+	for _, a := range arch.Supported() {
+		t.Run(a, func(t *testing.T) {
+			m, err := load(t, archtest.Config{Arch: a, Type: dtype.Q8_0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			be := compute.NewCPU(2)
+			defer be.Close()
+			kv, err := compute.NewKVCache(m.HP.NLayer, 4, 8, m.HP.KVDim())
+			if err != nil {
+				t.Fatal(err)
+			}
+			seqA, seqB := []int32{1, 5, 9, 13, 2}, []int32{7, 3, 3}
+			single := func(tokens []int32, blocks []int32) []float32 {
+				b := batchOf(spanTokens{tokens, blocks})
+				out, err := m.Forward(be, kv, b, &arch.Scratch{}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return append([]float32(nil), out...)
+			}
+			wantA, wantB := single(seqA, []int32{0}), single(seqB, []int32{1})
+			both, err := m.Forward(be, kv, batchOf(spanTokens{seqA, []int32{2}}, spanTokens{seqB, []int32{3}}), &arch.Scratch{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nv := m.HP.NVocab
+			if !equal(both[:nv], wantA) || !equal(both[nv:], wantB) {
+				t.Error("batched logits differ from single-sequence logits")
+			}
+		})
+	}
+}
+
+type spanTokens struct{ tokens, blocks []int32 }
+
+// batchOf builds a batch asking for each sequence's last logits.
+func batchOf(seqs ...spanTokens) *arch.Batch {
+	b := &arch.Batch{}
+	for _, s := range seqs {
+		row := len(b.Tokens)
+		b.Spans = append(b.Spans, compute.SeqSpan{Row: row, N: len(s.tokens), Blocks: s.blocks})
+		for i, tok := range s.tokens {
+			b.Tokens = append(b.Tokens, tok)
+			b.Pos = append(b.Pos, int32(i))
+		}
+		b.LogitRows = append(b.LogitRows, row+len(s.tokens)-1)
+	}
+	return b
+}
+
+func equal(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
