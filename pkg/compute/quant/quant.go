@@ -287,6 +287,17 @@ func VecDot(t dtype.Type, w []byte, xq []byte, n int) float32 {
 		return dotF16(w, xq, n)
 	case dtype.BF16:
 		return dotBF16(w, xq, n)
+	case dtype.Q4_0, dtype.Q4_1, dtype.Q5_0, dtype.Q5_1, dtype.Q8_0,
+		dtype.Q2_K, dtype.Q3_K, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K:
+		return quantDot(t, w, xq, n)
+	}
+	return float32(math.NaN())
+}
+
+// goQuantDot is the pure-Go kernel for the quantized weight types; the cgo
+// build's C kernels give bit-identical results.
+func goQuantDot(t dtype.Type, w, xq []byte, n int) float32 {
+	switch t {
 	case dtype.Q4_0:
 		return dotQ4_0(w, xq, n/32)
 	case dtype.Q4_1:

@@ -1,0 +1,10 @@
+//go:build !cgo || purego
+
+package quant
+
+import "github.com/helexa/helexa/pkg/dtype"
+
+// Kernels reports which implementation VecDot uses for quantized weights.
+const Kernels = "go"
+
+func quantDot(t dtype.Type, w, xq []byte, n int) float32 { return goQuantDot(t, w, xq, n) }

@@ -1,0 +1,292 @@
+//go:build cgo && !purego
+
+// C versions of the vec_dot kernels of dot_legacy.go and dot_kquants.go.
+// They perform the same integer sums and the same float operations in the
+// same order as the Go code (compiled with -ffp-contract=off, no fast-math,
+// so float reductions are not reassociated), so results are bit-identical.
+// Each kernel is compiled twice: for the baseline target and for AVX2, and
+// the AVX2 build is chosen at run time when the CPU supports it.
+
+#include <stdint.h>
+#include <string.h>
+#include "kernels.h"
+
+// No multiply-add contraction: the float operations must round exactly as
+// the Go code's (cgo does not accept -ffp-contract=off as a flag).
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+#if defined(__FAST_MATH__)
+#error "kernels.c must not be built with -ffast-math"
+#endif
+
+static inline float hx_fp16(const uint8_t *p) {
+	uint16_t h = (uint16_t)(p[0] | (p[1] << 8));
+	uint32_t w = (uint32_t)h << 16;
+	uint32_t sign = w & 0x80000000u;
+	uint32_t two_w = w + w;
+	uint32_t nb = (two_w >> 4) + (0xE0u << 23);
+	float nf; memcpy(&nf, &nb, 4);
+	nf = nf * 0x1.0p-112f;
+	uint32_t db = (two_w >> 17) | (126u << 23);
+	float df; memcpy(&df, &db, 4);
+	df = df - 0.5f;
+	uint32_t r;
+	if (two_w < (1u << 27)) memcpy(&r, &df, 4); else memcpy(&r, &nf, 4);
+	r |= sign;
+	float out; memcpy(&out, &r, 4);
+	return out;
+}
+
+static inline float hx_f32(const uint8_t *p) { float f; memcpy(&f, p, 4); return f; }
+static inline int16_t hx_i16(const uint8_t *p) { return (int16_t)(uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t hx_u32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
+static inline void hx_scale_min_k4(int j, const uint8_t *q, int32_t *sc, int32_t *m) {
+	if (j < 4) { *sc = q[j] & 63; *m = q[j + 4] & 63; }
+	else { *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4); *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4); }
+}
+
+static inline void hx_q3_scales(const uint8_t *s, int32_t *out) {
+	const uint32_t kmask1 = 0x03030303u, kmask2 = 0x0f0f0f0fu;
+	uint32_t a0 = hx_u32(s), a1 = hx_u32(s + 4), tmp = hx_u32(s + 8);
+	uint32_t aux[4] = {
+		(a0 & kmask2) | (((tmp >> 0) & kmask1) << 4),
+		(a1 & kmask2) | (((tmp >> 2) & kmask1) << 4),
+		((a0 >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4),
+		((a1 >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4),
+	};
+	for (int i = 0; i < 16; i++) out[i] = (int32_t)(int8_t)(uint8_t)(aux[i / 4] >> (8 * (i % 4))) - 32;
+}
+
+#define HX_KERNELS(SFX, ATTR)                                                           \
+ATTR static inline void lane_dot16##SFX(int32_t *aux, const int8_t *a, const int8_t *q8, \
+                                        const int32_t *scales) {                         \
+	for (int j = 0; j < 16; j++) {                                                      \
+		int32_t s = scales[j];                                                          \
+		const int8_t *qa = a + 16 * j, *qx = q8 + 16 * j;                               \
+		for (int k = 0; k < 8; k++) {                                                   \
+			int32_t p = (int32_t)qx[k] * qa[k] + (int32_t)qx[k + 8] * qa[k + 8];        \
+			aux[k] += s * p;                                                            \
+		}                                                                               \
+	}                                                                                   \
+}                                                                                       \
+ATTR float hx_dot_q4_0##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
+	float sumf = 0;                                                                     \
+	for (int ib = 0; ib < nb; ib++) {                                                   \
+		const uint8_t *wb = w + ib * 18; const int8_t *xq = (const int8_t *)(x + ib * 34 + 2); \
+		int32_t s0 = 0, s1 = 0;                                                         \
+		for (int j = 0; j < 16; j++) {                                                  \
+			s0 += ((int32_t)(wb[2 + j] & 0x0F) - 8) * xq[j];                            \
+			s1 += ((int32_t)(wb[2 + j] >> 4) - 8) * xq[16 + j];                         \
+		}                                                                               \
+		float p = (float)(s0 + s1) * hx_fp16(wb);                                       \
+		sumf += p * hx_fp16(x + ib * 34);                                               \
+	}                                                                                   \
+	return sumf;                                                                        \
+}                                                                                       \
+ATTR float hx_dot_q4_1##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
+	float sumf = 0;                                                                     \
+	for (int ib = 0; ib < nb; ib++) {                                                   \
+		const uint8_t *wb = w + ib * 20, *xb = x + ib * 36; const int8_t *xq = (const int8_t *)(xb + 4); \
+		int32_t s0 = 0, s1 = 0;                                                         \
+		for (int j = 0; j < 16; j++) {                                                  \
+			s0 += (int32_t)(wb[4 + j] & 0x0F) * xq[j];                                  \
+			s1 += (int32_t)(wb[4 + j] >> 4) * xq[16 + j];                               \
+		}                                                                               \
+		float dd = hx_fp16(wb) * hx_fp16(xb);                                           \
+		float a = dd * (float)(s0 + s1);                                                \
+		float m = hx_fp16(wb + 2) * hx_fp16(xb + 2);                                    \
+		sumf += a + m;                                                                  \
+	}                                                                                   \
+	return sumf;                                                                        \
+}                                                                                       \
+ATTR float hx_dot_q5_0##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
+	float sumf = 0;                                                                     \
+	for (int ib = 0; ib < nb; ib++) {                                                   \
+		const uint8_t *wb = w + ib * 22, *xb = x + ib * 34; const int8_t *xq = (const int8_t *)(xb + 2); \
+		uint32_t qh = hx_u32(wb + 2);                                                   \
+		int32_t s0 = 0, s1 = 0;                                                         \
+		for (int j = 0; j < 16; j++) {                                                  \
+			int32_t h0 = (int32_t)((qh >> j) & 1) << 4, h1 = (int32_t)((qh >> (j + 16)) & 1) << 4; \
+			s0 += (((int32_t)(wb[6 + j] & 0x0F) | h0) - 16) * xq[j];                    \
+			s1 += (((int32_t)(wb[6 + j] >> 4) | h1) - 16) * xq[16 + j];                 \
+		}                                                                               \
+		float dd = hx_fp16(wb) * hx_fp16(xb);                                           \
+		sumf += dd * (float)(s0 + s1);                                                  \
+	}                                                                                   \
+	return sumf;                                                                        \
+}                                                                                       \
+ATTR float hx_dot_q5_1##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
+	float sumf = 0;                                                                     \
+	for (int ib = 0; ib < nb; ib++) {                                                   \
+		const uint8_t *wb = w + ib * 24, *xb = x + ib * 36; const int8_t *xq = (const int8_t *)(xb + 4); \
+		uint32_t qh = hx_u32(wb + 4);                                                   \
+		int32_t s0 = 0, s1 = 0;                                                         \
+		for (int j = 0; j < 16; j++) {                                                  \
+			int32_t h0 = (int32_t)((qh >> j) & 1) << 4, h1 = (int32_t)((qh >> (j + 16)) & 1) << 4; \
+			s0 += ((int32_t)(wb[8 + j] & 0x0F) | h0) * xq[j];                           \
+			s1 += ((int32_t)(wb[8 + j] >> 4) | h1) * xq[16 + j];                        \
+		}                                                                               \
+		float dd = hx_fp16(wb) * hx_fp16(xb);                                           \
+		float a = dd * (float)(s0 + s1);                                                \
+		float m = hx_fp16(wb + 2) * hx_fp16(xb + 2);                                    \
+		sumf += a + m;                                                                  \
+	}                                                                                   \
+	return sumf;                                                                        \
+}                                                                                       \
+ATTR float hx_dot_q8_0##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
+	float sumf = 0;                                                                     \
+	for (int ib = 0; ib < nb; ib++) {                                                   \
+		const uint8_t *wb = w + ib * 34, *xb = x + ib * 34;                             \
+		const int8_t *wq = (const int8_t *)(wb + 2), *xq = (const int8_t *)(xb + 2);    \
+		int32_t s = 0;                                                                  \
+		for (int j = 0; j < 32; j++) s += (int32_t)wq[j] * xq[j];                       \
+		float dd = hx_fp16(wb) * hx_fp16(xb);                                           \
+		sumf += (float)s * dd;                                                          \
+	}                                                                                   \
+	return sumf;                                                                        \
+}                                                                                       \
+ATTR float hx_dot_q2_k##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
+	float sumf = 0;                                                                     \
+	int8_t a[256]; int32_t scales[16];                                                  \
+	for (int i = 0; i < nb; i++) {                                                      \
+		const uint8_t *wb = w + i * 84, *xb = x + i * 292;                              \
+		int32_t summs = 0;                                                              \
+		for (int j = 0; j < 16; j++) {                                                  \
+			summs += (int32_t)hx_i16(xb + 260 + 2 * j) * (wb[j] >> 4);                  \
+			scales[j] = wb[j] & 0xF;                                                    \
+		}                                                                               \
+		for (int n = 0; n < 2; n++)                                                     \
+			for (int g = 0; g < 4; g++)                                                 \
+				for (int l = 0; l < 32; l++)                                            \
+					a[128 * n + 32 * g + l] = (int8_t)((wb[16 + 32 * n + l] >> (2 * g)) & 3); \
+		int32_t aux[8] = {0};                                                           \
+		lane_dot16##SFX(aux, a, (const int8_t *)(xb + 4), scales);                      \
+		int32_t isum = aux[0] + aux[1] + aux[2] + aux[3] + aux[4] + aux[5] + aux[6] + aux[7]; \
+		float yd = hx_f32(xb);                                                          \
+		float dall = yd * hx_fp16(wb + 80), dmin = yd * hx_fp16(wb + 82);               \
+		float t1 = dall * (float)isum, t2 = dmin * (float)summs;                        \
+		sumf += t1 - t2;                                                                \
+	}                                                                                   \
+	return sumf;                                                                        \
+}                                                                                       \
+ATTR float hx_dot_q3_k##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
+	float sums[8] = {0};                                                                \
+	int8_t a[256]; int32_t scales[16];                                                  \
+	for (int i = 0; i < nb; i++) {                                                      \
+		const uint8_t *wb = w + i * 110, *xb = x + i * 292;                             \
+		for (int n = 0; n < 2; n++)                                                     \
+			for (int g = 0; g < 4; g++) {                                               \
+				uint8_t m = (uint8_t)(1u << (4 * n + g));                               \
+				for (int l = 0; l < 32; l++) {                                          \
+					int8_t v = (int8_t)((wb[32 + 32 * n + l] >> (2 * g)) & 3);          \
+					a[128 * n + 32 * g + l] = (int8_t)(v - ((wb[l] & m) ? 0 : 4));     \
+				}                                                                       \
+			}                                                                           \
+		hx_q3_scales(wb + 96, scales);                                                  \
+		int32_t aux[8] = {0};                                                           \
+		lane_dot16##SFX(aux, a, (const int8_t *)(xb + 4), scales);                      \
+		float d = hx_fp16(wb + 108) * hx_f32(xb);                                       \
+		for (int l = 0; l < 8; l++) sums[l] += d * (float)aux[l];                      \
+	}                                                                                   \
+	float sumf = 0;                                                                     \
+	for (int l = 0; l < 8; l++) sumf += sums[l];                                        \
+	return sumf;                                                                        \
+}                                                                                       \
+ATTR static float dot_k45##SFX(const uint8_t *w, const uint8_t *x, int nb, int q5) {    \
+	float sums[8] = {0}; float sumf = 0;                                                \
+	int8_t a[256]; int32_t scales[16];                                                  \
+	const int bsz = q5 ? 176 : 144, qoff = q5 ? 48 : 16;                                \
+	for (int i = 0; i < nb; i++) {                                                      \
+		const uint8_t *wb = w + i * bsz, *xb = x + i * 292;                             \
+		for (int j = 0; j < 4; j++) {                                                   \
+			const uint8_t *q = wb + qoff + 32 * j;                                      \
+			for (int l = 0; l < 32; l++) {                                              \
+				a[64 * j + l] = (int8_t)(q[l] & 0xF);                                   \
+				a[64 * j + 32 + l] = (int8_t)(q[l] >> 4);                               \
+			}                                                                           \
+			if (q5) {                                                                   \
+				const uint8_t *qh = wb + 16;                                            \
+				uint8_t u1 = (uint8_t)(1u << (2 * j)), u2 = (uint8_t)(2u << (2 * j));   \
+				for (int l = 0; l < 32; l++) {                                          \
+					a[64 * j + l] += (qh[l] & u1) ? 16 : 0;                             \
+					a[64 * j + 32 + l] += (qh[l] & u2) ? 16 : 0;                        \
+				}                                                                       \
+			}                                                                           \
+		}                                                                               \
+		int32_t mn[8];                                                                  \
+		for (int j = 0; j < 8; j++) {                                                   \
+			int32_t s, m; hx_scale_min_k4(j, wb + 4, &s, &m);                           \
+			scales[2 * j] = s; scales[2 * j + 1] = s; mn[j] = m;                        \
+		}                                                                               \
+		int32_t sumi = 0;                                                               \
+		for (int j = 0; j < 16; j++) sumi += (int32_t)hx_i16(xb + 260 + 2 * j) * mn[j / 2]; \
+		int32_t aux[8] = {0};                                                           \
+		lane_dot16##SFX(aux, a, (const int8_t *)(xb + 4), scales);                      \
+		float yd = hx_f32(xb);                                                          \
+		float d = hx_fp16(wb) * yd;                                                     \
+		for (int l = 0; l < 8; l++) sums[l] += d * (float)aux[l];                      \
+		float dmin = hx_fp16(wb + 2) * yd;                                              \
+		sumf -= dmin * (float)sumi;                                                     \
+	}                                                                                   \
+	for (int l = 0; l < 8; l++) sumf += sums[l];                                        \
+	return sumf;                                                                        \
+}                                                                                       \
+ATTR float hx_dot_q4_k##SFX(const uint8_t *w, const uint8_t *x, int nb) { return dot_k45##SFX(w, x, nb, 0); } \
+ATTR float hx_dot_q5_k##SFX(const uint8_t *w, const uint8_t *x, int nb) { return dot_k45##SFX(w, x, nb, 1); } \
+ATTR float hx_dot_q6_k##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
+	float sums[8] = {0};                                                                \
+	int8_t a[256]; int32_t scales[16];                                                  \
+	for (int i = 0; i < nb; i++) {                                                      \
+		const uint8_t *wb = w + i * 210, *xb = x + i * 292;                             \
+		for (int h = 0; h < 2; h++) {                                                   \
+			const uint8_t *ql = wb + 64 * h, *qh = wb + 128 + 32 * h;                   \
+			int8_t *o = a + 128 * h;                                                    \
+			for (int l = 0; l < 32; l++) {                                              \
+				uint8_t hb = qh[l];                                                     \
+				o[l] = (int8_t)((ql[l] & 0xF) | ((hb & 3) << 4)) - 32;                  \
+				o[l + 32] = (int8_t)((ql[l + 32] & 0xF) | (((hb >> 2) & 3) << 4)) - 32; \
+				o[l + 64] = (int8_t)((ql[l] >> 4) | (((hb >> 4) & 3) << 4)) - 32;       \
+				o[l + 96] = (int8_t)((ql[l + 32] >> 4) | (((hb >> 6) & 3) << 4)) - 32;  \
+			}                                                                           \
+		}                                                                               \
+		for (int j = 0; j < 16; j++) scales[j] = (int8_t)wb[192 + j];                   \
+		int32_t aux[8] = {0};                                                           \
+		lane_dot16##SFX(aux, a, (const int8_t *)(xb + 4), scales);                      \
+		float d = hx_fp16(wb + 208) * hx_f32(xb);                                       \
+		for (int l = 0; l < 8; l++) sums[l] += d * (float)aux[l];                      \
+	}                                                                                   \
+	float sumf = 0;                                                                     \
+	for (int l = 0; l < 8; l++) sumf += sums[l];                                        \
+	return sumf;                                                                        \
+}
+
+HX_KERNELS(_base, )
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+HX_KERNELS(_avx2, __attribute__((target("avx2"))))
+
+// __builtin_cpu_supports reads the CPU model that libgcc fills in from a
+// constructor before any Go code can call in here.
+static inline int hx_has_avx2(void) { return __builtin_cpu_supports("avx2"); }
+#define HX_DISPATCH(name) \
+	float hx_dot_##name(const uint8_t *w, const uint8_t *x, int nb) { \
+		return hx_has_avx2() ? hx_dot_##name##_avx2(w, x, nb) : hx_dot_##name##_base(w, x, nb); }
+#else
+#define HX_DISPATCH(name) \
+	float hx_dot_##name(const uint8_t *w, const uint8_t *x, int nb) { return hx_dot_##name##_base(w, x, nb); }
+#endif
+
+HX_DISPATCH(q4_0)
+HX_DISPATCH(q4_1)
+HX_DISPATCH(q5_0)
+HX_DISPATCH(q5_1)
+HX_DISPATCH(q8_0)
+HX_DISPATCH(q2_k)
+HX_DISPATCH(q3_k)
+HX_DISPATCH(q4_k)
+HX_DISPATCH(q5_k)
+HX_DISPATCH(q6_k)
