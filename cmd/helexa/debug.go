@@ -20,4 +20,7 @@ var debugSubcommands = []func(streams) *cobra.Command{
 	newDebugInfoCmd,
 	newDebugLogitsCmd,
 	newDebugGenerateCmd,
+	newDebugTemplateCmd,
+	newDebugTokenizeCmd,
+	newDebugDetokenizeCmd,
 }

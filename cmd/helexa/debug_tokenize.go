@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/helexa/helexa/pkg/models/gguf"
+	"github.com/helexa/helexa/pkg/models/tokenizer"
+)
+
+// debugTokenizeOptions are the flags of `helexa debug tokenize`.
+type debugTokenizeOptions struct {
+	Model        string
+	AddSpecial   bool
+	ParseSpecial bool
+	JSON         bool
+}
+
+func newDebugTokenizeCmd(s streams) *cobra.Command {
+	opts := &debugTokenizeOptions{}
+	cmd := &cobra.Command{
+		Use:   "tokenize MODEL.gguf",
+		Short: "Tokenize the text on stdin with a model's vocabulary (vocab-only GGUFs work too)",
+		Long: "Reads UTF-8 text from stdin, exactly as given (a trailing newline is part of the text), and prints its token ids.\n" +
+			"--add-special adds BOS/EOS as the vocabulary asks; --parse-special turns control tokens written in the text\n" +
+			"(e.g. <|im_end|>) into their ids instead of treating them as plain text.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Model = args[0]
+			return runDebugTokenize(cmd.Context(), *opts, s)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.AddSpecial, "add-special", false, "add BOS/EOS as the vocabulary's add_bos/add_eos say")
+	cmd.Flags().BoolVar(&opts.ParseSpecial, "parse-special", false, "recognise control tokens written in the text")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print {"ids":[...]} instead of one "id<TAB>piece" line per token`)
+	return cmd
+}
+
+// loadTokenizer opens a GGUF file and builds its tokenizer.
+func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return tokenizer.FromGGUF(f)
+}
+
+func runDebugTokenize(ctx context.Context, opts debugTokenizeOptions, s streams) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	tk, err := loadTokenizer(opts.Model)
+	if err != nil {
+		return fmt.Errorf("debug tokenize: %w", err)
+	}
+	text, err := io.ReadAll(s.In)
+	if err != nil {
+		return fmt.Errorf("debug tokenize: reading stdin: %w", err)
+	}
+	ids, err := tk.Encode(string(text), opts.AddSpecial, opts.ParseSpecial)
+	if err != nil {
+		return fmt.Errorf("debug tokenize: %w", err)
+	}
+	if opts.JSON {
+		if ids == nil {
+			ids = []int32{}
+		}
+		return json.NewEncoder(s.Out).Encode(struct {
+			IDs []int32 `json:"ids"`
+		}{ids})
+	}
+	for _, id := range ids {
+		if _, err := fmt.Fprintf(s.Out, "%d\t%q\n", id, tk.TokenText(id)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// debugDetokenizeOptions are the flags of `helexa debug detokenize`.
+type debugDetokenizeOptions struct {
+	Model   string
+	IDs     string
+	Special bool
+}
+
+func newDebugDetokenizeCmd(s streams) *cobra.Command {
+	opts := &debugDetokenizeOptions{}
+	cmd := &cobra.Command{
+		Use:   "detokenize MODEL.gguf --ids 1,2,3",
+		Short: "Print the text of token ids with a model's vocabulary (exactly, nothing added)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Model = args[0]
+			return runDebugDetokenize(cmd.Context(), *opts, s)
+		},
+	}
+	cmd.Flags().StringVar(&opts.IDs, "ids", "", "token ids separated by commas or spaces (required)")
+	cmd.Flags().BoolVar(&opts.Special, "special", false, "render control tokens such as <|im_end|> as text")
+	return cmd
+}
+
+// parseIDList reads "1,2, 3" or "1 2 3".
+func parseIDList(s string, vocab int) ([]int32, error) {
+	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
+	if len(fields) == 0 {
+		return nil, errors.New("--ids is empty: give token ids such as --ids 9707,1879")
+	}
+	ids := make([]int32, len(fields))
+	for i, f := range fields {
+		n, err := strconv.ParseInt(f, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("--ids: %q is not a token id (want integers separated by commas)", f)
+		}
+		if n < 0 || int(n) >= vocab {
+			return nil, fmt.Errorf("--ids: %d is outside the vocabulary (0..%d)", n, vocab-1)
+		}
+		ids[i] = int32(n)
+	}
+	return ids, nil
+}
+
+func runDebugDetokenize(ctx context.Context, opts debugDetokenizeOptions, s streams) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	tk, err := loadTokenizer(opts.Model)
+	if err != nil {
+		return fmt.Errorf("debug detokenize: %w", err)
+	}
+	ids, err := parseIDList(opts.IDs, tk.VocabSize())
+	if err != nil {
+		return fmt.Errorf("debug detokenize: %w", err)
+	}
+	_, err = io.WriteString(s.Out, tk.DecodeWith(ids, tokenizer.DecodeOptions{Special: opts.Special}))
+	return err
+}
