@@ -52,9 +52,12 @@ func decodeError(err error) error {
 	var se *json.SyntaxError
 	switch {
 	case errors.As(err, &te):
-		return badRequest("field %q: expected %s, got JSON %s", te.Field, te.Type, te.Value)
+		field := strings.TrimPrefix(te.Field, "GenerationParams.")
+		return badRequest("field %q: expected %s, got JSON %s", field, te.Type, te.Value)
 	case errors.As(err, &se):
 		return badRequest("request body is not valid JSON (offset %d): %v", se.Offset, err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("request body is not valid JSON: it ends too early")
 	}
 	msg := err.Error()
 	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {

@@ -1,0 +1,205 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/helexa/helexa/pkg/runner"
+)
+
+// fakeService is a scripted runner.Service.
+type fakeService struct {
+	mu       sync.Mutex
+	chatReq  runner.ChatRequest
+	compReq  runner.CompletionRequest
+	loadReq  runner.LoadRequest
+	unloaded []string
+	deltas   []runner.Delta
+	result   runner.Result
+	err      error // returned before any delta
+	midErr   error // returned after the deltas
+	block    bool  // wait for ctx cancellation after the deltas
+	canceled chan struct{}
+	models   []runner.ModelStatus
+	details  runner.ModelDetails
+}
+
+func (f *fakeService) generate(ctx context.Context, onDelta func(runner.Delta) error) (runner.Result, error) {
+	if f.err != nil {
+		return runner.Result{}, f.err
+	}
+	for _, d := range f.deltas {
+		if err := onDelta(d); err != nil {
+			return runner.Result{}, err
+		}
+	}
+	if f.block {
+		<-ctx.Done()
+		close(f.canceled)
+		return runner.Result{FinishReason: "cancelled"}, ctx.Err()
+	}
+	if f.midErr != nil {
+		return runner.Result{}, f.midErr
+	}
+	return f.result, nil
+}
+
+func (f *fakeService) Chat(ctx context.Context, req runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
+	f.mu.Lock()
+	f.chatReq = req
+	f.mu.Unlock()
+	return f.generate(ctx, onDelta)
+}
+
+func (f *fakeService) Complete(ctx context.Context, req runner.CompletionRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
+	f.mu.Lock()
+	f.compReq = req
+	f.mu.Unlock()
+	return f.generate(ctx, onDelta)
+}
+
+func (f *fakeService) Load(_ context.Context, req runner.LoadRequest) (runner.ModelStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.loadReq = req
+	if f.err != nil {
+		return runner.ModelStatus{}, f.err
+	}
+	return runner.ModelStatus{Name: req.Model, State: runner.StateReady, Context: req.NumCtx}, nil
+}
+
+func (f *fakeService) Unload(_ context.Context, model string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.unloaded = append(f.unloaded, model)
+	return f.err
+}
+
+func (f *fakeService) PS(context.Context) ([]runner.ModelStatus, error) { return f.models, nil }
+
+func (f *fakeService) Show(_ context.Context, model string) (runner.ModelDetails, error) {
+	if f.err != nil {
+		return runner.ModelDetails{}, f.err
+	}
+	d := f.details
+	d.Name = model
+	return d, nil
+}
+
+func (f *fakeService) lastChat() runner.ChatRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.chatReq
+}
+
+// newTestServer starts an httptest server over f.
+func newTestServer(t *testing.T, f *fakeService, mod func(*Config)) *httptest.Server {
+	t.Helper()
+	cfg := Config{Service: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Now: func() time.Time { return time.Unix(1700000000, 0) }}
+	if mod != nil {
+		mod(&cfg)
+	}
+	s, err := NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// post sends a JSON body and returns the status and body.
+func post(t *testing.T, ts *httptest.Server, path, body string, headers ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, ts.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func get(t *testing.T, ts *httptest.Server, path string, headers ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, ts.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// sseEvents splits an SSE body into its data payloads, checking framing.
+func sseEvents(t *testing.T, body string) []string {
+	t.Helper()
+	if !strings.HasSuffix(body, "\n\n") {
+		t.Fatalf("SSE body does not end with a blank line: %q", body)
+	}
+	var out []string
+	for _, ev := range strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n") {
+		data, ok := strings.CutPrefix(ev, "data: ")
+		if !ok || strings.Contains(data, "\n") {
+			t.Fatalf("malformed SSE event %q", ev)
+		}
+		out = append(out, data)
+	}
+	return out
+}
+
+func decodeChunk(t *testing.T, data string) ChatCompletionChunk {
+	t.Helper()
+	var ch ChatCompletionChunk
+	if err := json.Unmarshal([]byte(data), &ch); err != nil {
+		t.Fatalf("chunk %q: %v", data, err)
+	}
+	return ch
+}
+
+const chatBody = `{"model":"m","messages":[{"role":"user","content":"hi"}]`
+
+func stdDeltas() []runner.Delta {
+	return []runner.Delta{
+		{Reasoning: "think", Tokens: []runner.TokenInfo{{ID: 7, Text: "think"}}},
+		{Content: "Hel", Tokens: []runner.TokenInfo{{ID: 1, Text: "Hel"}}},
+		{Content: "lo", Tokens: []runner.TokenInfo{{ID: 2, Text: "lo"}}},
+	}
+}
+
+func stdResult() runner.Result {
+	return runner.Result{FinishReason: "stop", Usage: runner.Usage{
+		PromptTokens: 10, CachedTokens: 4, CompletionTokens: 3,
+		PrefillDuration: 60 * time.Millisecond, DecodeDuration: 30 * time.Millisecond, LoadDuration: time.Second,
+	}}
+}
