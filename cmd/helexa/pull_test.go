@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/hub/hubtest"
 )
 
@@ -168,6 +171,28 @@ func TestLineProgressAndBytes(t *testing.T) {
 	for n, want := range map[int64]string{-1: "size unknown", 10: "10 B", 2048: "2.0 KiB", 5 << 30: "5.0 GiB"} {
 		if got := humanBytes(n); got != want {
 			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestBarRendererDrawsOneBarPerFile(t *testing.T) {
+	var buf bytes.Buffer
+	b := &barRenderer{w: &buf, bars: map[string]*progressbar.ProgressBar{}}
+	b.handle(hub.Event{Kind: hub.EventNotice, Message: "picked Q4_K_M"})
+	b.handle(hub.Event{Kind: hub.EventStart, File: "a.gguf", Total: 1 << 20})
+	b.handle(hub.Event{Kind: hub.EventProgress, File: "a.gguf", Bytes: 1 << 19, Total: 1 << 20})
+	b.handle(hub.Event{Kind: hub.EventStart, File: "b.gguf", Total: 100})
+	b.handle(hub.Event{Kind: hub.EventVerify, File: "a.gguf", Bytes: 1 << 20, Total: 1 << 20})
+	b.handle(hub.Event{Kind: hub.EventDone, File: "a.gguf", Bytes: 1 << 20, Total: 1 << 20})
+	b.handle(hub.Event{Kind: hub.EventCached, File: "c.json"})
+	if len(b.bars) != 1 {
+		t.Errorf("open bars: %d, want 1 (b.gguf)", len(b.bars))
+	}
+	b.finish()
+	out := buf.String()
+	for _, want := range []string{"picked Q4_K_M", "a.gguf", "1.0 MB", "c.json (cached)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bar output %q lacks %q", out, want)
 		}
 	}
 }

@@ -46,6 +46,8 @@ func (e *HTTPError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: HTTP %d", e.What, e.Status)
 	switch {
+	case e.Code == "RepoNotFound":
+		b.WriteString(": repository not found (check the spelling; a private repo also needs HF_TOKEN)")
 	case e.Status == 401 || e.Status == 403:
 		if e.Code == "GatedRepo" || e.Status == 403 {
 			b.WriteString(": the repository is gated or private; accept its licence on the Hub and set HF_TOKEN to a token with access")
@@ -75,10 +77,10 @@ func (e *HTTPError) Error() string {
 // Unwrap maps the status to a sentinel error.
 func (e *HTTPError) Unwrap() error {
 	switch {
+	case e.Code == "RepoNotFound" || e.Status == 404:
+		return ErrNotFound
 	case e.Status == 401 || e.Status == 403:
 		return ErrUnauthorized
-	case e.Status == 404:
-		return ErrNotFound
 	}
 	return nil
 }

@@ -330,7 +330,7 @@ func TestNotFound(t *testing.T) {
 	ggufRepo(t, h, "org/m-GGUF", "m-Q4_K_M.gguf")
 	tc := newTestClient(t, h)
 	for _, tt := range []struct{ ref, want string }{
-		{"org/nope", "repository, revision or file not found"},
+		{"org/nope", "repository not found"},
 		{"org/m-GGUF@v9", "revision not found"},
 	} {
 		_, err := tc.Resolve(context.Background(), tt.ref)
@@ -457,4 +457,31 @@ func TestQuantErrorsFromHub(t *testing.T) {
 	mustErrorAs(t, err, &qe)
 	checkEqual(t, []string{"Q4_K_M", "Q8_0"}, qe.Available)
 	checkContains(t, err.Error(), "available quants: Q4_K_M, Q8_0")
+}
+
+func TestHTTPErrorMessages(t *testing.T) {
+	tests := []struct {
+		status    int
+		code      string
+		is        error
+		want      string
+		retryable bool
+	}{
+		{401, "RepoNotFound", ErrNotFound, "repository not found", false},
+		{401, "GatedRepo", ErrUnauthorized, "accept its licence", false},
+		{401, "", ErrUnauthorized, "set HF_TOKEN", false},
+		{403, "", ErrUnauthorized, "gated or private", false},
+		{404, "EntryNotFound", ErrNotFound, "file not found", false},
+		{404, "RevisionNotFound", ErrNotFound, "revision not found", false},
+		{429, "", nil, "rate limited", true},
+		{502, "", nil, "try again later", true},
+	}
+	for _, tt := range tests {
+		e := &HTTPError{Status: tt.status, Code: tt.code, What: "repo x/y"}
+		if tt.is != nil {
+			checkErrorIs(t, e, tt.is, tt.status, tt.code)
+		}
+		checkContains(t, e.Error(), tt.want)
+		checkEqual(t, tt.retryable, retryable(e), tt.status)
+	}
 }
