@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"strconv"
+	"unsafe"
 
 	"github.com/helexa/helexa/pkg/dtype"
 )
@@ -48,12 +50,31 @@ type cursor struct {
 
 const cursorChunk = 64 << 10
 
+// desc names what is being read, for error messages; it is only formatted
+// when an error happens.
+type desc struct {
+	what string
+	name string
+	idx  int // -1 when not indexed
+}
+
+func (d desc) String() string {
+	s := d.what
+	if d.name != "" {
+		s += " " + strconv.Quote(d.name)
+	}
+	if d.idx >= 0 {
+		s += " #" + strconv.Itoa(d.idx)
+	}
+	return s
+}
+
 func (c *cursor) remaining() int64 { return c.size - c.pos }
 
 // next returns the next n bytes (valid until the next call).
-func (c *cursor) next(n int64, what string) ([]byte, error) {
+func (c *cursor) next(n int64, what desc) ([]byte, error) {
 	if n < 0 || n > c.remaining() {
-		return nil, fmt.Errorf("%w: truncated at offset %d reading %s (%d bytes needed, %d left)", ErrFormat, c.pos, what, n, c.remaining())
+		return nil, fmt.Errorf("%w: truncated at offset %d reading %v (%d bytes needed, %d left)", ErrFormat, c.pos, what, n, c.remaining())
 	}
 	if c.pos >= c.bpos && c.pos+n <= c.bpos+int64(len(c.buf)) {
 		b := c.buf[c.pos-c.bpos : c.pos-c.bpos+n]
@@ -71,7 +92,7 @@ func (c *cursor) next(n int64, what string) ([]byte, error) {
 		if err == nil {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, fmt.Errorf("%w: reading %s at offset %d: %w", ErrFormat, what, c.pos, err)
+		return nil, fmt.Errorf("%w: reading %v at offset %d: %w", ErrFormat, what, c.pos, err)
 	}
 	c.buf = c.buf[:got]
 	c.bpos = c.pos
@@ -79,7 +100,7 @@ func (c *cursor) next(n int64, what string) ([]byte, error) {
 	return c.buf[:n], nil
 }
 
-func (c *cursor) u32(what string) (uint32, error) {
+func (c *cursor) u32(what desc) (uint32, error) {
 	b, err := c.next(4, what)
 	if err != nil {
 		return 0, err
@@ -87,7 +108,7 @@ func (c *cursor) u32(what string) (uint32, error) {
 	return binary.LittleEndian.Uint32(b), nil
 }
 
-func (c *cursor) u64(what string) (uint64, error) {
+func (c *cursor) u64(what desc) (uint64, error) {
 	b, err := c.next(8, what)
 	if err != nil {
 		return 0, err
@@ -95,19 +116,21 @@ func (c *cursor) u64(what string) (uint64, error) {
 	return binary.LittleEndian.Uint64(b), nil
 }
 
-func (c *cursor) str(what string) (string, error) {
-	n, err := c.u64(what + " length")
+func (c *cursor) str(what desc) (string, error) {
+	b, err := c.str0(what)
+	return string(b), err
+}
+
+// str0 reads a string and returns its bytes, valid until the next read.
+func (c *cursor) str0(what desc) ([]byte, error) {
+	n, err := c.u64(what)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if n > uint64(c.remaining()) {
-		return "", fmt.Errorf("%w: %s length %d at offset %d exceeds the %d bytes left in the file", ErrFormat, what, n, c.pos-8, c.remaining())
+		return nil, fmt.Errorf("%w: %v length %d at offset %d exceeds the %d bytes left in the file", ErrFormat, what, n, c.pos-8, c.remaining())
 	}
-	b, err := c.next(int64(n), what)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
+	return c.next(int64(n), what)
 }
 
 // parse reads a GGUF header, metadata and tensor table from r (size bytes)
@@ -117,7 +140,7 @@ func parse(r io.ReaderAt, size int64) (*header, error) {
 	if size < 4 {
 		return nil, fmt.Errorf("%w: file is %d bytes, too small for a GGUF header", ErrFormat, size)
 	}
-	m, err := c.next(4, "magic")
+	m, err := c.next(4, desc{"magic", "", -1})
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +148,7 @@ func parse(r io.ReaderAt, size int64) (*header, error) {
 		return nil, fmt.Errorf("%w: bad magic %q (want %q): not a GGUF file", ErrFormat, m, magic)
 	}
 	h := &header{size: size, alignment: defaultAlignment}
-	if h.version, err = c.u32("version"); err != nil {
+	if h.version, err = c.u32(desc{"version", "", -1}); err != nil {
 		return nil, err
 	}
 	if h.version != 2 && h.version != 3 {
@@ -135,11 +158,11 @@ func parse(r io.ReaderAt, size int64) (*header, error) {
 		}
 		return nil, fmt.Errorf("%w %d: helexa reads versions 2 and 3%s", ErrVersion, h.version, hint)
 	}
-	nTensors, err := c.u64("tensor count")
+	nTensors, err := c.u64(desc{"tensor count", "", -1})
 	if err != nil {
 		return nil, err
 	}
-	nKV, err := c.u64("metadata count")
+	nKV, err := c.u64(desc{"metadata count", "", -1})
 	if err != nil {
 		return nil, err
 	}
@@ -173,14 +196,14 @@ func (h *header) readKVs(c *cursor, n int) error {
 	h.kvs = make([]kv, 0, n)
 	h.index = make(map[string]int, n)
 	for i := range n {
-		key, err := c.str(fmt.Sprintf("metadata key #%d", i))
+		key, err := c.str(desc{"metadata key", "", i})
 		if err != nil {
 			return err
 		}
 		if _, dup := h.index[key]; dup {
 			return fmt.Errorf("%w: duplicate metadata key %q", ErrFormat, key)
 		}
-		t, err := c.u32(fmt.Sprintf("type of metadata key %q", key))
+		t, err := c.u32(desc{"type of metadata key", key, -1})
 		if err != nil {
 			return err
 		}
@@ -203,7 +226,7 @@ func readValue(c *cursor, t ValueType, key string, depth int) (Value, error) {
 		return readArray(c, key, depth)
 	}
 	if t == TypeString {
-		s, err := c.str(fmt.Sprintf("string value of %q", key))
+		s, err := c.str(desc{"string value of", key, -1})
 		return Value{Type: t, V: s}, err
 	}
 	v, err := readScalar(c, t, key)
@@ -211,7 +234,7 @@ func readValue(c *cursor, t ValueType, key string, depth int) (Value, error) {
 }
 
 func readScalar(c *cursor, t ValueType, key string) (any, error) {
-	b, err := c.next(int64(t.fixedSize()), fmt.Sprintf("%s value of %q", t, key))
+	b, err := c.next(int64(t.fixedSize()), desc{t.String() + " value of", key, -1})
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +274,7 @@ func readArray(c *cursor, key string, depth int) (Value, error) {
 	if depth >= maxNesting {
 		return Value{}, fmt.Errorf("%w: metadata key %q: arrays nested deeper than %d", ErrFormat, key, maxNesting)
 	}
-	et, err := c.u32(fmt.Sprintf("array element type of %q", key))
+	et, err := c.u32(desc{"array element type of", key, -1})
 	if err != nil {
 		return Value{}, err
 	}
@@ -259,7 +282,7 @@ func readArray(c *cursor, key string, depth int) (Value, error) {
 	if !elem.valid() {
 		return Value{}, fmt.Errorf("%w: metadata key %q: array of unknown value type %d", ErrFormat, key, et)
 	}
-	n, err := c.u64(fmt.Sprintf("array length of %q", key))
+	n, err := c.u64(desc{"array length of", key, -1})
 	if err != nil {
 		return Value{}, err
 	}
@@ -272,7 +295,7 @@ func readArray(c *cursor, key string, depth int) (Value, error) {
 	}
 	arr := make([]any, n)
 	if fs := elem.fixedSize(); fs > 0 {
-		b, err := c.next(int64(n)*int64(fs), fmt.Sprintf("array data of %q", key))
+		b, err := c.next(int64(n)*int64(fs), desc{"array data of", key, -1})
 		if err != nil {
 			return Value{}, err
 		}
@@ -283,18 +306,39 @@ func readArray(c *cursor, key string, depth int) (Value, error) {
 		}
 		return Value{Type: TypeArray, Elem: elem, V: arr}, nil
 	}
+	if elem == TypeString {
+		return Value{Type: TypeArray, Elem: elem, V: arr}, readStrings(c, arr, key)
+	}
 	for i := range arr {
 		v, err := readValue(c, elem, key, depth+1)
 		if err != nil {
 			return Value{}, err
 		}
-		if elem == TypeString {
-			arr[i] = v.V
-		} else {
-			arr[i] = v
-		}
+		arr[i] = v
 	}
 	return Value{Type: TypeArray, Elem: elem, V: arr}, nil
+}
+
+// stringArena is the chunk size strings of an array are copied into: one
+// allocation per chunk instead of one per string (vocabularies hold 100k+).
+const stringArena = 256 << 10
+
+// readStrings fills arr with the strings of an array of strings.
+func readStrings(c *cursor, arr []any, key string) error {
+	var arena []byte
+	for i := range arr {
+		b, err := c.str0(desc{"string array element of", key, i})
+		if err != nil {
+			return err
+		}
+		if len(b) > cap(arena)-len(arena) {
+			arena = make([]byte, 0, max(stringArena, len(b)))
+		}
+		start := len(arena)
+		arena = append(arena, b...)
+		arr[i] = unsafe.String(unsafe.SliceData(arena[start:]), len(b))
+	}
+	return nil
 }
 
 func (h *header) readAlignment() error {
@@ -331,11 +375,11 @@ func (h *header) readTensorInfos(c *cursor, n int) error {
 }
 
 func readTensorInfo(c *cursor, i int, alignment uint64) (*TensorInfo, error) {
-	name, err := c.str(fmt.Sprintf("name of tensor #%d", i))
+	name, err := c.str(desc{"name of tensor", "", i})
 	if err != nil {
 		return nil, err
 	}
-	nd, err := c.u32(fmt.Sprintf("dimension count of tensor %q", name))
+	nd, err := c.u32(desc{"dimension count of tensor", name, -1})
 	if err != nil {
 		return nil, err
 	}
@@ -344,16 +388,16 @@ func readTensorInfo(c *cursor, i int, alignment uint64) (*TensorInfo, error) {
 	}
 	t := &TensorInfo{Name: name, Dims: make([]uint64, nd)}
 	for d := range t.Dims {
-		if t.Dims[d], err = c.u64(fmt.Sprintf("dimension %d of tensor %q", d, name)); err != nil {
+		if t.Dims[d], err = c.u64(desc{"dimension of tensor", name, d}); err != nil {
 			return nil, err
 		}
 	}
-	typ, err := c.u32(fmt.Sprintf("type of tensor %q", name))
+	typ, err := c.u32(desc{"type of tensor", name, -1})
 	if err != nil {
 		return nil, err
 	}
 	t.Type = dtype.Type(typ)
-	if t.Offset, err = c.u64(fmt.Sprintf("offset of tensor %q", name)); err != nil {
+	if t.Offset, err = c.u64(desc{"offset of tensor", name, -1}); err != nil {
 		return nil, err
 	}
 	if err := t.validate(alignment); err != nil {

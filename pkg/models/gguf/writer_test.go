@@ -259,3 +259,23 @@ func TestWriteFileFailsInMissingDir(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestVersion2Accepted(t *testing.T) {
+	data := encode(t, smallModel(t))
+	binary.LittleEndian.PutUint32(data[4:], 2)
+	f := mustParse(t, data)
+	if f.Version() != 2 || len(f.Tensors()) != 2 {
+		t.Fatalf("version %d, %d tensors", f.Version(), len(f.Tensors()))
+	}
+}
+
+func TestTensorDataIsNotCopied(t *testing.T) {
+	data := encode(t, smallModel(t))
+	f := mustParse(t, data)
+	a, _ := f.Tensor("a.weight")
+	got := f.TensorData(a)
+	off := f.shards[0].hdr.dataOffset + int64(a.Offset)
+	if &got[0] != &data[off] || cap(got) != len(got) {
+		t.Fatal("TensorData is not a capped view of the file image")
+	}
+}
