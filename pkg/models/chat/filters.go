@@ -12,19 +12,19 @@ import (
 // filters returns the filters added to or replaced in gonja's set.
 func filters() map[string]exec.FilterFunction {
 	return map[string]exec.FilterFunction{
-		"tojson":      filterToJSON,
-		"items":       filterItems,
-		fMod:          binaryFilter(pyMod),
-		fPow:          binaryFilter(pyPow),
-		fFloorDiv:     binaryFilter(pyFloorDiv),
-		fGetItem:      filterGetItem,
-		fPrintName:    filterPrintName,
-		fPrintAttr:    lookupFilter(attrLookup, printLookup),
-		fPrintItem:    lookupFilter(itemLookup, printLookup),
-		fPrintNone:    filterPrintNone,
-		fDefinedName:  filterDefinedName,
-		fDefinedAttr:  lookupFilter(attrLookup, definedLookup),
-		fDefinedItem:  lookupFilter(itemLookup, definedLookup),
+		"tojson":     filterToJSON,
+		"items":      filterItems,
+		fMod:         binaryFilter(pyMod),
+		fPow:         binaryFilter(pyPow),
+		fFloorDiv:    binaryFilter(pyFloorDiv),
+		fGetItem:     filterGetItem,
+		fPrintName:   filterPrintName,
+		fPrintAttr:   lookupFilter(attrLookup, printLookup),
+		fPrintItem:   lookupFilter(itemLookup, printLookup),
+		fPrintNone:   filterPrintNone,
+		fDefinedName: filterDefinedName,
+		fDefinedAttr: lookupFilter(attrLookup, definedLookup),
+		fDefinedItem: lookupFilter(itemLookup, definedLookup),
 	}
 }
 

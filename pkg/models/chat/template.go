@@ -258,12 +258,12 @@ func methodSets() exec.Methods {
 // be enumerated); ours override some of them.
 func gonjaStrMethods() []string {
 	return []string{
-	"capitalize", "capwords", "casefold", "center", "count", "encode", "endswith",
-	"expandtabs", "find", "format", "format_map", "isalnum", "isalpha", "isascii",
-	"isdecimal", "isdigit", "islower", "isnumeric", "isprintable", "isspace",
-	"istitle", "isupper", "join", "ljust", "lower", "lstrip", "partition",
-	"removeprefix", "removesuffix", "replace", "rfind", "rjust", "rpartition",
-	"rsplit", "rstrip", "split", "splitlines", "startswith", "strip", "swapcase",
-	"title", "upper", "zfill",
+		"capitalize", "capwords", "casefold", "center", "count", "encode", "endswith",
+		"expandtabs", "find", "format", "format_map", "isalnum", "isalpha", "isascii",
+		"isdecimal", "isdigit", "islower", "isnumeric", "isprintable", "isspace",
+		"istitle", "isupper", "join", "ljust", "lower", "lstrip", "partition",
+		"removeprefix", "removesuffix", "replace", "rfind", "rjust", "rpartition",
+		"rsplit", "rstrip", "split", "splitlines", "startswith", "strip", "swapcase",
+		"title", "upper", "zfill",
 	}
 }
