@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/sampling"
+)
+
+// benchOptions are the flags of `helexa bench`.
+type benchOptions struct {
+	Host        string // a daemon address; empty = in-process engine
+	Concurrency []int
+	Tokens      int
+	Prompt      string
+	Temperature float32
+	NumCtx      int
+	JSON        bool
+}
+
+func newBenchCmd(s streams) *cobra.Command {
+	opts := benchOptions{Concurrency: []int{1, 2, 4, 8}, Tokens: 128, Prompt: "Once upon a time"}
+	cmd := &cobra.Command{
+		Use:   "bench MODEL",
+		Short: "Measure aggregate decode throughput at several concurrency levels",
+		Long: `Run N concurrent completions of the same prompt for each concurrency level
+and report the aggregate decode tokens/s (continuous batching lets several
+sequences share each weight read). Runs an in-process engine by default, or
+against a daemon with --host. A warm-up request loads the model first.
+Sequences stop early at an end-of-generation token; the table shows the
+tokens actually generated.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBench(cmd.Context(), opts, args[0], s)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Host, "host", "", "benchmark the daemon at this address instead of an in-process engine")
+	f.IntSliceVar(&opts.Concurrency, "concurrency", opts.Concurrency, "comma-separated concurrency levels")
+	f.IntVarP(&opts.Tokens, "tokens", "n", opts.Tokens, "tokens to generate per sequence")
+	f.StringVar(&opts.Prompt, "prompt", opts.Prompt, "prompt (raw completion, no chat template)")
+	f.Float32Var(&opts.Temperature, "temperature", 0, "sampling temperature (0 = greedy)")
+	f.IntVar(&opts.NumCtx, "num-ctx", 0, "context size to load the model with (default HELEXA_NUM_CTX)")
+	f.BoolVar(&opts.JSON, "json", false, "print the results as JSON")
+	return cmd
+}
+
+// benchLevel is one concurrency level's result.
+type benchLevel struct {
+	Concurrency     int     `json:"concurrency"`
+	GeneratedTokens int     `json:"generated_tokens"`
+	WallSeconds     float64 `json:"wall_s"`
+	// DecodeTPS is the aggregate decode rate: tokens after each sequence's
+	// first, over the window from the first first-token to the last finish.
+	DecodeTPS float64 `json:"decode_tokens_per_s"`
+	// EndToEndTPS is all generated tokens over the level's wall time.
+	EndToEndTPS float64 `json:"end_to_end_tokens_per_s"`
+	// PerSeqDecodeTPS is the mean of each sequence's own decode speed.
+	PerSeqDecodeTPS float64 `json:"per_sequence_decode_tokens_per_s"`
+	MeanTTFTMillis  float64 `json:"mean_ttft_ms"`
+}
+
+func (o benchOptions) validate() error {
+	if len(o.Concurrency) == 0 {
+		return fmt.Errorf("--concurrency needs at least one level, e.g. 1,2,4,8")
+	}
+	for _, c := range o.Concurrency {
+		if c < 1 || c > 1024 {
+			return fmt.Errorf("--concurrency level %d: want 1..1024", c)
+		}
+	}
+	if o.Tokens < 1 {
+		return fmt.Errorf("--tokens %d: want at least 1", o.Tokens)
+	}
+	if o.Temperature < 0 {
+		return fmt.Errorf("--temperature %g: want >= 0", o.Temperature)
+	}
+	return nil
+}
+
+func runBench(ctx context.Context, opts benchOptions, model string, s streams) error {
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	svc, closeSvc, err := benchService(opts.Host)
+	if err != nil {
+		return err
+	}
+	defer closeSvc()
+	if _, err := svc.Load(ctx, runner.LoadRequest{Model: model, NumCtx: opts.NumCtx}); err != nil {
+		return fmt.Errorf("loading %s: %w", model, err)
+	}
+	if _, err := benchOne(ctx, svc, model, opts, 4, 0); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	var levels []benchLevel
+	for _, c := range opts.Concurrency {
+		lv, err := benchLevelRun(ctx, svc, model, opts, c)
+		if err != nil {
+			return fmt.Errorf("concurrency %d: %w", c, err)
+		}
+		levels = append(levels, lv)
+		slog.Debug("bench level", "concurrency", c, "decode_tps", lv.DecodeTPS)
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(s.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(levels)
+	}
+	return printBench(s.Out, model, levels)
+}
+
+// benchService returns the engine to measure: a daemon client or an
+// in-process Manager (closed by the returned func).
+func benchService(host string) (runner.Service, func(), error) {
+	if host != "" {
+		c, err := daemonClient(host)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := c.Health(context.Background()); err != nil {
+			return nil, nil, daemonError(c, err)
+		}
+		return c, func() {}, nil
+	}
+	mgr, _, err := newServeEngine(slog.Default())
+	if err != nil {
+		return nil, nil, err
+	}
+	return mgr, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = mgr.Close(ctx)
+	}, nil
+}
+
+// benchRun is one sequence's measurements.
+type benchRun struct {
+	start, first, end time.Time
+	res               runner.Result
+}
+
+// benchOne runs one completion and times it.
+func benchOne(ctx context.Context, svc runner.Service, model string, opts benchOptions, tokens int, seed uint64) (benchRun, error) {
+	req := runner.CompletionRequest{Model: model, Prompt: opts.Prompt, AddSpecial: true, Options: runner.Options{
+		Sampling:  sampling.Params{Temperature: opts.Temperature, Seed: seed},
+		MaxTokens: tokens,
+	}}
+	r := benchRun{start: time.Now()}
+	res, err := svc.Complete(ctx, req, func(runner.Delta) error {
+		if r.first.IsZero() {
+			r.first = time.Now()
+		}
+		return nil
+	})
+	r.end, r.res = time.Now(), res
+	if r.first.IsZero() {
+		r.first = r.end
+	}
+	return r, err
+}
+
+// benchLevelRun runs c sequences at once.
+func benchLevelRun(ctx context.Context, svc runner.Service, model string, opts benchOptions, c int) (benchLevel, error) {
+	runs := make([]benchRun, c)
+	errs := make([]error, c)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for i := range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runs[i], errs[i] = benchOne(ctx, svc, model, opts, opts.Tokens, uint64(i+1))
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(t0)
+	for _, err := range errs {
+		if err != nil {
+			return benchLevel{}, err
+		}
+	}
+	return summarizeBench(c, runs, wall), nil
+}
+
+// summarizeBench turns the runs of one level into its figures.
+func summarizeBench(c int, runs []benchRun, wall time.Duration) benchLevel {
+	lv := benchLevel{Concurrency: c, WallSeconds: wall.Seconds()}
+	var firstFirst, lastEnd time.Time
+	decodeTokens, perSeq, ttft := 0, 0.0, 0.0
+	for _, r := range runs {
+		n := r.res.Usage.CompletionTokens
+		lv.GeneratedTokens += n
+		decodeTokens += max(n-1, 0)
+		if firstFirst.IsZero() || r.first.Before(firstFirst) {
+			firstFirst = r.first
+		}
+		if r.end.After(lastEnd) {
+			lastEnd = r.end
+		}
+		if d := r.res.Usage.DecodeDuration.Seconds(); d > 0 {
+			perSeq += float64(n) / d
+		}
+		ttft += r.first.Sub(r.start).Seconds() * 1e3
+	}
+	if w := lastEnd.Sub(firstFirst).Seconds(); w > 0 {
+		lv.DecodeTPS = float64(decodeTokens) / w
+	}
+	if wall > 0 {
+		lv.EndToEndTPS = float64(lv.GeneratedTokens) / wall.Seconds()
+	}
+	lv.PerSeqDecodeTPS = perSeq / float64(len(runs))
+	lv.MeanTTFTMillis = ttft / float64(len(runs))
+	return lv
+}
+
+func printBench(w io.Writer, model string, levels []benchLevel) error {
+	if _, err := fmt.Fprintf(w, "model %s\n", model); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "CONCURRENCY\tTOKENS\tWALL s\tDECODE tok/s\tEND-TO-END tok/s\tPER-SEQ tok/s\tTTFT ms\t")
+	for _, l := range levels {
+		fmt.Fprintf(tw, "%d\t%d\t%.2f\t%.1f\t%.1f\t%.1f\t%.0f\t\n", l.Concurrency, l.GeneratedTokens, l.WallSeconds,
+			l.DecodeTPS, l.EndToEndTPS, l.PerSeqDecodeTPS, l.MeanTTFTMillis)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/helexa/helexa/internal/envvars"
+	"github.com/helexa/helexa/pkg/api"
+	"github.com/helexa/helexa/pkg/runner"
+)
+
+// psOptions are the flags of `helexa ps`.
+type psOptions struct {
+	Host string // daemon address (default HELEXA_HOST)
+	JSON bool
+}
+
+func newPsCmd(s streams) *cobra.Command {
+	var opts psOptions
+	cmd := &cobra.Command{
+		Use:   "ps",
+		Short: "List the models the daemon has loaded",
+		Long: `List the models loaded by the daemon at HELEXA_HOST: size (weights + KV),
+processor, context, state (loading, ready, busy, poisoned), active requests
+and when an idle model will be unloaded.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runPs(cmd.Context(), opts, s)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Host, "host", "", "daemon address (default $HELEXA_HOST or 127.0.0.1:13131)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the models as JSON")
+	return cmd
+}
+
+// daemonClient returns a client for --host or HELEXA_HOST.
+func daemonClient(host string) (*api.Client, error) {
+	if host == "" {
+		host = envvars.Host.Get()
+	}
+	return api.NewClient(host, envvars.APIKey.Get())
+}
+
+// daemonError rewrites "nobody answers" into advice.
+func daemonError(c *api.Client, err error) error {
+	if errors.Is(err, api.ErrUnreachable) {
+		return fmt.Errorf("no helexa daemon answers at %s: start one with `helexa serve --detach` (or point HELEXA_HOST / --host at it)", c.Addr())
+	}
+	return err
+}
+
+func runPs(ctx context.Context, opts psOptions, s streams) error {
+	c, err := daemonClient(opts.Host)
+	if err != nil {
+		return err
+	}
+	models, err := c.PS(ctx)
+	if err != nil {
+		return daemonError(c, err)
+	}
+	if opts.JSON {
+		if models == nil {
+			models = []runner.ModelStatus{}
+		}
+		enc := json.NewEncoder(s.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(models)
+	}
+	return printPs(s.Out, models, time.Now())
+}
+
+func printPs(w io.Writer, models []runner.ModelStatus, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSIZE\tPROCESSOR\tCONTEXT\tSTATE\tACTIVE\tUNTIL")
+	for _, m := range models {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", m.Name, humanBytes(m.SizeBytes), orDash(m.Processor),
+			m.Context, m.State, m.Active, until(m, now))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, m := range models {
+		if m.State == runner.StatePoisoned {
+			if _, err := fmt.Fprintf(w, "\n%s is poisoned: %s\n  recover with `helexa stop %s` and load it again\n",
+				m.Name, orDash(m.Error), strconv.Quote(m.Name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// until says when an idle model will be unloaded.
+func until(m runner.ModelStatus, now time.Time) string {
+	switch {
+	case m.State == runner.StateLoading:
+		return "-"
+	case m.ExpiresAt.IsZero() && m.Active > 0:
+		return "in use"
+	case m.ExpiresAt.IsZero():
+		return "forever"
+	}
+	d := m.ExpiresAt.Sub(now).Round(time.Second)
+	if d <= 0 {
+		return "now"
+	}
+	return d.String() + " from now"
+}

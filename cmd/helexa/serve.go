@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/helexa/helexa/internal/envvars"
+	"github.com/helexa/helexa/pkg/api"
+	"github.com/helexa/helexa/pkg/hub"
+	"github.com/helexa/helexa/pkg/runner"
+)
+
+// serveOptions are the flags of `helexa serve`.
+type serveOptions struct {
+	Host            string        // listen address (default HELEXA_HOST)
+	Insecure        bool          // allow a non-loopback bind without an API key
+	Detach          bool          // start a background daemon and return
+	Stop            bool          // stop the background daemon
+	ShutdownTimeout time.Duration // how long in-flight requests may take after a stop signal
+	PIDFile         string        // hidden: the detached daemon writes and removes its pid file
+}
+
+func newServeCmd(s streams) *cobra.Command {
+	var opts serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve models over an OpenAI-compatible HTTP API",
+		Long: `Serve models over an OpenAI-compatible HTTP API (/v1/chat/completions,
+/v1/completions, /v1/models) plus native endpoints (/api/ps, /api/load,
+/api/unload, /api/pull, /health, /metrics).
+
+Runs in the foreground by default, logging to stderr; SIGINT/SIGTERM stop
+accepting connections and let in-flight requests finish (--shutdown-timeout).
+--detach starts a background daemon (pid and log files under the state
+directory) and waits until it answers; --stop stops it.
+
+The default address is 127.0.0.1:13131 (HELEXA_HOST). Binding a non-loopback
+address requires HELEXA_API_KEY (clients then send "Authorization: Bearer KEY"),
+or --insecure.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), opts, s)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Host, "host", "", "listen address host:port (default $HELEXA_HOST or 127.0.0.1:13131)")
+	f.BoolVar(&opts.Insecure, "insecure", false, "allow binding a non-loopback address without HELEXA_API_KEY")
+	f.BoolVar(&opts.Detach, "detach", false, "start a background daemon, wait until it answers, print its address")
+	f.BoolVar(&opts.Stop, "stop", false, "stop the background daemon started with --detach")
+	f.DurationVar(&opts.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may run after a stop signal before they are cancelled")
+	f.StringVar(&opts.PIDFile, "pid-file", "", "write the daemon's pid file (used by --detach)")
+	_ = f.MarkHidden("pid-file")
+	cmd.MarkFlagsMutuallyExclusive("detach", "stop")
+	return cmd
+}
+
+func runServe(ctx context.Context, opts serveOptions, s streams) error {
+	if opts.Host == "" {
+		opts.Host = envvars.Host.Get()
+	}
+	switch {
+	case opts.Stop:
+		return stopDaemon(ctx, opts, s)
+	case opts.Detach:
+		return detachDaemon(ctx, opts, s)
+	}
+	apiKey := envvars.APIKey.Get()
+	if err := checkBind(opts.Host, apiKey, opts.Insecure); err != nil {
+		return err
+	}
+	mgr, puller, err := newServeEngine(slog.Default())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := mgr.Close(closeCtx); err != nil {
+			slog.Warn("unloading models", "err", err)
+		}
+	}()
+	srv, err := api.NewServer(api.Config{Service: mgr, Engine: mgr, Puller: puller, APIKey: apiKey})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", opts.Host)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s (is another helexa serve running? try `helexa serve --stop` or --host): %w", opts.Host, err)
+	}
+	if opts.PIDFile != "" {
+		if err := writePIDFile(opts.PIDFile, os.Getpid(), ln.Addr().String()); err != nil {
+			ln.Close()
+			return err
+		}
+		defer os.Remove(opts.PIDFile)
+	}
+	return serveHTTP(ctx, ln, srv.Handler(), opts.ShutdownTimeout, apiKey != "")
+}
+
+// serveHTTP serves until ctx ends, then shuts down gracefully: no new
+// connections, in-flight requests get up to timeout, then are cancelled.
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, timeout time.Duration, auth bool) error {
+	reqCtx, cancelReqs := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelReqs()
+	hs := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 30 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return reqCtx },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	slog.Info("helexa serving", "addr", "http://"+ln.Addr().String(), "auth", auth)
+	select {
+	case err := <-errc:
+		return fmt.Errorf("server stopped: %w", err)
+	case <-ctx.Done():
+	}
+	slog.Info("shutting down: waiting for in-flight requests", "timeout", timeout)
+	shCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	if err := hs.Shutdown(shCtx); err != nil {
+		slog.Warn("in-flight requests did not finish in time; cancelling them", "timeout", timeout)
+		cancelReqs()
+		_ = hs.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("server stopped: %w", err)
+	}
+	slog.Info("helexa stopped")
+	return nil
+}
+
+// checkBind refuses a non-loopback listen address without an API key.
+func checkBind(addr, apiKey string, insecure bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q is not host:port (e.g. 127.0.0.1:13131): %w", addr, err)
+	}
+	if isLoopback(host) || apiKey != "" || insecure {
+		return nil
+	}
+	return fmt.Errorf("refusing to listen on %s without an API key: anyone on the network could use it; "+
+		"set %s (clients send it as a bearer token), bind 127.0.0.1, or pass --insecure", addr, envvars.APIKey.Name)
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// newServeEngine builds the in-process engine from the environment: a
+// runner.Manager over the GGUF loader, resolving references through the
+// Hugging Face cache, and the puller behind /api/pull.
+func newServeEngine(log *slog.Logger) (*runner.Manager, api.Puller, error) {
+	cfg, err := runner.ConfigFromEnv()
+	if err != nil {
+		return nil, nil, err
+	}
+	threads := 0
+	if v := strings.TrimSpace(envvars.NumThreads.Get()); v != "" {
+		if threads, err = strconv.Atoi(v); err != nil || threads < 0 {
+			return nil, nil, fmt.Errorf("%s=%q: want a non-negative integer", envvars.NumThreads.Name, v)
+		}
+	}
+	hc, err := newHubClient("", logProgress(log))
+	if err != nil {
+		return nil, nil, err
+	}
+	loader := &runner.GGUFLoader{Hub: hc, Threads: threads, ChunkSize: cfg.ChunkSize, Log: log}
+	return runner.NewManager(cfg, loader, log), hubPuller{}, nil
+}
+
+// logProgress reports downloads made while loading as log lines.
+func logProgress(log *slog.Logger) hub.ProgressFunc {
+	return func(e hub.Event) {
+		switch e.Kind {
+		case hub.EventStart, hub.EventDone, hub.EventNotice:
+			log.Info("pull", "event", e.Kind, "repo", e.Repo, "file", e.File, "bytes", e.Total, "msg", e.Message)
+		}
+	}
+}
+
+// hubPuller serves /api/pull with a hub client per request, so each
+// request receives its own progress.
+type hubPuller struct{}
+
+func (hubPuller) Pull(ctx context.Context, model string, progress func(api.PullProgress)) error {
+	hc, err := newHubClient("", func(e hub.Event) {
+		progress(api.PullProgress{Status: string(e.Kind), File: e.File, Completed: e.Bytes, Total: e.Total})
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := hc.Resolve(ctx, model); err != nil {
+		return pullError(model, err)
+	}
+	return nil
+}
+
+// pullError classifies a hub error for the API's status codes.
+func pullError(model string, err error) error {
+	kind := runner.KindInternal
+	switch {
+	case errors.Is(err, hub.ErrBadReference):
+		kind = runner.KindBadRequest
+	case errors.Is(err, hub.ErrNotFound), errors.Is(err, hub.ErrQuantNotFound), errors.Is(err, hub.ErrNotCached), errors.Is(err, hub.ErrNoWeights):
+		kind = runner.KindNotFound
+	case errors.Is(err, hub.ErrUnauthorized):
+		kind = runner.KindBadRequest // the Hub refused: not the daemon's own 401
+	}
+	return &runner.Error{Kind: kind, Msg: fmt.Sprintf("pull %s", model), Err: err}
+}
