@@ -45,6 +45,7 @@ func newRootCmd(s streams) *cobra.Command {
 var subcommands = []func(streams) *cobra.Command{
 	newDebugCmd,
 	newPullCmd, newListCmd, newRmCmd,
+	newServeCmd, newPsCmd, newStopCmd, newBenchCmd,
 }
 
 func setupLogging(w io.Writer) {
