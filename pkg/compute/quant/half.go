@@ -6,18 +6,12 @@ import "math"
 // finite values and infinities; NaNs stay NaN). It is ggml's branch-free
 // ggml_compute_fp16_to_fp32.
 func FP16ToFloat32(h uint16) float32 {
-	w := uint32(h) << 16
-	sign := w & 0x80000000
-	twoW := w + w
-	const expOffset = 0xE0 << 23
-	const expScale = 0x1.0p-112
-	normalized := float32(math.Float32frombits((twoW>>4)+expOffset) * expScale)
-	const magicMask = 126 << 23
-	denormalized := float32(math.Float32frombits((twoW>>17)|magicMask) - 0.5)
-	if twoW < 1<<27 {
-		return math.Float32frombits(sign | math.Float32bits(denormalized))
+	twoW := uint32(h) << 17 // exponent and mantissa, sign shifted out
+	r := math.Float32bits(float32(math.Float32frombits((twoW>>4)+0xE0<<23) * 0x1p-112))
+	if twoW < 1<<27 { // zero or subnormal half
+		r = math.Float32bits(float32(math.Float32frombits((twoW>>17)|126<<23) - 0.5))
 	}
-	return math.Float32frombits(sign | math.Float32bits(normalized))
+	return math.Float32frombits(uint32(h&0x8000)<<16 | r)
 }
 
 // Float32ToFP16 converts f to IEEE binary16 with round-to-nearest-even,
