@@ -62,8 +62,8 @@ func (m *Manager) Complete(ctx context.Context, req CompletionRequest, onDelta f
 // opensThink reports a prompt that ends inside an open <think> block (the
 // template started the reasoning for the model).
 func opensThink(prompt string) bool {
-	p := strings.TrimRight(prompt, " \t\r\n")
-	return strings.HasSuffix(p, "<think>")
+	open := strings.LastIndex(prompt, "<think>")
+	return open >= 0 && strings.LastIndex(prompt, "</think>") < open
 }
 
 type genArgs struct {

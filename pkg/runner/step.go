@@ -167,6 +167,10 @@ func (s *scheduler) apply(q *sequence, w executor.Work, res executor.Result) {
 	if q.firstTok.IsZero() {
 		q.firstTok = time.Now()
 	}
+	if w.Allowed != nil && (res.Token < 0 || int(res.Token) >= len(w.Allowed)*64 || w.Allowed[res.Token/64]&(1<<(uint(res.Token)%64)) == 0) {
+		s.finish(q, "", Errorf(KindInternal, "JSON mode: the executor sampled token %d outside the allowed set (it does not honour executor.Work.Allowed)", res.Token))
+		return
+	}
 	d, reason, err := s.accept(q, res)
 	if d != nil {
 		q.req.out.send(event{delta: d})

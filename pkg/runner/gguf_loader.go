@@ -1,0 +1,183 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/hub"
+	"github.com/helexa/helexa/pkg/models/chat"
+	"github.com/helexa/helexa/pkg/models/gguf"
+	"github.com/helexa/helexa/pkg/models/tokenizer"
+)
+
+// Resolver turns a model reference into files on disk (hub.Client, pulling
+// what the cache lacks).
+type Resolver interface {
+	Resolve(ctx context.Context, ref string) (*hub.Resolved, error)
+}
+
+// GGUFLoader is the real Loader: it resolves a reference through the hub
+// (a local .gguf path, or org/repo[:QUANT] downloaded into the Hugging Face
+// cache), then loads the tokenizer, chat template and an in-process CPU
+// executor from the GGUF file.
+type GGUFLoader struct {
+	Hub Resolver
+	// Executor options; zero values take the executor's defaults. NumCtx
+	// comes from LoadOptions.
+	Threads   int
+	BlockSize int
+	ChunkSize int
+	Log       *slog.Logger
+}
+
+var (
+	_ Loader        = (*GGUFLoader)(nil)
+	_ SizeEstimator = (*GGUFLoader)(nil)
+)
+
+// Load implements Loader.
+func (l *GGUFLoader) Load(ctx context.Context, name string, opts LoadOptions) (*Model, error) {
+	log := l.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	if looksLikePath(name) {
+		if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
+			return nil, &Error{Kind: KindNotFound, Msg: fmt.Sprintf("model file %s does not exist", name), Err: err}
+		}
+	}
+	res, err := l.Hub.Resolve(ctx, name)
+	if err != nil {
+		return nil, resolveError(name, err)
+	}
+	if res.Format != hub.FormatGGUF {
+		return nil, Errorf(KindBadRequest, "model %q is a %s directory; only GGUF models can be loaded for now (use a GGUF repository or file)", name, res.Format)
+	}
+	f, err := gguf.Open(res.ModelPath)
+	if err != nil {
+		return nil, &Error{Kind: KindBadRequest, Msg: fmt.Sprintf("opening %s failed", res.ModelPath), Err: err}
+	}
+	m, err := l.build(ctx, f, res, opts, log)
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+func (l *GGUFLoader) build(ctx context.Context, f *gguf.File, res *hub.Resolved, opts LoadOptions, log *slog.Logger) (*Model, error) {
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		return nil, &Error{Kind: KindBadRequest, Msg: fmt.Sprintf("%s: reading the tokenizer failed", res.ModelPath), Err: err}
+	}
+	numCtx := opts.NumCtx
+	if train := int(f.UintOr(f.Arch()+".context_length", 0)); train > 0 && numCtx > train {
+		log.Info("context capped at the model's training context", "asked", numCtx, "train", train)
+		numCtx = train
+	}
+	ex, err := executor.LoadLocal(ctx, res.ModelPath, executor.LocalOptions{
+		NumCtx: numCtx, BlockSize: l.BlockSize, Threads: l.Threads, ChunkSize: l.ChunkSize,
+	})
+	if err != nil {
+		return nil, &Error{Kind: KindBadRequest, Msg: fmt.Sprintf("loading %s failed", res.ModelPath), Err: err}
+	}
+	m := &Model{
+		Executor:  ex,
+		Tokenizer: ggufTokenizer{tok},
+		Closer:    f.Close,
+		Details:   details(f, res, ex.Info()),
+	}
+	if tpl, err := chat.FromGGUF(f, log); err != nil {
+		log.Warn("chat template unusable; chat requests will be refused", "model", res.Ref, "err", err)
+	} else {
+		m.Template = chatTemplate{tpl}
+		m.Details.Template = tpl.Source()
+	}
+	if _, ok := tok.TokenID(chat.ThinkOpen); ok {
+		m.NewThinkSplitter = func(start bool) ThinkSplitter { return chat.NewThinkSplitter(start) }
+	}
+	return m, nil
+}
+
+func details(f *gguf.File, res *hub.Resolved, info executor.Info) ModelDetails {
+	var params int64
+	bytesByType := map[string]int64{}
+	quant := res.Quant
+	for _, t := range f.Tensors() {
+		params += t.Elements()
+		bytesByType[t.Type.String()] += t.Size
+		if quant == "" || bytesByType[t.Type.String()] > bytesByType[quant] {
+			quant = t.Type.String() // the type holding most of the weights
+		}
+	}
+	if res.Quant != "" {
+		quant = res.Quant
+	}
+	return ModelDetails{
+		Name:         res.Ref,
+		Path:         res.ModelPath,
+		Arch:         f.Arch(),
+		Parameters:   params,
+		Quant:        quant,
+		ContextTrain: info.NCtxTrain,
+		Context:      info.NCtx,
+		FileBytes:    f.FileSize(),
+	}
+}
+
+// EstimateBytes implements SizeEstimator for local files (the file size;
+// CPU weights are mapped, so this is what they can take in RAM).
+func (l *GGUFLoader) EstimateBytes(_ context.Context, name string, _ LoadOptions) (int64, error) {
+	st, err := os.Stat(name)
+	if err != nil || st.IsDir() {
+		return 0, nil
+	}
+	return st.Size(), nil
+}
+
+// looksLikePath reports a name meant as a file or directory path rather
+// than a Hub reference.
+func looksLikePath(name string) bool {
+	return strings.HasPrefix(name, "/") || strings.HasPrefix(name, "./") || strings.HasPrefix(name, "../") ||
+		strings.HasSuffix(strings.ToLower(name), ".gguf")
+}
+
+func resolveError(name string, err error) error {
+	switch {
+	case errors.Is(err, hub.ErrBadReference):
+		return &Error{Kind: KindBadRequest, Msg: fmt.Sprintf("invalid model reference %q", name), Err: err}
+	case errors.Is(err, hub.ErrNotFound), errors.Is(err, hub.ErrQuantNotFound),
+		errors.Is(err, hub.ErrNotCached), errors.Is(err, hub.ErrNoWeights), errors.Is(err, os.ErrNotExist):
+		return &Error{Kind: KindNotFound, Msg: fmt.Sprintf("model %q not found", name), Err: err}
+	case errors.Is(err, hub.ErrUnauthorized):
+		return &Error{Kind: KindUnauthorized, Msg: fmt.Sprintf("access to model %q denied (set HF_TOKEN, or accept the licence on the Hub)", name), Err: err}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return &Error{Kind: KindInternal, Msg: fmt.Sprintf("resolving model %q failed", name), Err: err}
+}
+
+// ggufTokenizer adapts tokenizer.Tokenizer to the runner's Tokenizer.
+type ggufTokenizer struct{ t *tokenizer.Tokenizer }
+
+func (g ggufTokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error) {
+	return g.t.Encode(text, addSpecial, parseSpecial)
+}
+func (g ggufTokenizer) IsEOG(id int32) bool       { return g.t.IsEOG(id) }
+func (g ggufTokenizer) NewDecoder() Decoder       { return g.t.NewDecoder() }
+func (g ggufTokenizer) TokenText(id int32) string { return g.t.Piece(id, false) }
+func (g ggufTokenizer) VocabSize() int            { return g.t.VocabSize() }
+
+// chatTemplate adapts chat.Template to the runner's Template.
+type chatTemplate struct{ t *chat.Template }
+
+func (c chatTemplate) Render(ctx context.Context, in ChatInput) (string, error) {
+	return c.t.Render(ctx, chat.Input{
+		Messages: in.Messages, Tools: in.Tools, AddGenerationPrompt: in.AddGenerationPrompt, Kwargs: in.Kwargs,
+	})
+}
