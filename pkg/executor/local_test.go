@@ -22,7 +22,7 @@ var paragraph = func() []int32 {
 	return out
 }()
 
-func loadFixture(t *testing.T, name string, opts executor.LocalOptions) *executor.Local {
+func loadFixture(t testing.TB, name string, opts executor.LocalOptions) *executor.Local {
 	t.Helper()
 	ex, err := executor.LoadLocal(context.Background(), fixtures.Path(t, "models", name), opts)
 	if err != nil {

@@ -1,0 +1,240 @@
+package compute
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+
+	"github.com/helexa/helexa/pkg/dtype"
+)
+
+func TestParallelFor(t *testing.T) {
+	p := newPool(3)
+	defer p.close()
+	for _, n := range []int{0, 1, 7, 100, 1001} {
+		hits := make([]atomic.Int32, n)
+		p.parallelFor(n, 2, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				hits[i].Add(1)
+			}
+		})
+		for i := range hits {
+			if h := hits[i].Load(); h != 1 {
+				t.Fatalf("n=%d: index %d visited %d times", n, i, h)
+			}
+		}
+	}
+}
+
+func TestParallelForPanic(t *testing.T) {
+	p := newPool(2)
+	defer p.close()
+	defer func() {
+		if r := recover(); r != "boom" {
+			t.Errorf("recovered %v, want the worker's panic", r)
+		}
+	}()
+	p.parallelFor(1000, 1, func(lo, hi int) {
+		if lo <= 500 && 500 < hi {
+			panic("boom")
+		}
+	})
+	t.Error("panic not propagated")
+}
+
+func TestRoPE(t *testing.T) {
+	tests := []struct {
+		name string
+		r    Rope
+	}{
+		{"norm", Rope{Mode: RopeNorm, Dims: 8, Base: 10000, FreqScale: 1}},
+		{"neox", Rope{Mode: RopeNeox, Dims: 8, Base: 1e6, FreqScale: 1}},
+		{"partial linear", Rope{Mode: RopeNorm, Dims: 4, Base: 10000, FreqScale: 0.25}},
+		{"freq factors", Rope{Mode: RopeNeox, Dims: 8, Base: 500000, FreqScale: 1, FreqFactors: []float32{1, 2, 4, 8}}},
+	}
+	c := NewCPU(2)
+	defer c.Close()
+	const heads, hd = 2, 8
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pos := []int32{0, 3, 77}
+			x := randVec(len(pos)*heads*hd, 1)
+			orig := append([]float32(nil), x...)
+			c.RoPE(x, pos, heads, hd, &tt.r)
+			for row, p := range pos {
+				for h := 0; h < heads; h++ {
+					base := row*heads*hd + h*hd
+					want := ropeRef(orig[base:base+hd], float64(p), &tt.r)
+					for i := range want {
+						if d := math.Abs(float64(x[base+i]) - want[i]); d > 1e-4 {
+							t.Fatalf("pos %d head %d elem %d: %g, want %g", p, h, i, x[base+i], want[i])
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// ropeRef is RoPE from its definition, in float64.
+func ropeRef(v []float32, pos float64, r *Rope) []float64 {
+	out := make([]float64, len(v))
+	for i := range v {
+		out[i] = float64(v[i])
+	}
+	for i := 0; i < r.Dims/2; i++ {
+		theta := pos * math.Pow(float64(r.Base), -2*float64(i)/float64(r.Dims)) * float64(r.FreqScale)
+		if r.FreqFactors != nil {
+			theta /= float64(r.FreqFactors[i])
+		}
+		a, b := 2*i, 2*i+1
+		if r.Mode == RopeNeox {
+			a, b = i, i+r.Dims/2
+		}
+		x0, x1 := float64(v[a]), float64(v[b])
+		out[a] = x0*math.Cos(theta) - x1*math.Sin(theta)
+		out[b] = x0*math.Sin(theta) + x1*math.Cos(theta)
+	}
+	return out
+}
+
+// TestAttention compares paged GQA attention with a direct computation
+// over contiguous keys.
+func TestAttention(t *testing.T) {
+	c := NewCPU(2)
+	defer c.Close()
+	a := Attn{Heads: 4, KVHeads: 2, HeadDim: 8, Scale: 1 / float32(math.Sqrt(8))}
+	kv, err := NewKVCache(1, 8, 4, a.KVHeads*a.HeadDim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 11
+	blocks := []int32{5, 1, 7} // non-contiguous pages
+	k, v := randVec(n*kv.KVDim, 2), randVec(n*kv.KVDim, 3)
+	q := randVec(n*a.Heads*a.HeadDim, 4)
+	// positions 0..5 first, then 6..10 as a second chunk
+	spans1 := []SeqSpan{{Row: 0, N: 6, Pos: 0, Blocks: blocks}}
+	c.StoreKV(kv, 0, spans1, k[:6*kv.KVDim], v[:6*kv.KVDim])
+	spans2 := []SeqSpan{{Row: 0, N: 5, Pos: 6, Blocks: blocks}}
+	c.StoreKV(kv, 0, spans2, k[6*kv.KVDim:], v[6*kv.KVDim:])
+	out := make([]float32, 5*a.Heads*a.HeadDim)
+	c.Attention(kv, 0, spans2, &a, q[6*a.Heads*a.HeadDim:], out)
+	for tok := 0; tok < 5; tok++ {
+		p := 6 + tok
+		for h := 0; h < a.Heads; h++ {
+			want := attnRef(q[(p*a.Heads+h)*a.HeadDim:][:a.HeadDim], k, v, p, h/2, &a, kv.KVDim)
+			got := out[(tok*a.Heads+h)*a.HeadDim:][:a.HeadDim]
+			for i := range want {
+				if math.Abs(float64(got[i])-want[i]) > 1e-5 {
+					t.Fatalf("pos %d head %d: %v, want %v", p, h, got, want)
+				}
+			}
+		}
+	}
+}
+
+func attnRef(q, k, v []float32, p, kvh int, a *Attn, kvDim int) []float64 {
+	s := make([]float64, p+1)
+	m := math.Inf(-1)
+	for j := range s {
+		for i := range q {
+			s[j] += float64(q[i]) * float64(k[j*kvDim+kvh*a.HeadDim+i])
+		}
+		s[j] *= float64(a.Scale)
+		m = math.Max(m, s[j])
+	}
+	sum := 0.0
+	for j := range s {
+		s[j] = math.Exp(s[j] - m)
+		sum += s[j]
+	}
+	out := make([]float64, a.HeadDim)
+	for j := range s {
+		for i := range out {
+			out[i] += s[j] / sum * float64(v[j*kvDim+kvh*a.HeadDim+i])
+		}
+	}
+	return out
+}
+
+func TestMoERoute(t *testing.T) {
+	c := NewCPU(1)
+	defer c.Close()
+	logits := []float32{0, 2, 1, 2, -1, 0, 0, 3}
+	probs, ex, w := make([]float32, 8), make([]int32, 4), make([]float32, 4)
+	c.MoERoute(logits, 2, 4, 2, probs, ex, w)
+	if ex[0] != 1 || ex[1] != 3 || ex[2] != 3 || ex[3] != 1 {
+		t.Errorf("experts %v, want [1 3 3 1] (ties to the lower id)", ex)
+	}
+	if math.Abs(float64(w[0]-0.5)) > 1e-6 || math.Abs(float64(w[0]+w[1]-1)) > 1e-6 || math.Abs(float64(w[2]+w[3]-1)) > 1e-6 {
+		t.Errorf("weights %v do not sum to 1 per row", w)
+	}
+	var sum float32
+	for _, p := range probs[:4] {
+		sum += p
+	}
+	if math.Abs(float64(sum-1)) > 1e-6 {
+		t.Errorf("probabilities %v do not sum to 1", probs[:4])
+	}
+}
+
+func TestNewWeight(t *testing.T) {
+	tests := []struct {
+		name string
+		typ  dtype.Type
+		dims []int
+		size int
+		ok   bool
+	}{
+		{"f32 matrix", dtype.F32, []int{4, 3}, 48, true},
+		{"q8_0 experts", dtype.Q8_0, []int{32, 2, 3}, 6 * 34, true},
+		{"short data", dtype.F32, []int{4, 3}, 44, false},
+		{"partial block", dtype.Q8_0, []int{16, 2}, 34, false},
+		{"activation type", dtype.Q8_K, []int{256}, 292, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := NewWeight("w", tt.typ, tt.dims, make([]byte, tt.size))
+			if (err == nil) != tt.ok {
+				t.Fatalf("err %v, want ok=%v", err, tt.ok)
+			}
+			if err == nil && len(tt.dims) == 3 {
+				m := w.Mat(2)
+				if m.Rows() != tt.dims[1] || len(m.Data) != tt.size/tt.dims[2] {
+					t.Errorf("Mat(2): %d rows, %d bytes", m.Rows(), len(m.Data))
+				}
+			}
+		})
+	}
+}
+
+func TestCheckSpan(t *testing.T) {
+	kv, err := NewKVCache(1, 4, 8, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		s  SeqSpan
+		ok bool
+	}{
+		{SeqSpan{N: 8, Blocks: []int32{3}}, true},
+		{SeqSpan{N: 9, Blocks: []int32{3}}, false},
+		{SeqSpan{Pos: 8, N: 1, Blocks: []int32{0, 4}}, false},
+		{SeqSpan{Pos: 8, N: 8, Blocks: []int32{0, 2, 9}}, true}, // the unused third block is not checked
+	}
+	for _, tt := range tests {
+		if err := kv.CheckSpan(tt.s); (err == nil) != tt.ok {
+			t.Errorf("%+v: err %v, want ok=%v", tt.s, err, tt.ok)
+		}
+	}
+}
+
+func randVec(n int, seed uint64) []float32 {
+	r := rand.New(rand.NewPCG(seed, 1))
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
+}
