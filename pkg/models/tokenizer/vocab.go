@@ -31,6 +31,8 @@ type spec struct {
 	name                           string // general.name (phi-3 strip rules)
 	nfc                            bool
 	ignoreMerges                   *bool
+	chain                          []string       // regexes of a tokenizer.json pre-tokenizer (KindBPE, pre "custom")
+	attrs                          map[int32]attr // extra attributes (lstrip / rstrip)
 }
 
 // specialKeys are the special-token roles in llama.cpp's load order.
@@ -63,6 +65,7 @@ func build(s *spec) (*Tokenizer, error) {
 		if s.types != nil {
 			t.attrs[i] = typeAttr(s.types[i])
 		}
+		t.attrs[i] |= s.attrs[int32(i)]
 	}
 	if err := t.initModel(s); err != nil {
 		return nil, err
@@ -104,7 +107,11 @@ func (t *Tokenizer) initModel(s *spec) error {
 		if s.pre == "" {
 			s.pre = "default"
 		}
-		sp, err := newPretokenizer(s.pre)
+		newSplit := func() (*pretokenizer, error) { return newPretokenizer(s.pre) }
+		if s.chain != nil {
+			newSplit = func() (*pretokenizer, error) { return compileChain(s.chain, false) }
+		}
+		sp, err := newSplit()
 		if err != nil {
 			return err
 		}
@@ -223,6 +230,8 @@ func (t *Tokenizer) initSpecials(s *spec) error {
 		}
 		if v, ok := s.special[k]; ok && v >= 0 && v < n {
 			ids[k] = int32(v)
+		} else if ok && v == -2 {
+			ids[k] = NoToken
 		}
 	}
 	if s.addBOS != nil {
