@@ -105,6 +105,9 @@ func (g *generation) accept(r executor.Result) (*Delta, string) {
 	info := TokenInfo{ID: r.Token, Text: g.tok.TokenText(r.Token)}
 	if g.logprobs {
 		info.Logprob, info.Top = r.Logprob, r.Top
+		for _, t := range r.Top {
+			info.TopText = append(info.TopText, g.tok.TokenText(t.Token))
+		}
 	}
 	g.held = append(g.held, info)
 	if g.json != nil && !g.json.feed([]byte(info.Text)) {

@@ -24,7 +24,7 @@ type greedyRef struct {
 	} `json:"cases"`
 }
 
-func newGGUFManager(t *testing.T) *Manager {
+func newGGUFManager(t testing.TB) *Manager {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.NumCtx = 256

@@ -583,7 +583,7 @@ func TestReasoningAndLogprobs(t *testing.T) {
 		t.Fatalf("usage %+v, %d token infos", res.Usage, len(infos))
 	}
 	for _, ti := range infos {
-		if len(ti.Top) != 3 || ti.Top[0].Token != ti.ID || ti.Logprob > 0 {
+		if len(ti.Top) != 3 || ti.Top[0].Token != ti.ID || ti.Logprob > 0 || ti.TopText[0] != ti.Text {
 			t.Errorf("token info %+v", ti)
 		}
 	}

@@ -40,7 +40,6 @@ type scheduler struct {
 
 	// JSON mode: the vocabulary's token texts, built on first use.
 	vocabText [][]byte
-	mask      []uint64
 
 	mu sync.Mutex
 	g  gauges
