@@ -135,6 +135,10 @@ func (s *scheduler) run() {
 		s.admit()
 		if len(s.running) > 0 {
 			if err := s.step(); err != nil {
+				if s.ctx.Err() != nil { // unloaded mid-step, not a device failure
+					s.stop(Errorf(KindBusy, "model %q was unloaded while the request was running; send it again", s.name))
+					return
+				}
 				s.poison(err)
 				return
 			}
