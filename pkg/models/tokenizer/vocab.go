@@ -172,13 +172,6 @@ func (t *Tokenizer) symbol(s string) int32 {
 	return id
 }
 
-func (t *Tokenizer) symText(sym int32) string {
-	if int(sym) < len(t.tokens) {
-		return t.tokens[sym]
-	}
-	return t.extra[int(sym)-len(t.tokens)]
-}
-
 func (t *Tokenizer) initMerges(merges [][2]string) error {
 	t.merges = make(map[uint64]merge, len(merges))
 	var buf []byte
