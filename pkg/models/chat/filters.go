@@ -18,10 +18,12 @@ func filters() map[string]exec.FilterFunction {
 		fPow:         binaryFilter(pyPow),
 		fFloorDiv:    binaryFilter(pyFloorDiv),
 		fGetItem:     filterGetItem,
+		fList:        filterList,
 		fPrintName:   filterPrintName,
 		fPrintAttr:   lookupFilter(attrLookup, printLookup),
 		fPrintItem:   lookupFilter(itemLookup, printLookup),
 		fPrintNone:   filterPrintNone,
+		fPrintValue:  filterPrintValue,
 		fDefinedName: filterDefinedName,
 		fDefinedAttr: lookupFilter(attrLookup, definedLookup),
 		fDefinedItem: lookupFilter(itemLookup, definedLookup),
@@ -133,6 +135,19 @@ func getItem(container, key *exec.Value) (*exec.Value, bool) {
 	return exec.AsValue(nil), false
 }
 
+// filterList turns a tuple's values into a list ([]any).
+func filterList(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	vl, ok := in.Interface().(exec.ValuesList)
+	if !ok {
+		return in
+	}
+	out := make([]any, len(vl))
+	for i, v := range vl {
+		out[i] = v.Interface()
+	}
+	return exec.AsValue(out)
+}
+
 func filterGetItem(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
 	if in.IsError() {
 		return in
@@ -154,10 +169,14 @@ func attrLookup(container, name *exec.Value) (*exec.Value, bool) {
 			return v, true
 		}
 	}
-	if v, ok := container.GetAttribute(name.String()); ok {
-		return v, true
+	v, ok := container.GetAttribute(name.String())
+	if !ok {
+		v, ok = container.GetItem(name.String())
 	}
-	return container.GetItem(name.String())
+	if ok && v.IsNil() && !container.IsDict() {
+		ok = false // an object's nil attribute (loop.previtem on the first item) is undefined
+	}
+	return v, ok
 }
 
 func itemLookup(container, key *exec.Value) (*exec.Value, bool) { return getItem(container, key) }
@@ -171,7 +190,20 @@ func printLookup(v *exec.Value, found bool, _ *exec.VarArgs) *exec.Value {
 	if v == nil || v.IsNil() {
 		return exec.AsValue("None")
 	}
-	return v
+	return display(v)
+}
+
+// display is how {{ v }} shows a value: containers as Python's str() does
+// (gonja prints None inside them as nothing), everything else as gonja does.
+func display(v *exec.Value) *exec.Value {
+	if v.IsError() || !(v.IsList() || v.IsDict()) {
+		return v
+	}
+	return exec.AsValue(pyRepr(v))
+}
+
+func filterPrintValue(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	return display(in)
 }
 
 // definedLookup is the defined/undefined test; its second argument negates.
@@ -198,7 +230,7 @@ func lookupFilter(lookup func(c, k *exec.Value) (*exec.Value, bool), then func(*
 
 func filterPrintName(e *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
 	if in.IsError() || !in.IsNil() || len(va.Args) != 1 {
-		return in
+		return display(in)
 	}
 	if e.Environment.Context.Has(va.Args[0].String()) {
 		return exec.AsValue("None")
@@ -210,7 +242,7 @@ func filterPrintNone(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.V
 	if in.IsNil() && !in.IsError() {
 		return exec.AsValue("None")
 	}
-	return in
+	return display(in)
 }
 
 func filterDefinedName(e *exec.Evaluator, _ *exec.Value, va *exec.VarArgs) *exec.Value {

@@ -100,14 +100,12 @@ func typeName(v *exec.Value) string {
 
 // pyPercentFormat implements 'fmt' % args for the conversions s r d i f F
 // e E g G x X o c and %%, with flags, width and precision; args is one value,
-// a tuple/list of values, or a mapping for %(name)s.
+// a tuple of values, or a mapping for %(name)s.
 func pyPercentFormat(format string, args *exec.Value) (string, error) {
 	var list []*exec.Value
 	mapping := args.IsDict()
-	if args.IsList() {
-		for i := range args.Len() {
-			list = append(list, args.Index(i))
-		}
+	if tuple, ok := args.Interface().(exec.ValuesList); ok { // a tuple literal (list literals are []any)
+		list = tuple
 	} else if !mapping {
 		list = []*exec.Value{args}
 	}

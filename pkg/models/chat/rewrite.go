@@ -16,10 +16,12 @@ const (
 	fPow         = "__py_pow"
 	fFloorDiv    = "__py_floordiv"
 	fGetItem     = "__py_getitem"
+	fList        = "__py_list"
 	fPrintName   = "__py_print_name"
 	fPrintAttr   = "__py_print_attr"
 	fPrintItem   = "__py_print_item"
 	fPrintNone   = "__py_print_none"
+	fPrintValue  = "__py_print_value"
 	fDefinedName = "__py_defined_name"
 	fDefinedAttr = "__py_defined_attr"
 	fDefinedItem = "__py_defined_item"
@@ -32,6 +34,7 @@ const (
 //   - x is defined / undefined       -> a key present with a null value is defined
 //   - {{ x }} where x is None        -> prints "None" (undefined still prints "")
 //   - none                           -> the None literal (gonja only knows None)
+//   - [a, b]                         -> a Go slice, telling lists from tuples
 //
 // gonja keeps some of these nodes in unexported fields of its control
 // structures (set, with, ...), so the walk uses reflect with unsafe to reach
@@ -158,6 +161,10 @@ func (rw *rewriter) replace(n nodes.Node) nodes.Node {
 		if t.Name != nil && t.Name.Val == "none" { // gonja only knows None
 			r = &nodes.None{Location: t.Name}
 		}
+	case *nodes.List:
+		// gonja evaluates [..] and (..) alike; make list literals Go
+		// slices so '%s' % [..] formats one value, as Python does.
+		r = filtered(&nodes.Tuple{Location: t.Location, Val: t.Val}, t.Location, fList)
 	case *nodes.Output:
 		t.Expression = printable(t.Expression)
 		if t.Alternative != nil {
@@ -250,5 +257,5 @@ func printable(e nodes.Expression) nodes.Expression {
 	if c, k, ok := getItemParts(e); ok {
 		return filtered(c, tok, fPrintItem, k)
 	}
-	return e
+	return filtered(e, tok, fPrintValue)
 }

@@ -69,7 +69,7 @@ func Compile(src string) (t *Template, err error) {
 	cfg.TrimBlocks = true
 	cfg.LeftStripBlocks = true
 	cfg.KeepTrailingNewline = false
-	loader, err := loaders.NewMemoryLoader(map[string]string{"/chat_template": src})
+	loader, err := loaders.NewMemoryLoader(map[string]string{"/chat_template": lowerNestedConditionals(src, cfg)})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTemplate, err)
 	}
