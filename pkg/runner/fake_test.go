@@ -38,6 +38,7 @@ type fakeExec struct {
 
 	steps, fed, maxBatch int
 	works                []executor.Work // every work item, copied
+	batches              [][]executor.Work
 	violations           []string
 	closed               bool
 }
@@ -120,11 +121,14 @@ func (f *fakeExec) Step(ctx context.Context, batch []executor.Work) ([]executor.
 		}
 	}
 	out := make([]executor.Result, len(batch))
+	f.batches = append(f.batches, nil)
 	for i, w := range batch {
 		cp := w
 		cp.Tokens = append([]int32(nil), w.Tokens...)
 		cp.History = append([]int32(nil), w.History...)
+		cp.Blocks = nil
 		f.works = append(f.works, cp)
+		f.batches[len(f.batches)-1] = append(f.batches[len(f.batches)-1], cp)
 		f.fed += len(w.Tokens)
 		out[i] = f.run(w)
 	}
