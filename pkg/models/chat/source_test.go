@@ -121,3 +121,28 @@ func TestFromGGUFFallback(t *testing.T) {
 		t.Fatalf("special token defaults: got %q, %v", got, err)
 	}
 }
+
+// TestFromGGUFVocabs: phi-3's stored template renders with the vocab's BOS;
+// a vocabulary without a template (gpt-2) falls back to ChatML.
+func TestFromGGUFVocabs(t *testing.T) {
+	msgs := json.RawMessage(`[{"role":"user","content":"Hi"},{"role":"assistant","content":"Yo"},{"role":"user","content":"Q"}]`)
+	cases := map[string]string{
+		"ggml-vocab-phi-3.gguf": "<s><|user|>\nHi<|end|>\n<|assistant|>\nYo<|end|>\n<|user|>\nQ<|end|>\n<|assistant|>\n",
+		"ggml-vocab-gpt-2.gguf": "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nYo<|im_end|>\n<|im_start|>user\nQ<|im_end|>\n",
+	}
+	for vocab, want := range cases {
+		f, err := gguf.Open(fixtures.Path(t, "tokenizer", vocab))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tpl, err := FromGGUF(f, slog.New(slog.DiscardHandler))
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", vocab, err)
+		}
+		got, err := tpl.Render(context.Background(), Input{Messages: msgs})
+		if err != nil || got != want {
+			t.Errorf("%s: got %q, %v; want %q", vocab, got, err, want)
+		}
+	}
+}
