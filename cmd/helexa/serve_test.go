@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/helexa/helexa/pkg/api"
+	"github.com/helexa/helexa/pkg/runner"
+)
+
+func TestCheckBind(t *testing.T) {
+	cases := []struct {
+		addr, key string
+		insecure  bool
+		ok        bool
+	}{
+		{"127.0.0.1:13131", "", false, true},
+		{"localhost:13131", "", false, true},
+		{"[::1]:13131", "", false, true},
+		{"0.0.0.0:13131", "", false, false},
+		{":13131", "", false, false},
+		{"192.168.1.5:13131", "", false, false},
+		{"0.0.0.0:13131", "key", false, true},
+		{"0.0.0.0:13131", "", true, true},
+		{"nonsense", "", false, false},
+	}
+	for _, c := range cases {
+		err := checkBind(c.addr, c.key, c.insecure)
+		if (err == nil) != c.ok {
+			t.Errorf("checkBind(%q, key=%q, insecure=%v) = %v", c.addr, c.key, c.insecure, err)
+		}
+		if err != nil && c.addr != "nonsense" && !strings.Contains(err.Error(), "HELEXA_API_KEY") {
+			t.Errorf("refusal does not name the fix: %v", err)
+		}
+	}
+}
+
+// TestServeHTTPGraceful checks that a stop signal lets an in-flight request
+// finish, and that one outliving the timeout is cancelled.
+func TestServeHTTPGraceful(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		timeout   time.Duration
+		work      time.Duration
+		wantDone  bool
+		wantError bool
+	}{
+		{"finishes within the timeout", 5 * time.Second, 200 * time.Millisecond, true, false},
+		{"cancelled after the timeout", 200 * time.Millisecond, time.Minute, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			started := make(chan struct{})
+			result := make(chan string, 1)
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				close(started)
+				select {
+				case <-time.After(tc.work):
+					result <- "done"
+					_, _ = io.WriteString(w, "done")
+				case <-r.Context().Done():
+					result <- "cancelled"
+				}
+			})
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, stop := context.WithCancel(context.Background())
+			served := make(chan error, 1)
+			go func() { served <- serveHTTP(ctx, ln, h, tc.timeout, false) }()
+			resp := make(chan error, 1)
+			go func() {
+				r, err := http.Get("http://" + ln.Addr().String())
+				if err == nil {
+					r.Body.Close()
+				}
+				resp <- err
+			}()
+			<-started
+			stop()
+			if err := <-served; err != nil {
+				t.Fatalf("serveHTTP: %v", err)
+			}
+			got := <-result
+			if (got == "done") != tc.wantDone {
+				t.Errorf("handler %s", got)
+			}
+			if err := <-resp; (err != nil) != tc.wantError {
+				t.Errorf("client error %v, want error=%v", err, tc.wantError)
+			}
+		})
+	}
+}
+
+// psFake is the little Service `ps`/`stop` talk to in tests.
+type psFake struct {
+	runner.Service
+	models   []runner.ModelStatus
+	unloaded []string
+}
+
+func (f *psFake) PS(context.Context) ([]runner.ModelStatus, error) { return f.models, nil }
+
+func (f *psFake) Unload(_ context.Context, m string) error {
+	f.unloaded = append(f.unloaded, m)
+	return nil
+}
+
+func startAPI(t *testing.T, svc runner.Service) string {
+	t.Helper()
+	s, err := api.NewServer(api.Config{Service: svc, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+func TestPsAndStop(t *testing.T) {
+	t.Setenv("HELEXA_API_KEY", "")
+	exp := time.Now().Add(4*time.Minute + 30*time.Second)
+	f := &psFake{models: []runner.ModelStatus{
+		{Name: "org/a:Q8_0", SizeBytes: 3 << 30, Processor: "CPU", Context: 4096, State: runner.StateReady, ExpiresAt: exp},
+		{Name: "b.gguf", SizeBytes: 1 << 20, Processor: "GPU", Context: 2048, State: runner.StatePoisoned, Active: 0, Error: "CUDA illegal address"},
+	}}
+	host := startAPI(t, f)
+	var out bytes.Buffer
+	if err := runPs(context.Background(), psOptions{Host: host}, streams{Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{"NAME", "PROCESSOR", "UNTIL", "org/a:Q8_0", "3.0 GiB", "ready", "from now", "forever", "poisoned", "CUDA illegal address", "helexa stop"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("ps output lacks %q:\n%s", want, text)
+		}
+	}
+	out.Reset()
+	if err := runPs(context.Background(), psOptions{Host: host, JSON: true}, streams{Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	var got []runner.ModelStatus
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil || len(got) != 2 || got[1].State != "poisoned" {
+		t.Errorf("ps --json: %v %s", err, out.String())
+	}
+	out.Reset()
+	if err := runStop(context.Background(), stopOptions{Host: host}, "org/a:Q8_0", streams{Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.unloaded) != 1 || f.unloaded[0] != "org/a:Q8_0" || !strings.Contains(out.String(), "unloaded org/a:Q8_0") {
+		t.Errorf("stop: %v %q", f.unloaded, out.String())
+	}
+}
+
+func TestPsNoDaemon(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	err = runPs(context.Background(), psOptions{Host: addr}, streams{Out: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "no helexa daemon answers") || !strings.Contains(err.Error(), "serve --detach") {
+		t.Errorf("err %v", err)
+	}
+	err = runStop(context.Background(), stopOptions{Host: addr}, "m", streams{Out: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "no helexa daemon answers") {
+		t.Errorf("stop: %v", err)
+	}
+}
+
+func TestUntil(t *testing.T) {
+	now := time.Unix(1000, 0)
+	cases := []struct {
+		m    runner.ModelStatus
+		want string
+	}{
+		{runner.ModelStatus{State: runner.StateLoading}, "-"},
+		{runner.ModelStatus{State: runner.StateBusy, Active: 2}, "in use"},
+		{runner.ModelStatus{State: runner.StateReady}, "forever"},
+		{runner.ModelStatus{State: runner.StateReady, ExpiresAt: now.Add(90 * time.Second)}, "1m30s from now"},
+		{runner.ModelStatus{State: runner.StateReady, ExpiresAt: now.Add(-time.Second)}, "now"},
+	}
+	for _, c := range cases {
+		if got := until(c.m, now); got != c.want {
+			t.Errorf("until(%+v) = %q, want %q", c.m, got, c.want)
+		}
+	}
+}
+
+func TestBenchSummary(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	runs := []benchRun{
+		{start: at(0), first: at(100), end: at(1100), res: runner.Result{Usage: runner.Usage{CompletionTokens: 11, DecodeDuration: time.Second}}},
+		{start: at(0), first: at(300), end: at(2100), res: runner.Result{Usage: runner.Usage{CompletionTokens: 21, DecodeDuration: 2 * time.Second}}},
+	}
+	lv := summarizeBench(2, runs, 2100*time.Millisecond)
+	// 10 + 20 decode tokens over the 2 s window from the first first-token (100 ms) to the last end (2100 ms).
+	if lv.GeneratedTokens != 32 || lv.DecodeTPS != 15 || lv.PerSeqDecodeTPS != 10.75 || lv.MeanTTFTMillis != 200 {
+		t.Errorf("summary %+v", lv)
+	}
+	var out bytes.Buffer
+	if err := printBench(&out, "m", []benchLevel{lv}); err != nil || !strings.Contains(out.String(), "DECODE tok/s") || !strings.Contains(out.String(), "15.0") {
+		t.Errorf("table %v:\n%s", err, out.String())
+	}
+	for _, bad := range []benchOptions{{Concurrency: nil, Tokens: 1}, {Concurrency: []int{0}, Tokens: 1}, {Concurrency: []int{1}, Tokens: 0}} {
+		if bad.validate() == nil {
+			t.Errorf("validate accepted %+v", bad)
+		}
+	}
+}
+
+// TestServeDetachAndStop runs `helexa serve --detach` and `--stop` for real.
+func TestServeDetachAndStop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the helexa binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "helexa")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building helexa: %v\n%s", err, out)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	state := filepath.Join(dir, "state")
+	env := append(os.Environ(), "HELEXA_STATE_DIR="+state, "HELEXA_HOST="+addr, "HELEXA_API_KEY=",
+		"HF_HUB_CACHE="+filepath.Join(dir, "hf"), "HF_HUB_OFFLINE=1")
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run("serve", "--detach")
+	if err != nil || !strings.Contains(out, "listening on http://"+addr) {
+		t.Fatalf("--detach: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = run("serve", "--stop") })
+	if _, err := os.Stat(filepath.Join(state, daemonPIDFile)); err != nil {
+		t.Errorf("no pid file: %v", err)
+	}
+	if out, err := run("serve", "--detach"); err == nil || !strings.Contains(out, "already running") {
+		t.Errorf("second --detach: %v\n%s", err, out)
+	}
+	if out, err := run("ps"); err != nil || !strings.Contains(out, "NAME") {
+		t.Errorf("ps: %v\n%s", err, out)
+	}
+	if out, err := run("serve", "--stop"); err != nil || !strings.Contains(out, "stopped helexa daemon") {
+		t.Errorf("--stop: %v\n%s", err, out)
+	}
+	c, _ := api.NewClient(addr, "")
+	if err := c.Health(context.Background()); !errors.Is(err, api.ErrUnreachable) {
+		t.Errorf("daemon still answers after --stop: %v", err)
+	}
+	if out, err := run("serve", "--stop"); err == nil || !strings.Contains(out, "no helexa daemon is running") {
+		t.Errorf("second --stop: %v\n%s", err, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(state, daemonLogFile)); err != nil || !strings.Contains(string(b), "helexa stopped") {
+		t.Errorf("daemon log: %v\n%s", err, b)
+	}
+}
