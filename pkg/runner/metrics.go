@@ -113,18 +113,18 @@ func (c *counters) fill(s *MetricsSnapshot) {
 func (m *Manager) Metrics() MetricsSnapshot {
 	var s MetricsSnapshot
 	m.counters.fill(&s)
-	m.mu.Lock()
-	entries := make([]*entry, 0, len(m.models))
-	for _, e := range m.models {
-		entries = append(entries, e)
+	type loaded struct {
+		name, state string
+		sched       *scheduler
 	}
-	states := make([]string, len(entries))
-	for i, e := range entries {
-		states[i] = m.stateLocked(e)
+	m.mu.Lock()
+	entries := make([]loaded, 0, len(m.models))
+	for _, e := range m.models {
+		entries = append(entries, loaded{e.name, m.stateLocked(e), e.sched})
 	}
 	m.mu.Unlock()
-	for i, e := range entries {
-		mm := ModelMetrics{Name: e.name, State: states[i]}
+	for _, e := range entries {
+		mm := ModelMetrics{Name: e.name, State: e.state}
 		if e.sched != nil {
 			g := e.sched.gauges()
 			mm.Running, mm.Queued = g.running, g.queued
