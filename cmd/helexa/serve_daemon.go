@@ -131,9 +131,9 @@ func waitHealthy(ctx context.Context, c *api.Client, exited <-chan error, limit 
 		}
 		select {
 		case err := <-exited:
-			return fmt.Errorf("the daemon exited before answering (%v); its log ends with:", err)
+			return fmt.Errorf("the daemon exited before answering (%v); see its log below", err)
 		case <-deadline.C:
-			return fmt.Errorf("the daemon did not answer at %s within %s; its log ends with:", c.Addr(), limit)
+			return fmt.Errorf("the daemon did not answer at %s within %s; see its log below", c.Addr(), limit)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
