@@ -25,7 +25,7 @@ func (c *CPU) Attention(kv *KVCache, layer int, spans []SeqSpan, a *Attn, q, out
 		starts[i+1] = starts[i] + s.N*a.Heads
 		maxCtx = max(maxCtx, s.Pos+s.N)
 	}
-	c.pool.parallelFor(starts[len(spans)], 2, func(lo, hi int) {
+	c.pool.parallelFor(starts[len(spans)], grain(2*maxCtx*a.HeadDim), func(lo, hi int) {
 		scores := make([]float32, maxCtx)
 		si := 0
 		for idx := lo; idx < hi; idx++ {

@@ -34,6 +34,14 @@ func (c *CPU) Close() error {
 	return nil
 }
 
+// minParallelWork is roughly how many multiply-adds a chunk of a parallel
+// loop must do to be worth waking another worker for.
+const minParallelWork = 1 << 15
+
+// grain returns the smallest chunk of a parallel loop whose items cost
+// about perItem multiply-adds each.
+func grain(perItem int) int { return max(1, minParallelWork/max(1, perItem)) }
+
 // Embed implements Backend.
 func (c *CPU) Embed(table *Weight, tokens []int32, out []float32) error {
 	n := table.Cols()
@@ -69,13 +77,13 @@ func (c *CPU) MatMul(w *Weight, x []float32, nRows int, out []float32) error {
 		return fmt.Errorf("matmul %s: %w", w.Name, err)
 	}
 	// the first row succeeded, so the shape is valid for every row
-	c.pool.parallelFor(nRows-1, 4, func(lo, hi int) {
+	c.pool.parallelFor(nRows-1, grain(n), func(lo, hi int) {
 		for r := lo + 1; r < hi+1; r++ {
 			_ = quant.QuantizeActivations(w.Type, x[r*n:(r+1)*n], xq[r*ab:(r+1)*ab])
 		}
 	})
 	t := w.Type
-	c.pool.parallelFor(m, 8, func(lo, hi int) {
+	c.pool.parallelFor(m, max(8, grain(n*nRows)), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			row := w.Row(i)
 			for r := 0; r < nRows; r++ {
@@ -90,7 +98,7 @@ func (c *CPU) MatMul(w *Weight, x []float32, nRows int, out []float32) error {
 // scale = 1/sqrt(mean + eps) in float32, then x*scale*weight.
 func (c *CPU) RMSNorm(x []float32, nRows int, weight []float32, eps float32, out []float32) {
 	n := len(weight)
-	c.pool.parallelFor(nRows, 16, func(lo, hi int) {
+	c.pool.parallelFor(nRows, grain(n), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			xr, or := x[r*n:(r+1)*n], out[r*n:(r+1)*n]
 			var sum float64
@@ -108,7 +116,7 @@ func (c *CPU) RMSNorm(x []float32, nRows int, weight []float32, eps float32, out
 
 // SwiGLU implements Backend.
 func (c *CPU) SwiGLU(gate, up, out []float32) {
-	c.pool.parallelFor(len(out), 4096, func(lo, hi int) {
+	c.pool.parallelFor(len(out), grain(1), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			g := gate[i]
 			out[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]

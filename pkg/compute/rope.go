@@ -24,7 +24,7 @@ func ropeCache(r *Rope, pos int32, cs []float32) {
 // RoPE implements Backend.
 func (c *CPU) RoPE(x []float32, pos []int32, heads, headDim int, r *Rope) {
 	width := heads * headDim
-	c.pool.parallelFor(len(pos), 4, func(lo, hi int) {
+	c.pool.parallelFor(len(pos), grain(4*width), func(lo, hi int) {
 		cs := make([]float32, r.Dims)
 		for row := lo; row < hi; row++ {
 			ropeCache(r, pos[row], cs)
