@@ -1,0 +1,242 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/glamour/v2"
+	"charm.land/glamour/v2/styles"
+	"charm.land/lipgloss/v2"
+)
+
+// Entry kinds in the transcript.
+const (
+	kindUser = iota
+	kindAssistant
+	kindInfo
+	kindNotice // an important condition (context full)
+	kindError
+)
+
+// entry is one block of the transcript.
+type entry struct {
+	kind      int
+	text      string
+	reasoning string
+	streaming bool
+	stopped   bool
+	stats     string
+	elapsed   time.Duration
+	rendered  string // cache; "" = stale
+}
+
+var (
+	styleUser     = lipgloss.NewStyle().Bold(true)
+	styleDim      = lipgloss.NewStyle().Faint(true)
+	styleInfo     = lipgloss.NewStyle().Foreground(lipgloss.Color("8"))
+	styleNotice   = lipgloss.NewStyle().Foreground(lipgloss.Color("3")).Bold(true)
+	styleError    = lipgloss.NewStyle().Foreground(lipgloss.Color("1"))
+	styleStatus   = lipgloss.NewStyle().Foreground(lipgloss.Color("8"))
+	styleRule     = lipgloss.NewStyle().Foreground(lipgloss.Color("8"))
+	styleThinking = lipgloss.NewStyle().Faint(true).Italic(true)
+)
+
+func (m *Model) addEntry(e *entry) {
+	m.entries = append(m.entries, e)
+	m.touch(e)
+}
+
+func (m *Model) removeEntry(e *entry) {
+	for i, x := range m.entries {
+		if x == e {
+			m.entries = append(m.entries[:i], m.entries[i+1:]...)
+			break
+		}
+	}
+	m.refresh()
+}
+
+// touch marks e for re-rendering and refreshes the transcript.
+func (m *Model) touch(e *entry) {
+	e.rendered = ""
+	m.refresh()
+}
+
+func (m *Model) invalidateAll() {
+	for _, e := range m.entries {
+		e.rendered = ""
+	}
+}
+
+// refresh rebuilds the viewport content, following the bottom when the
+// user had not scrolled up.
+func (m *Model) refresh() {
+	atBottom := m.vp.AtBottom() || m.vp.TotalLineCount() <= m.vp.Height()
+	parts := make([]string, 0, len(m.entries))
+	for _, e := range m.entries {
+		if e.rendered == "" {
+			e.rendered = m.render(e)
+		}
+		parts = append(parts, e.rendered)
+	}
+	m.vp.SetContent(strings.Join(parts, "\n\n"))
+	if atBottom {
+		m.vp.GotoBottom()
+	}
+}
+
+// layout sizes the viewport and the input to the window.
+func (m *Model) layout() {
+	m.input.SetWidth(max(10, m.width))
+	h := m.height - m.input.Height() - 2 // status line + rule
+	m.vp.SetWidth(m.width)
+	m.vp.SetHeight(max(1, h))
+	m.refresh()
+}
+
+// render draws one entry at the current width.
+func (m *Model) render(e *entry) string {
+	w := max(20, m.width-2)
+	wrap := lipgloss.NewStyle().Width(w)
+	switch e.kind {
+	case kindUser:
+		return styleUser.Render(wrap.Render("› " + e.text))
+	case kindInfo:
+		return styleInfo.Render(wrap.Render(e.text))
+	case kindNotice:
+		return styleNotice.Render(wrap.Render("! " + e.text))
+	case kindError:
+		return styleError.Render(wrap.Render("error: " + e.text))
+	}
+	return m.renderAnswer(e, wrap)
+}
+
+func (m *Model) renderAnswer(e *entry, wrap lipgloss.Style) string {
+	var parts []string
+	if t := m.thinkingBlock(e, wrap); t != "" {
+		parts = append(parts, t)
+	}
+	switch {
+	case e.streaming:
+		if e.text != "" {
+			parts = append(parts, wrap.Render(e.text))
+		}
+	case e.text != "":
+		parts = append(parts, m.md.render(e.text, wrap.GetWidth(), m.dark))
+	}
+	var foot []string
+	if e.stopped {
+		foot = append(foot, "[stopped]")
+	}
+	if e.stats != "" {
+		foot = append(foot, e.stats)
+	}
+	if len(foot) > 0 {
+		parts = append(parts, styleStatus.Render(strings.Join(foot, " · ")))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// thinkingBlock shows reasoning dimmed while it streams; a finished
+// answer's reasoning is collapsed unless Ctrl+T expanded it.
+func (m *Model) thinkingBlock(e *entry, wrap lipgloss.Style) string {
+	r := strings.TrimSpace(e.reasoning)
+	if r == "" {
+		return ""
+	}
+	switch {
+	case m.cfg.HideThinking && e.streaming && e.text == "":
+		return styleThinking.Render("thinking…")
+	case m.cfg.HideThinking:
+		return ""
+	case e.streaming, m.expand:
+		return styleThinking.Render(wrap.Render("Thinking:\n" + r))
+	}
+	n := strings.Count(r, "\n") + 1
+	unit := "lines"
+	if n == 1 {
+		unit = "line"
+	}
+	return styleThinking.Render(fmt.Sprintf("▸ thought for %d %s (Ctrl+T shows it)", n, unit))
+}
+
+// View implements tea.Model.
+func (m *Model) View() tea.View {
+	if m.quitting {
+		return tea.NewView("")
+	}
+	rule := styleRule.Render(strings.Repeat("─", max(1, m.width)))
+	v := tea.NewView(m.vp.View() + "\n" + m.statusLine() + "\n" + rule + "\n" + m.input.View())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "helexa · " + m.model
+	return v
+}
+
+// statusLine is model · context used/size · speed, or what is happening.
+func (m *Model) statusLine() string {
+	left := m.model
+	if m.details.Context > 0 {
+		left += fmt.Sprintf(" · ctx %d/%d", m.ctxUsed, m.details.Context)
+	}
+	switch {
+	case m.loading != nil:
+		left = fmt.Sprintf("%s loading %s %.0fs", m.spin.View(), m.loading.model, time.Since(m.loading.started).Seconds())
+		if m.loading.progress != "" {
+			left += " · " + m.loading.progress
+		}
+	case m.gen != nil && m.gen.stopping:
+		left += " · stopping…"
+	case m.gen != nil:
+		left += fmt.Sprintf(" · %s generating (%d tokens)", m.spin.View(), m.gen.tokens)
+	case m.last != nil:
+		if r := DecodeRate(*m.last); r > 0 {
+			left += fmt.Sprintf(" · %.1f tok/s", r)
+		}
+	}
+	if m.think != nil {
+		left += " · think " + m.thinkText()
+	}
+	hint := "/help"
+	switch {
+	case m.quitHint:
+		hint = "Ctrl+C again, Ctrl+D or /bye quits"
+	case m.gen != nil:
+		hint = "Ctrl+C stops"
+	}
+	gap := max(1, m.width-lipgloss.Width(left)-lipgloss.Width(hint))
+	return styleStatus.Render(left + strings.Repeat(" ", gap) + hint)
+}
+
+// markdown renders finished answers with glamour, one renderer per width
+// and background.
+type markdown struct {
+	r     *glamour.TermRenderer
+	width int
+	dark  bool
+}
+
+func newMarkdown() *markdown { return &markdown{} }
+
+func (md *markdown) invalidate() { md.r = nil }
+
+func (md *markdown) render(text string, width int, dark bool) string {
+	if md.r == nil || md.width != width || md.dark != dark {
+		style := styles.DarkStyle
+		if !dark {
+			style = styles.LightStyle
+		}
+		r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(width))
+		if err != nil {
+			return text
+		}
+		md.r, md.width, md.dark = r, width, dark
+	}
+	out, err := md.r.Render(text)
+	if err != nil {
+		return text
+	}
+	return strings.Trim(out, "\n")
+}
