@@ -168,8 +168,13 @@ type ggufTokenizer struct{ t *tokenizer.Tokenizer }
 func (g ggufTokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error) {
 	return g.t.Encode(text, addSpecial, parseSpecial)
 }
-func (g ggufTokenizer) IsEOG(id int32) bool       { return g.t.IsEOG(id) }
-func (g ggufTokenizer) NewDecoder() Decoder       { return g.t.NewDecoder() }
+func (g ggufTokenizer) IsEOG(id int32) bool { return g.t.IsEOG(id) }
+
+// NewDecoder decodes generated tokens, which always continue a prompt: a
+// SentencePiece leading space on the first piece is kept.
+func (g ggufTokenizer) NewDecoder() Decoder {
+	return g.t.NewDecoderWith(tokenizer.DecodeOptions{Continuation: true})
+}
 func (g ggufTokenizer) TokenText(id int32) string { return g.t.Piece(id, false) }
 func (g ggufTokenizer) VocabSize() int            { return g.t.VocabSize() }
 
