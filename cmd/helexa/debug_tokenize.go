@@ -29,8 +29,8 @@ func newDebugTokenizeCmd(s streams) *cobra.Command {
 		Use:   "tokenize MODEL.gguf",
 		Short: "Tokenize the text on stdin with a model's vocabulary (vocab-only GGUFs work too)",
 		Long: "Reads UTF-8 text from stdin, exactly as given (a trailing newline is part of the text), and prints its token ids.\n" +
-			"--add-special adds BOS/EOS as the vocabulary asks; --parse-special turns control tokens written in the text\n" +
-			"(e.g. <|im_end|>) into their ids instead of treating them as plain text.",
+			"--add-special adds BOS/EOS as the vocabulary asks; --parse-special turns special and added tokens written in\n" +
+			"the text (e.g. <|im_end|>, <think>) into their ids; without it they are tokenized as plain text.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Model = args[0]
@@ -38,7 +38,7 @@ func newDebugTokenizeCmd(s streams) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&opts.AddSpecial, "add-special", false, "add BOS/EOS as the vocabulary's add_bos/add_eos say")
-	cmd.Flags().BoolVar(&opts.ParseSpecial, "parse-special", false, "recognise control tokens written in the text")
+	cmd.Flags().BoolVar(&opts.ParseSpecial, "parse-special", false, "recognise special and added tokens (<|im_end|>, <think>) written in the text")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print {"ids":[...]} instead of one "id<TAB>piece" line per token`)
 	return cmd
 }

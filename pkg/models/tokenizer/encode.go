@@ -14,10 +14,11 @@ type fragment struct {
 }
 
 // Encode converts text to token ids. addSpecial adds BOS/EOS as the
-// vocabulary asks (AddBOS/AddEOS). parseSpecial lets control tokens written
-// in the text (e.g. "<|im_end|>") become their ids; without it they are
-// ordinary text. As in llama.cpp and Hugging Face, user-defined added tokens
-// (token type USER_DEFINED, e.g. Qwen's <think>) are matched either way.
+// vocabulary asks (AddBOS/AddEOS). parseSpecial lets special and added
+// tokens written in the text (control tokens such as "<|im_end|>" and
+// user-defined ones such as Qwen's "<think>") become their ids; without it
+// no such token is ever produced and the text is tokenized as ordinary text
+// (this departs from llama.cpp, which matches user-defined tokens always).
 func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error) {
 	out := make([]int32, 0, len(text)/3+2)
 	frags := t.partition(text, parseSpecial)
@@ -129,20 +130,20 @@ func sanitize(s string) string {
 	return b.String()
 }
 
-// partition splits text around special tokens (llama.cpp's
-// tokenizer_st_partition): longest tokens first; control and unknown tokens
-// only when parseSpecial.
+// partition splits text around special and added tokens (llama.cpp's
+// tokenizer_st_partition, longest tokens first) when parseSpecial is set;
+// otherwise the whole text is one ordinary fragment.
 func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
 	if text == "" {
 		return nil
 	}
 	frags := []fragment{{text: text, tok: NoToken}}
+	if !parseSpecial {
+		return frags
+	}
 	var next []fragment
 	for _, id := range t.specials {
 		a := t.attrs[id]
-		if !parseSpecial && a&(attrControl|attrUnknown) != 0 {
-			continue
-		}
 		tok := t.tokens[id]
 		found := false
 		for _, f := range frags {

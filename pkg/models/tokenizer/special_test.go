@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -16,7 +17,7 @@ func TestSpecialTokensQwen(t *testing.T) {
 		{"control as text", "<|im_end|>", false, []int32{27, 91, 318, 6213, 91, 29}},
 		{"control parsed", "<|im_end|>", true, []int32{151645}},
 		{"control inside text", "Hi<|im_end|>\n", true, []int32{13048, 151645, 198}},
-		{"user-defined always", "<think>", false, []int32{151667}},
+		{"user-defined as text", "<think>", false, []int32{13708, 766, 29}},
 		{"user-defined parsed", "<think>", true, []int32{151667}},
 		{"two controls", "<|im_start|><|im_end|>", true, []int32{151644, 151645}},
 	}
@@ -39,6 +40,85 @@ func TestSpecialTokensQwen(t *testing.T) {
 	}
 	if got := tk.Decode([]int32{151667}); got != "<think>" {
 		t.Errorf("user-defined tokens render: got %q", got)
+	}
+}
+
+const qwen2Regex = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+
+// TestAddedTokensParseSpecial: control (<|im_end|>) and user-defined
+// (<think>, <tool_call>) tokens come from text only with parseSpecial, from
+// the GGUF vocabulary and from tokenizer.json added_tokens alike; without it
+// the text is tokenized as ordinary text.
+func TestAddedTokensParseSpecial(t *testing.T) {
+	tokJSON, cfgJSON := hfFromGGUF(t, "vocab-qwen3.gguf", qwen2Regex,
+		map[string]any{"bos_token": nil, "eos_token": "<|im_end|>", "add_bos_token": false})
+	hf, err := FromHF(tokJSON, cfgJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokenizers := map[string]*Tokenizer{"gguf": loadGGUF(t, "tokenizer", "vocab-qwen3.gguf"), "tokenizer.json": hf}
+	tests := []struct {
+		text          string
+		plain, parsed []int32
+	}{
+		{"<think>", []int32{13708, 766, 29}, []int32{151667}},
+		{"</think>", []int32{522, 26865, 29}, []int32{151668}},
+		{"<tool_call>", []int32{27, 14172, 13429, 29}, []int32{151657}},
+		{"</tool_call>", []int32{522, 14172, 13429, 29}, []int32{151658}},
+		{"<|im_end|>", []int32{27, 91, 318, 6213, 91, 29}, []int32{151645}},
+		{"Hi<think>x</think>\n", []int32{13048, 13708, 766, 28257, 522, 26865, 397}, []int32{13048, 151667, 87, 151668, 198}},
+		{"<|im_start|>user\n<tool_call>{}</tool_call><|im_end|>",
+			[]int32{27, 91, 318, 4906, 91, 29, 872, 198, 27, 14172, 13429, 7309, 5361, 14172, 13429, 1784, 91, 318, 6213, 91, 29},
+			[]int32{151644, 872, 198, 151657, 6257, 151658, 151645}},
+	}
+	for name, tk := range tokenizers {
+		for _, tc := range tests {
+			for _, parse := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%q/parse=%v", name, tc.text, parse), func(t *testing.T) {
+					want := tc.plain
+					if parse {
+						want = tc.parsed
+					}
+					got, err := tk.Encode(tc.text, false, parse)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !equalIDs(got, want) {
+						t.Errorf("Encode(%q, parse=%v) = %v, want %v", tc.text, parse, got, want)
+					}
+					if !parse && hasAdded(tk, got) {
+						t.Errorf("plain encoding %v contains an added token", got)
+					}
+					if dec := tk.DecodeWith(got, DecodeOptions{Special: true}); dec != tc.text {
+						t.Errorf("decode = %q, want %q", dec, tc.text)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestAddedTokensSPM: the same rule for a SentencePiece vocabulary (Phi-3:
+// </s> is user-defined, <|end|> control, both with rstrip).
+func TestAddedTokensSPM(t *testing.T) {
+	tk := loadGGUF(t, "tokenizer", "ggml-vocab-phi-3.gguf")
+	tests := []struct {
+		text  string
+		parse bool
+		want  []int32
+	}{
+		{"</s>", false, []int32{1533, 29879, 29958}},
+		{"</s>", true, []int32{2}},
+		{"a</s> b", false, []int32{263, 829, 29879, 29958, 289}},
+		{"a</s> b", true, []int32{263, 2, 289}}, // rstrip eats the space
+		{"<|end|>", false, []int32{529, 29989, 355, 29989, 29958}},
+		{"<|end|>", true, []int32{32007}},
+	}
+	for _, tc := range tests {
+		got, err := tk.Encode(tc.text, false, tc.parse)
+		if err != nil || !equalIDs(got, tc.want) {
+			t.Errorf("Encode(%q, parse=%v) = %v (%v), want %v", tc.text, tc.parse, got, err, tc.want)
+		}
 	}
 }
 

@@ -2,9 +2,22 @@
 // runs: SentencePiece-style BPE (GGUF tokenizer.ggml.model "llama"), GPT-2
 // style byte-level BPE with each family's pre-tokenizer ("gpt2"), and
 // Hugging Face tokenizer.json BPE models. Behaviour follows llama.cpp's
-// llama-vocab.cpp token for token: special and added tokens, EOG sets, byte
-// fallback, leading-space rules. It also provides an incremental decoder
-// for streaming that never splits a UTF-8 character.
+// llama-vocab.cpp token for token (EOG sets, byte fallback, leading-space
+// rules) with one deliberate difference, below. It also provides an
+// incremental decoder for streaming that never splits a UTF-8 character.
+//
+// Special and added tokens: every control, user-defined and unknown token
+// (GGUF token types CONTROL / USER_DEFINED / UNKNOWN; tokenizer.json
+// added_tokens, special or not) is recognised in text only when the caller
+// passes parseSpecial to Encode: "<|im_end|>", "<think>" or "<tool_call>"
+// then become their single ids (longest match first, with the tokens'
+// lstrip / rstrip rules). Without parseSpecial no such token is ever
+// produced: the text is tokenized as ordinary text, so "<think>" gives
+// "<th" "ink" ">". llama.cpp and Hugging Face match user-defined tokens in
+// plain text too; helexa does not, so that text from users or tools can never
+// inject markup tokens. Prompts rendered from a chat template are encoded
+// with parseSpecial. (For MPT, whose whitespace runs are user-defined
+// tokens, plain-text ids therefore differ from llama.cpp's.)
 package tokenizer
 
 import (
