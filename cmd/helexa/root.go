@@ -24,7 +24,7 @@ func newRootCmd(s streams) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "helexa",
 		Short:         "Run large language models locally",
-		Long:          "helexa pulls models from Hugging Face, chats with them in the terminal and serves them over an OpenAI-compatible API.",
+		Long:          "helexa pulls models from Hugging Face, chats with them in the terminal and serves them over an OpenAI-compatible API.\n\n" + envvars.Help(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
@@ -37,7 +37,6 @@ func newRootCmd(s streams) *cobra.Command {
 	for _, add := range subcommands {
 		root.AddCommand(add(s))
 	}
-	root.SetUsageTemplate(root.UsageTemplate() + "\n" + envvars.Help())
 	return root
 }
 
