@@ -45,6 +45,7 @@ var subcommands = []func(streams) *cobra.Command{
 	newDebugCmd,
 	newPullCmd, newListCmd, newRmCmd,
 	newServeCmd, newPsCmd, newStopCmd, newBenchCmd,
+	newRunCmd,
 }
 
 func setupLogging(w io.Writer) {

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/helexa/helexa/internal/envvars"
+	"github.com/helexa/helexa/pkg/hub"
+	"github.com/helexa/helexa/pkg/runner"
+)
+
+// newEngine builds the in-process engine from the environment, the same
+// way serve does: a runner.Manager over the GGUF loader, resolving
+// references through the Hugging Face cache with progress reported to
+// progress. tweak, when set, adjusts the configuration (run keeps its
+// model loaded for the life of the process).
+func newEngine(log *slog.Logger, progress hub.ProgressFunc, tweak func(*runner.Config)) (*runner.Manager, error) {
+	cfg, err := runner.ConfigFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	threads := 0
+	if v := strings.TrimSpace(envvars.NumThreads.Get()); v != "" {
+		if threads, err = strconv.Atoi(v); err != nil || threads < 0 {
+			return nil, fmt.Errorf("%s=%q: want a non-negative integer", envvars.NumThreads.Name, v)
+		}
+	}
+	hc, err := newHubClient("", progress)
+	if err != nil {
+		return nil, err
+	}
+	loader := &runner.GGUFLoader{Hub: hc, Threads: threads, ChunkSize: cfg.ChunkSize, Log: log}
+	return runner.NewManager(cfg, loader, log), nil
+}
+
+// progressRouter forwards hub events to a sink that can change while the
+// engine lives (progress bars before the chat UI starts, the UI's status
+// line after).
+type progressRouter struct {
+	mu   sync.Mutex
+	sink hub.ProgressFunc
+	seen bool // an event has arrived
+}
+
+func (p *progressRouter) set(f hub.ProgressFunc) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sink = f
+}
+
+func (p *progressRouter) emit(e hub.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seen = true
+	if p.sink != nil {
+		p.sink(e)
+	}
+}
+
+// sawEvents reports whether any event has arrived (downloads draw their
+// own progress bars, so the loading spinner stays quiet).
+func (p *progressRouter) sawEvents() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.seen
+}

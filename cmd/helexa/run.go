@@ -1,0 +1,451 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/helexa/helexa/internal/envvars"
+	"github.com/helexa/helexa/pkg/api"
+	"github.com/helexa/helexa/pkg/hub"
+	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/sampling"
+	"github.com/helexa/helexa/pkg/tui"
+)
+
+// runOptions are the flags of `helexa run`.
+type runOptions struct {
+	System        string
+	Temperature   float32
+	TopP          float32
+	TopK          int
+	MinP          float32
+	RepeatPenalty float32
+	Seed          int64 // <0 = a fresh seed per answer
+	NumPredict    int
+	NumCtx        int
+	Raw           bool
+	Verbose       bool
+	Think         bool
+	ThinkSet      bool // --think was given (true or false)
+	HideThinking  bool
+}
+
+func newRunCmd(s streams) *cobra.Command {
+	var opts runOptions
+	cmd := &cobra.Command{
+		Use:   "run MODEL [PROMPT]",
+		Short: "Chat with a model in the terminal, or answer one prompt",
+		Long: `Chat with a model in a terminal UI, or answer one prompt and exit.
+
+MODEL is a Hugging Face reference (org/repo[:QUANT], pulled on first use), a
+.gguf file or a model directory. With a PROMPT argument, or with a prompt on
+stdin, the answer is streamed to stdout as plain text and run exits; otherwise
+an interactive chat starts (/help inside lists the commands and keys).
+
+When a helexa daemon answers at HELEXA_HOST, run uses it (the model is not
+loaded twice); otherwise the model is loaded in this process.`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ThinkSet = cmd.Flags().Changed("think")
+			return runRun(cmd.Context(), opts, args, s)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.System, "system", "", "system prompt")
+	f.Float32Var(&opts.Temperature, "temperature", 0.8, "sampling temperature (0 = greedy)")
+	f.Float32Var(&opts.TopP, "top-p", 0.95, "nucleus sampling: keep the smallest set of tokens whose probability reaches this (1 = off)")
+	f.IntVar(&opts.TopK, "top-k", 40, "keep only the K most likely tokens (0 = off)")
+	f.Float32Var(&opts.MinP, "min-p", 0.05, "drop tokens less likely than this fraction of the most likely one (0 = off)")
+	f.Float32Var(&opts.RepeatPenalty, "repeat-penalty", 1.0, "penalty for recently generated tokens (1 = off)")
+	f.Int64Var(&opts.Seed, "seed", -1, "random seed for reproducible sampling (-1 = random)")
+	f.IntVarP(&opts.NumPredict, "num-predict", "n", 0, "maximum tokens to generate (0 = until the model stops or the context is full)")
+	f.IntVar(&opts.NumCtx, "num-ctx", 0, "context size in tokens (default $HELEXA_NUM_CTX or 4096, capped at the model's training context)")
+	f.BoolVar(&opts.Raw, "raw", false, "feed the prompt as is, without the chat template (one-shot only)")
+	f.BoolVar(&opts.Verbose, "verbose", false, "print load time, prompt and generation token counts and speeds to stderr")
+	f.BoolVar(&opts.Think, "think", false, "enable (--think) or disable (--think=false) thinking for models that support it (default: the model's template default)")
+	f.BoolVar(&opts.HideThinking, "hide-thinking", false, "do not show the model's thinking")
+	return cmd
+}
+
+// request is what one answer is asked with.
+func (o runOptions) request() (runner.Options, error) {
+	p := sampling.Params{
+		Temperature: o.Temperature, TopP: o.TopP, TopK: o.TopK, MinP: o.MinP,
+		RepeatPenalty: o.RepeatPenalty,
+	}
+	if o.Seed >= 0 {
+		p.Seed = uint64(o.Seed)
+	} else {
+		p.Seed = rand.Uint64()
+	}
+	if err := p.Validate(); err != nil {
+		return runner.Options{}, fmt.Errorf("check the sampling flags (--temperature, --top-p, --top-k, --min-p, --repeat-penalty): %w", err)
+	}
+	if o.NumPredict < 0 {
+		return runner.Options{}, fmt.Errorf("-n/--num-predict %d: want 0 (no limit) or a positive number of tokens", o.NumPredict)
+	}
+	if o.NumCtx < 0 {
+		return runner.Options{}, fmt.Errorf("--num-ctx %d: want a positive number of tokens", o.NumCtx)
+	}
+	return runner.Options{Sampling: p, MaxTokens: o.NumPredict, NumCtx: o.NumCtx}, nil
+}
+
+func (o runOptions) think() *bool {
+	if !o.ThinkSet {
+		return nil
+	}
+	t := o.Think
+	return &t
+}
+
+func runRun(ctx context.Context, opts runOptions, args []string, s streams) error {
+	model := localModelPath(args[0])
+	reqOpts, err := opts.request()
+	if err != nil {
+		return err
+	}
+	prompt, interactive, err := readPrompt(args[1:], s)
+	if err != nil {
+		return err
+	}
+	if interactive && opts.Raw {
+		return errors.New("--raw needs a prompt (an argument or stdin): the chat UI always uses the chat template")
+	}
+	log := runLogger(s.Err, interactive)
+	router := &progressRouter{}
+	bars, finishBars := newProgress(s.Err)
+	router.set(bars)
+	svc, closeSvc, err := connect(ctx, log, router, s.Err, opts.Verbose)
+	if err != nil {
+		finishBars()
+		return err
+	}
+	defer closeSvc()
+	st, loadDur, err := loadModel(ctx, svc, model, opts.NumCtx, router, s.Err)
+	finishBars()
+	if err != nil {
+		return err
+	}
+	if opts.Verbose {
+		fmt.Fprintf(s.Err, "load time:  %s\n", loadDur.Round(time.Millisecond))
+	}
+	if !interactive {
+		return oneShot(ctx, svc, model, prompt, opts, reqOpts, s)
+	}
+	return runChat(ctx, svc, model, st, opts, reqOpts, router, s)
+}
+
+// localModelPath makes an existing file or directory path absolute (a
+// daemon resolves it from another working directory); references pass.
+func localModelPath(model string) string {
+	if _, err := os.Stat(model); err == nil {
+		if abs, err := filepath.Abs(model); err == nil {
+			return abs
+		}
+	}
+	return model
+}
+
+// readPrompt returns the prompt (arguments, then stdin when it is not a
+// terminal) and whether the chat UI should run instead.
+func readPrompt(args []string, s streams) (string, bool, error) {
+	prompt := strings.Join(args, " ")
+	if isTerminalReader(s.In) {
+		return prompt, prompt == "" && isTerminal(s.Out), nil
+	}
+	if s.In != nil {
+		b, err := io.ReadAll(s.In)
+		if err != nil {
+			return "", false, fmt.Errorf("reading the prompt from stdin: %w", err)
+		}
+		if in := strings.TrimRight(string(b), "\n"); in != "" {
+			if prompt != "" {
+				prompt += "\n\n"
+			}
+			prompt += in
+		}
+	}
+	if strings.TrimSpace(prompt) == "" {
+		return "", false, errors.New("no prompt: give one as an argument or on stdin, or run from a terminal to chat")
+	}
+	return prompt, false, nil
+}
+
+func isTerminalReader(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// runLogger is the engine's logger: warnings to stderr for one-shot runs
+// (HELEXA_LOG_LEVEL, when set, wins); nothing while the chat UI owns the
+// terminal.
+func runLogger(w io.Writer, interactive bool) *slog.Logger {
+	if interactive {
+		return slog.New(slog.DiscardHandler)
+	}
+	level := slog.LevelWarn
+	if os.Getenv(envvars.LogLevel.Name) != "" {
+		_ = level.UnmarshalText([]byte(envvars.LogLevel.Get()))
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// connect uses the daemon at HELEXA_HOST when it answers, and an
+// in-process engine otherwise.
+func connect(ctx context.Context, log *slog.Logger, router *progressRouter, errw io.Writer, verbose bool) (runner.Service, func(), error) {
+	client, err := api.NewClientFromEnv()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", envvars.Host.Name, err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	err = client.Health(pctx)
+	cancel()
+	if err == nil {
+		if verbose {
+			fmt.Fprintf(errw, "using the helexa daemon at %s\n", client.Addr())
+		}
+		return client, func() {}, nil
+	}
+	if ctx.Err() != nil {
+		return nil, nil, ctx.Err()
+	}
+	mgr, err := newEngine(log, router.emit, func(c *runner.Config) { c.KeepAlive = -1 })
+	if err != nil {
+		return nil, nil, err
+	}
+	closeFn := func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = mgr.Close(cctx)
+	}
+	return mgr, closeFn, nil
+}
+
+// loadModel loads the model, showing a spinner on a terminal when it takes
+// more than a second (downloads show their own progress bars).
+func loadModel(ctx context.Context, svc runner.Service, model string, numCtx int, router *progressRouter, errw io.Writer) (runner.ModelStatus, time.Duration, error) {
+	t0 := time.Now()
+	stop := startSpinner(errw, "loading "+model, router.sawEvents)
+	st, err := svc.Load(ctx, runner.LoadRequest{Model: model, NumCtx: numCtx})
+	stop()
+	if err != nil {
+		return st, 0, fmt.Errorf("loading %s: %w", model, err)
+	}
+	return st, time.Since(t0), nil
+}
+
+// startSpinner draws "label ⠋ 1.2s" on a terminal after a second, until
+// stop is called; quiet reports when something else is drawing progress.
+func startSpinner(w io.Writer, label string, quiet func() bool) (stop func()) {
+	if !isTerminal(w) {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		frames := []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+		t0 := time.Now()
+		drawn := false
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				if drawn {
+					fmt.Fprint(w, "\r\x1b[K")
+				}
+				return
+			case <-tick.C:
+			}
+			if time.Since(t0) < time.Second || quiet() {
+				continue
+			}
+			fmt.Fprintf(w, "\r\x1b[K%s %c %.1fs", label, frames[i%len(frames)], time.Since(t0).Seconds())
+			drawn = true
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+// runChat runs the terminal UI.
+func runChat(ctx context.Context, svc runner.Service, model string, st runner.ModelStatus, opts runOptions, reqOpts runner.Options, router *progressRouter, s streams) error {
+	details, err := svc.Show(ctx, model)
+	if err != nil {
+		return fmt.Errorf("describing %s: %w", model, err)
+	}
+	if details.Context == 0 {
+		details.Context = st.Context
+	}
+	var hist *tui.History
+	if dir, err := daemonStateDir(); err == nil {
+		hist, err = tui.LoadHistory(filepath.Join(dir, "history"))
+		if err != nil {
+			fmt.Fprintln(s.Err, "warning:", err)
+		}
+	}
+	progress := make(chan string, 16)
+	router.set(func(e hub.Event) {
+		if line := progressLine(e); line != "" {
+			select {
+			case progress <- line:
+			default: // the UI is behind; it will catch the next one
+			}
+		}
+	})
+	defer router.set(nil)
+	// The UI owns the terminal: nothing else may write to it.
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.DiscardHandler))
+	defer slog.SetDefault(prev)
+	return tui.Run(ctx, tui.Config{
+		Service: svc, Model: model, Details: details, System: opts.System, Options: reqOpts,
+		Think: opts.think(), HideThinking: opts.HideThinking, History: hist,
+		Progress: progress, Seeded: opts.Seed >= 0,
+	}, s.In, s.Out)
+}
+
+// progressLine is a hub event as a short status text.
+func progressLine(e hub.Event) string {
+	switch e.Kind {
+	case hub.EventStart, hub.EventProgress, hub.EventVerify:
+		pct := ""
+		if e.Total > 0 {
+			pct = fmt.Sprintf(" %d%%", e.Bytes*100/e.Total)
+		}
+		verb := "downloading"
+		if e.Kind == hub.EventVerify {
+			verb = "verifying"
+		}
+		return fmt.Sprintf("%s %s%s of %s", verb, e.File, pct, humanBytes(e.Total))
+	case hub.EventNotice:
+		return e.Message
+	}
+	return ""
+}
+
+// oneShot answers one prompt on stdout as plain streamed text.
+func oneShot(ctx context.Context, svc runner.Service, model, prompt string, opts runOptions, reqOpts runner.Options, s streams) error {
+	p := &plainPrinter{w: s.Out, tty: isTerminal(s.Out), hide: opts.HideThinking}
+	var res runner.Result
+	var err error
+	if opts.Raw {
+		res, err = svc.Complete(ctx, runner.CompletionRequest{Model: model, Prompt: prompt, AddSpecial: true, Options: reqOpts}, p.delta)
+	} else {
+		var msgs []tui.Message
+		if opts.System != "" {
+			msgs = append(msgs, tui.Message{Role: "system", Content: opts.System})
+		}
+		msgs = append(msgs, tui.Message{Role: "user", Content: prompt})
+		raw, jerr := json.Marshal(msgs)
+		if jerr != nil {
+			return fmt.Errorf("encoding the prompt: %w", jerr)
+		}
+		req := runner.ChatRequest{Model: model, Messages: raw, Options: reqOpts}
+		if t := opts.think(); t != nil {
+			req.TemplateKwargs = map[string]any{"enable_thinking": *t}
+		}
+		res, err = svc.Chat(ctx, req, p.delta)
+	}
+	p.finish()
+	if p.err != nil {
+		return fmt.Errorf("writing the answer: %w", p.err)
+	}
+	if err != nil {
+		var re *runner.Error
+		if errors.As(err, &re) && re.Kind == runner.KindContextLength {
+			return fmt.Errorf("the prompt does not fit the context (raise it with --num-ctx): %w", err)
+		}
+		return err
+	}
+	if opts.Verbose {
+		printUsage(s.Err, res.Usage)
+	}
+	return nil
+}
+
+// plainPrinter writes deltas to stdout: reasoning dimmed on a terminal,
+// between "Thinking..." lines otherwise, or not at all when hidden.
+type plainPrinter struct {
+	w        io.Writer
+	tty      bool
+	hide     bool
+	thinking bool // inside a reasoning block
+	last     byte // the last byte written
+	err      error
+}
+
+func (p *plainPrinter) write(s string) {
+	if p.err != nil || s == "" {
+		return
+	}
+	_, p.err = io.WriteString(p.w, s)
+	p.last = s[len(s)-1]
+}
+
+func (p *plainPrinter) delta(d runner.Delta) error {
+	if d.Reasoning != "" && !p.hide {
+		if !p.thinking {
+			p.thinking = true
+			if p.tty {
+				p.write("\x1b[2m")
+			} else {
+				p.write("Thinking...\n")
+			}
+		}
+		p.write(d.Reasoning)
+	}
+	if d.Content != "" {
+		p.endThinking()
+		p.write(d.Content)
+	}
+	return p.err
+}
+
+func (p *plainPrinter) endThinking() {
+	if !p.thinking {
+		return
+	}
+	p.thinking = false
+	if p.tty {
+		p.write("\x1b[0m\n\n")
+	} else {
+		p.write("\n...done thinking.\n\n")
+	}
+}
+
+// finish closes a reasoning block and ends the output with a newline.
+func (p *plainPrinter) finish() {
+	p.endThinking()
+	if p.last != 0 && p.last != '\n' {
+		p.write("\n")
+	}
+}
+
+// printUsage is --verbose's summary.
+func printUsage(w io.Writer, u runner.Usage) {
+	fmt.Fprintf(w, "prompt:     %d tokens (%d cached)", u.PromptTokens, u.CachedTokens)
+	if r := tui.PrefillRate(u); r > 0 {
+		fmt.Fprintf(w, ", %.1f tok/s", r)
+	}
+	fmt.Fprintf(w, "\ngenerated:  %d tokens", u.CompletionTokens)
+	if r := tui.DecodeRate(u); r > 0 {
+		fmt.Fprintf(w, ", %.1f tok/s", r)
+	}
+	fmt.Fprintln(w)
+}
