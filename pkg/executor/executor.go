@@ -72,9 +72,12 @@ type Work struct {
 	// Allowed, when non-nil, constrains sampling (JSON mode): only token
 	// ids whose bit is set (bit id%64 of Allowed[id/64]) may be sampled;
 	// every other token is treated as having probability 0 (logit -inf)
-	// before penalties, top-k/top-p and the draw. Logprobs are reported
-	// over the constrained distribution. Only meaningful with Sample; at
-	// least one bit is set.
+	// before penalties, top-k/top-p and the draw. Logprobs (Result.Logprob
+	// and Result.Top) stay on the raw, unconstrained logits: the mask
+	// changes which token is drawn, not the probabilities reported. Only
+	// meaningful with Sample. It must hold exactly (NVocab+63)/64 words
+	// and allow at least one token, or the sequence fails with
+	// ErrBadRequest.
 	Allowed []uint64
 }
 

@@ -57,6 +57,7 @@ type Local struct {
 	seqs    map[SeqID]*seqState
 	nextID  SeqID
 	scratch arch.Scratch
+	masked  []float32 // constrained logits (Work.Allowed), reused
 	closeMu sync.Mutex
 	closed  bool
 }

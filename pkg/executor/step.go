@@ -78,6 +78,9 @@ func (l *Local) check(w *Work, seen map[SeqID]bool) error {
 	if w.TopLogprobs < 0 {
 		return fmt.Errorf("negative TopLogprobs %d", w.TopLogprobs)
 	}
+	if err := checkMask(w.Allowed, l.model.HP.NVocab); err != nil {
+		return err
+	}
 	return l.kv.CheckSpan(compute.SeqSpan{Pos: w.Pos, N: len(w.Tokens), Blocks: w.Blocks})
 }
 
@@ -192,10 +195,18 @@ func (l *Local) finish(w *Work, o *workOut, res *Result) {
 		res.Top = topLogprobs(st.sampler, o.last, w.TopLogprobs)
 	}
 	if w.Sample {
-		tok, lp, err := st.sampler.Sample(o.last)
+		logits := o.last
+		if w.Allowed != nil {
+			l.masked = applyMask(l.masked, o.last, w.Allowed)
+			logits = l.masked
+		}
+		tok, lp, err := st.sampler.Sample(logits)
 		if err != nil {
 			res.Err = fmt.Errorf("sampling sequence %d: %w", w.Seq, err)
 			return
+		}
+		if w.Allowed != nil {
+			lp = rawLogprob(o.last, tok)
 		}
 		res.Token, res.Logprob = tok, lp
 	}
