@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -171,13 +172,13 @@ func (m *Model) View() tea.View {
 	v := tea.NewView(m.vp.View() + "\n" + m.statusLine() + "\n" + rule + "\n" + m.input.View())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
-	v.WindowTitle = "helexa · " + m.model
+	v.WindowTitle = "helexa · " + displayName(m.model)
 	return v
 }
 
 // statusLine is model · context used/size · speed, or what is happening.
 func (m *Model) statusLine() string {
-	left := m.model
+	left := displayName(m.model)
 	if m.details.Context > 0 {
 		left += fmt.Sprintf(" · ctx %d/%d", m.ctxUsed, m.details.Context)
 	}
@@ -208,6 +209,14 @@ func (m *Model) statusLine() string {
 	}
 	gap := max(1, m.width-lipgloss.Width(left)-lipgloss.Width(hint))
 	return styleStatus.Render(left + strings.Repeat(" ", gap) + hint)
+}
+
+// displayName shortens a model path to its file or directory name.
+func displayName(model string) string {
+	if filepath.IsAbs(model) {
+		return filepath.Base(model)
+	}
+	return model
 }
 
 // markdown renders finished answers with glamour, one renderer per width
