@@ -82,3 +82,42 @@ func BenchmarkDecodeQwen3(b *testing.B) {
 		_ = tk.Decode(ids)
 	}
 }
+
+// BenchmarkEncodeSPM reports encode throughput for the Llama 2
+// SentencePiece vocab (no word cache: every token lookup is by text).
+func BenchmarkEncodeSPM(b *testing.B) {
+	tk := loadGGUF(b, "tokenizer", "ggml-vocab-llama-spm.gguf")
+	text := benchText(b)
+	b.SetBytes(int64(len(text)))
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := tk.Encode(text, false, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMergeQwen3 reports byte-level BPE throughput without the word
+// cache: every pre-tokenized word of the benchmark text is merged from its
+// bytes (the merge-table lookups dominate).
+func BenchmarkMergeQwen3(b *testing.B) {
+	tk := loadGGUF(b, "tokenizer", "vocab-qwen3.gguf")
+	text := benchText(b)
+	text = text[:strings.LastIndexByte(text[:1<<18], '\n')+1]
+	sc := tk.getScratch()
+	lens, err := tk.split.split(text, &sc.split, classes(cptTable()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	lens = append([]int(nil), lens...)
+	out := make([]int32, 0, len(text))
+	b.SetBytes(int64(len(text)))
+	b.ResetTimer()
+	for b.Loop() {
+		out, pos := out[:0], 0
+		for _, n := range lens {
+			out = tk.encodeWordUncached(sc, text[pos:pos+n], out)
+			pos += n
+		}
+	}
+}

@@ -45,6 +45,7 @@ type bigram struct {
 	rank        int32
 	left, right int32
 	lsym, rsym  int32
+	result      int32 // the symbol lsym+rsym merge into
 }
 
 func bigramLess(a, b bigram) bool {
@@ -112,11 +113,11 @@ func (t *Tokenizer) tryBigram(sc *scratch, left, right int32) {
 		return
 	}
 	l, r := sc.syms[left].sym, sc.syms[right].sym
-	m, ok := t.merges[uint64(uint32(l))<<32|uint64(uint32(r))]
+	m, ok := t.merges.get(pairKey(l, r))
 	if !ok {
 		return
 	}
-	sc.heap.push(bigram{rank: m.rank, left: left, right: right, lsym: l, rsym: r})
+	sc.heap.push(bigram{rank: m.rank, left: left, right: right, lsym: l, rsym: r, result: m.result})
 }
 
 // mergeWord runs BPE over the initial symbols in sc.syms and appends the
@@ -139,7 +140,7 @@ func (t *Tokenizer) mergeWord(sc *scratch, word string, out []int32) []int32 {
 		if !ls.alive || !rs.alive || ls.sym != b.lsym || rs.sym != b.rsym || ls.next != b.right {
 			continue
 		}
-		ls.sym = t.merges[uint64(uint32(b.lsym))<<32|uint64(uint32(b.rsym))].result
+		ls.sym = b.result
 		ls.end = rs.end
 		rs.alive = false
 		ls.next = rs.next
@@ -174,7 +175,7 @@ func (t *Tokenizer) emitBytes(raw string, out []int32) []int32 {
 	}
 	txt := t.bl.encode(raw)
 	for i := 0; i < len(txt); i++ {
-		if id, ok := t.toID[txt[i:i+1]]; ok {
+		if id, ok := t.toID.lookup(txt[i : i+1]); ok {
 			out = append(out, id)
 		}
 	}
@@ -197,7 +198,7 @@ func (t *Tokenizer) encodeWordUncached(sc *scratch, word string, out []int32) []
 	switch t.kind {
 	case KindBPE:
 		if t.ignoreMerges {
-			if id, ok := t.toID[t.bl.encode(word)]; ok {
+			if id, ok := t.toID.lookup(t.bl.encode(word)); ok {
 				return append(out, id)
 			}
 		}
@@ -206,7 +207,7 @@ func (t *Tokenizer) encodeWordUncached(sc *scratch, word string, out []int32) []
 		}
 	case KindBPERaw:
 		if t.ignoreMerges {
-			if id, ok := t.toID[word]; ok {
+			if id, ok := t.toID.lookup(word); ok {
 				return append(out, id)
 			}
 		}
@@ -222,7 +223,7 @@ func (t *Tokenizer) encodeWordUncached(sc *scratch, word string, out []int32) []
 // symbol2 is symbol without registering new extras (safe for concurrent
 // encoding): unknown characters get a transient id past all extras.
 func (t *Tokenizer) symbol2(s string) int32 {
-	if id, ok := t.toID[s]; ok {
+	if id, ok := t.toID.lookup(s); ok {
 		return id
 	}
 	if id, ok := t.extraID[s]; ok {

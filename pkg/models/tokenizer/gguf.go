@@ -56,11 +56,9 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		}
 	}
 	if s.kind == KindBPE {
-		merges, err := f.Strings(keyMerges)
-		if err != nil {
+		if s.mergeLines, err = f.Strings(keyMerges); err != nil {
 			return nil, fmt.Errorf("%w: byte-level BPE needs merges: %w", ErrInvalidVocab, err)
 		}
-		s.merges = splitMerges(merges)
 	}
 	for role, keys := range ggufSpecialKeys {
 		for _, k := range keys {
@@ -85,19 +83,4 @@ func optBool(f *gguf.File, key string) *bool {
 		return &v
 	}
 	return nil
-}
-
-// splitMerges parses "left right" merge strings (the space found from the
-// second byte on, as llama.cpp does).
-func splitMerges(merges []string) [][2]string {
-	out := make([][2]string, len(merges))
-	for i, m := range merges {
-		for j := 1; j < len(m); j++ {
-			if m[j] == ' ' {
-				out[i] = [2]string{m[:j], m[j+1:]}
-				break
-			}
-		}
-	}
-	return out
 }

@@ -56,11 +56,9 @@ func FromHF(tokenizerJSON, tokenizerConfigJSON []byte) (*Tokenizer, error) {
 	if err := hfVocab(&hf, s); err != nil {
 		return nil, err
 	}
-	merges, err := hfMerges(hf.Model.Merges)
-	if err != nil {
+	if err := hfMerges(hf.Model.Merges, s); err != nil {
 		return nil, err
 	}
-	s.merges = merges
 	if err := hfPipeline(&hf, s); err != nil {
 		return nil, err
 	}
@@ -123,19 +121,19 @@ func hfVocab(hf *hfFile, s *spec) error {
 	return nil
 }
 
-func hfMerges(raw json.RawMessage) ([][2]string, error) {
+func hfMerges(raw json.RawMessage, s *spec) error {
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
+		return nil
 	}
 	var strs []string
 	if err := json.Unmarshal(raw, &strs); err == nil {
-		return splitMerges(strs), nil
+		s.mergeLines = strs
+		return nil
 	}
-	var pairs [][2]string
-	if err := json.Unmarshal(raw, &pairs); err != nil {
-		return nil, fmt.Errorf("%w: tokenizer.json merges are neither \"a b\" strings nor [a, b] pairs: %w", ErrInvalidVocab, err)
+	if err := json.Unmarshal(raw, &s.mergePairs); err != nil {
+		return fmt.Errorf("%w: tokenizer.json merges are neither \"a b\" strings nor [a, b] pairs: %w", ErrInvalidVocab, err)
 	}
-	return pairs, nil
+	return nil
 }
 
 // walk calls fn for every object in a normalizer / pre-tokenizer tree.

@@ -76,7 +76,7 @@ func (t *Tokenizer) spmTryBigram(st *spmState, text string, left, right int32) {
 		return
 	}
 	l, r := st.syms[left], st.syms[right]
-	id, ok := t.toID[text[l.start:r.start+r.n]]
+	id, ok := t.toID.lookup(text[l.start : r.start+r.n])
 	if !ok {
 		return
 	}
@@ -124,7 +124,7 @@ func (t *Tokenizer) encodeSPM(st *spmState, text string, out []int32) ([]int32, 
 	for i := int32(0); i != -1; i = st.syms[i].next {
 		s := st.syms[i]
 		piece := text[s.start : s.start+s.n]
-		if id, ok := t.toID[piece]; ok {
+		if id, ok := t.toID.lookup(piece); ok {
 			out = append(out, id)
 			continue
 		}

@@ -89,10 +89,10 @@ type Tokenizer struct {
 	tokens []string
 	scores []float32
 	attrs  []attr
-	toID   map[string]int32
+	toID   *tokenIndex
 
 	// BPE merges over symbol ids: vocabulary ids, then extra strings.
-	merges       map[uint64]merge
+	merges       mergeTable
 	extra        []string
 	extraID      map[string]int32
 	byteSym      [256]int32 // KindBPE: symbol of each raw byte
@@ -109,8 +109,9 @@ type Tokenizer struct {
 	eogSet         map[int32]struct{}
 	specials       []int32 // control / user-defined / unknown, longest first
 
-	pieces   []byte   // decoded text of every token, back to back
-	pieceOff []uint32 // len(tokens)+1 offsets into pieces
+	piecesOnce sync.Once
+	pieces     []byte   // decoded text of every token, back to back (lazy: pieceTable)
+	pieceOff   []uint32 // len(tokens)+1 offsets into pieces
 
 	cache   *wordCache
 	scratch sync.Pool
@@ -167,7 +168,7 @@ func (t *Tokenizer) TokenText(id int32) string {
 
 // TokenID returns the id whose vocabulary string is exactly text.
 func (t *Tokenizer) TokenID(text string) (int32, bool) {
-	id, ok := t.toID[text]
+	id, ok := t.toID.lookup(text)
 	return id, ok
 }
 
@@ -181,13 +182,13 @@ func (t *Tokenizer) IsControl(id int32) bool {
 // bytes; may be part of a UTF-8 character). Control tokens give "" unless
 // special is set.
 func (t *Tokenizer) Piece(id int32, special bool) string {
-	if id < 0 || int(id) >= len(t.tokens) {
-		return ""
-	}
-	if !special && t.attrs[id]&(attrControl|attrUnknown) != 0 {
-		return ""
-	}
-	return string(t.pieces[t.pieceOff[id]:t.pieceOff[id+1]])
+	return string(t.pieceBytes(id, special))
+}
+
+// pieceTable returns the decoded text of every token, built on first use.
+func (t *Tokenizer) pieceTable() (pieces []byte, off []uint32) {
+	t.piecesOnce.Do(t.initPieces)
+	return t.pieces, t.pieceOff
 }
 
 func (t *Tokenizer) pieceBytes(id int32, special bool) []byte {
@@ -197,5 +198,6 @@ func (t *Tokenizer) pieceBytes(id int32, special bool) []byte {
 	if !special && t.attrs[id]&(attrControl|attrUnknown) != 0 {
 		return nil
 	}
-	return t.pieces[t.pieceOff[id]:t.pieceOff[id+1]]
+	pieces, off := t.pieceTable()
+	return pieces[off[id]:off[id+1]:off[id+1]]
 }

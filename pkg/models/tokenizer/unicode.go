@@ -79,11 +79,17 @@ func toRunes(dst []rune, s string) []rune {
 // for it, and back.
 type byteLevel struct {
 	enc [256]rune
-	dec map[rune]byte
+	// dec[r] is 1 + the byte that rune r stands for, 0 for runes outside
+	// the table (the runes used are U+0021..U+0143).
+	dec [byteLevelRunes]uint16
 }
 
+// byteLevelRunes bounds the runes byteLevel uses: 256 plus the 68 bytes
+// that are remapped.
+const byteLevelRunes = 256 + 68
+
 func newByteLevel() *byteLevel {
-	b := &byteLevel{dec: make(map[rune]byte, 256)}
+	b := &byteLevel{}
 	n := 0
 	for c := 0; c < 256; c++ {
 		if (c >= 0x21 && c <= 0x7E) || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF) {
@@ -92,7 +98,7 @@ func newByteLevel() *byteLevel {
 			b.enc[c] = rune(256 + n)
 			n++
 		}
-		b.dec[b.enc[c]] = byte(c)
+		b.dec[b.enc[c]] = uint16(c) + 1
 	}
 	return b
 }
@@ -109,12 +115,20 @@ func (b *byteLevel) encode(raw string) string {
 // decode turns a byte-level token text back into raw bytes; runes outside
 // the table are kept as their UTF-8 encoding.
 func (b *byteLevel) decode(dst []byte, text string) []byte {
-	for _, r := range text {
-		if c, ok := b.dec[r]; ok {
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf { // ASCII stands for itself (or is kept as is)
 			dst = append(dst, c)
-		} else {
-			dst = utf8.AppendRune(dst, r)
+			i++
+			continue
 		}
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if r < byteLevelRunes && b.dec[r] != 0 {
+			dst = append(dst, byte(b.dec[r]-1))
+		} else {
+			dst = utf8.AppendRune(dst, r) // invalid bytes become U+FFFD
+		}
+		i += n
 	}
 	return dst
 }

@@ -19,13 +19,16 @@ const (
 
 // spec is the format-independent description both loaders produce.
 type spec struct {
-	kind    Kind
-	pre     string
-	tokens  []string
-	scores  []float32
-	types   []int32     // nil: all normal
-	merges  [][2]string // BPE merges in rank order
-	special map[string]int64
+	kind   Kind
+	pre    string
+	tokens []string
+	scores []float32
+	types  []int32 // nil: all normal
+	// BPE merges in rank order: "left right" lines (GGUF, tokenizer.json
+	// v1) or pairs (tokenizer.json v2); see merge.
+	mergeLines []string
+	mergePairs [][2]string
+	special    map[string]int64
 	// optional overrides; nil keeps the kind's default
 	addBOS, addEOS, addSpacePrefix *bool
 	name                           string // general.name (phi-3 strip rules)
@@ -33,6 +36,26 @@ type spec struct {
 	ignoreMerges                   *bool
 	chain                          []string       // regexes of a tokenizer.json pre-tokenizer (KindBPE, pre "custom")
 	attrs                          map[int32]attr // extra attributes (lstrip / rstrip)
+}
+
+// mergeCount is the number of BPE merges.
+func (s *spec) mergeCount() int { return len(s.mergeLines) + len(s.mergePairs) }
+
+// merge returns the pair of merge rank i. A "left right" line is split at
+// the first space from its second byte on, as llama.cpp does; a line without
+// one is malformed (ok false).
+func (s *spec) merge(i int) (left, right string, ok bool) {
+	if s.mergeLines == nil {
+		p := s.mergePairs[i]
+		return p[0], p[1], true
+	}
+	m := s.mergeLines[i]
+	if len(m) > 1 {
+		if j := strings.IndexByte(m[1:], ' '); j >= 0 {
+			return m[:j+1], m[j+2:], true
+		}
+	}
+	return "", "", false
 }
 
 // specialKeys are the special-token roles in llama.cpp's load order.
@@ -51,21 +74,23 @@ func build(s *spec) (*Tokenizer, error) {
 		return nil, fmt.Errorf("%w: %d scores for %d tokens", ErrInvalidVocab, len(s.scores), n)
 	}
 	t := &Tokenizer{kind: s.kind, pre: s.pre, tokens: s.tokens, scores: s.scores, nfc: s.nfc,
-		toID: make(map[string]int32, n), attrs: make([]attr, n), cache: newWordCache()}
+		toID: newTokenIndex(s.tokens), attrs: make([]attr, n), cache: newWordCache()}
 	for i, w := range s.tokens {
 		if w == "" {
-			w = fmt.Sprintf("[EMPTY_%d]", i)
-			t.tokens[i] = w
+			t.tokens[i] = fmt.Sprintf("[EMPTY_%d]", i)
 		}
-		if old, dup := t.toID[w]; dup {
-			return nil, fmt.Errorf("%w: duplicate token %q has ids %d and %d", ErrInvalidVocab, w, old, i)
+		if old, ok := t.toID.insert(int32(i)); !ok {
+			return nil, fmt.Errorf("%w: duplicate token %q has ids %d and %d", ErrInvalidVocab, t.tokens[i], old, i)
 		}
-		t.toID[w] = int32(i)
 		t.attrs[i] = attrNormal
 		if s.types != nil {
 			t.attrs[i] = typeAttr(s.types[i])
 		}
-		t.attrs[i] |= s.attrs[int32(i)]
+	}
+	for id, a := range s.attrs {
+		if id >= 0 && int(id) < n {
+			t.attrs[id] |= a
+		}
 	}
 	if err := t.initModel(s); err != nil {
 		return nil, err
@@ -73,7 +98,6 @@ func build(s *spec) (*Tokenizer, error) {
 	if err := t.initSpecials(s); err != nil {
 		return nil, err
 	}
-	t.initPieces()
 	return t, nil
 }
 
@@ -134,15 +158,15 @@ func (t *Tokenizer) initModel(s *spec) error {
 		t.addSpacePrefix = *s.addSpacePrefix
 	}
 	if s.kind != KindSPM {
-		if err := t.initMerges(s.merges); err != nil {
+		if err := t.initMerges(s); err != nil {
 			return err
 		}
 	}
 	for b := range 256 {
 		t.byteTok[b] = NoToken
-		if id, ok := t.toID[fmt.Sprintf("<0x%02X>", b)]; ok {
+		if id, ok := t.toID.lookup(fmt.Sprintf("<0x%02X>", b)); ok {
 			t.byteTok[b] = id
-		} else if id, ok := t.toID[string([]byte{byte(b)})]; ok && s.kind == KindSPM {
+		} else if id, ok := t.toID.lookup(string([]byte{byte(b)})); ok && s.kind == KindSPM {
 			t.byteTok[b] = id
 		}
 	}
@@ -157,7 +181,7 @@ func (t *Tokenizer) initModel(s *spec) error {
 // symbol returns the BPE symbol id of a string: its token id, or an extra id
 // past the vocabulary for strings that are not tokens.
 func (t *Tokenizer) symbol(s string) int32 {
-	if id, ok := t.toID[s]; ok {
+	if id, ok := t.toID.lookup(s); ok {
 		return id
 	}
 	if id, ok := t.extraID[s]; ok {
@@ -172,35 +196,34 @@ func (t *Tokenizer) symbol(s string) int32 {
 	return id
 }
 
-func (t *Tokenizer) initMerges(merges [][2]string) error {
-	t.merges = make(map[uint64]merge, len(merges))
+func (t *Tokenizer) initMerges(s *spec) error {
+	n := s.mergeCount()
+	t.merges = newMergeTable(n)
 	var buf []byte
 	guess := 0 // vocabularies usually number merge results in merge order
-	for rank, m := range merges {
-		l, r := t.symbol(m[0]), t.symbol(m[1])
-		key := uint64(uint32(l))<<32 | uint64(uint32(r))
-		if _, dup := t.merges[key]; dup {
-			continue
+	for rank := range n {
+		a, b, ok := s.merge(rank)
+		if !ok {
+			continue // malformed: can never apply
 		}
+		l, r := t.symbol(a), t.symbol(b)
 		res := int32(-1)
 		for _, g := range [...]int{guess + 1, rank + 256} {
-			if g >= 0 && g < len(t.tokens) && isConcat(t.tokens[g], m[0], m[1]) {
+			if g >= 0 && g < len(t.tokens) && isConcat(t.tokens[g], a, b) {
 				res = int32(g)
 				break
 			}
 		}
 		if res < 0 {
-			buf = append(append(buf[:0], m[0]...), m[1]...)
-			if id, ok := t.toID[string(buf)]; ok {
-				res = id
-			} else {
-				res = t.symbol(string(buf))
-			}
+			buf = append(append(buf[:0], a...), b...)
+			res = t.symbol(string(buf))
+		}
+		if !t.merges.add(pairKey(l, r), int32(rank), res) {
+			continue // a repeated pair keeps its first rank
 		}
 		if int(res) < len(t.tokens) {
 			guess = int(res)
 		}
-		t.merges[key] = merge{rank: int32(rank), result: res}
 	}
 	return nil
 }
@@ -277,7 +300,7 @@ func (t *Tokenizer) detectByText(ids map[string]int32) {
 		// list order is used here, which gives the documented EOT of Qwen
 		// (<|im_end|>) and Llama 3 (<|eot_id|>).
 		for _, txt := range d.texts {
-			if id, ok := t.toID[txt]; ok {
+			if id, ok := t.toID.lookup(txt); ok {
 				ids[d.role] = id
 				t.attrs[id] |= attrControl
 				break
@@ -302,13 +325,13 @@ func (t *Tokenizer) buildEOG(ids map[string]int32) {
 		}
 	}
 	for _, txt := range eogTexts {
-		if id, ok := t.toID[txt]; ok {
+		if id, ok := t.toID.lookup(txt); ok {
 			set[id] = struct{}{}
 			t.attrs[id] |= attrControl
 		}
 	}
 	for _, txt := range []string{"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"} {
-		if id, ok := t.toID[txt]; ok {
+		if id, ok := t.toID.lookup(txt); ok {
 			t.attrs[id] = attrUserDefined
 		}
 	}
@@ -318,7 +341,7 @@ func (t *Tokenizer) buildEOG(ids map[string]int32) {
 		}
 	}
 	has := func(txt string) (int32, bool) {
-		id, ok := t.toID[txt]
+		id, ok := t.toID.lookup(txt)
 		if !ok {
 			return NoToken, false
 		}
@@ -366,21 +389,22 @@ func (t *Tokenizer) applyStripRules(name string) {
 	for _, id := range t.specials {
 		t.attrs[id] |= attrRstrip
 	}
-	if id, ok := t.toID["</s>"]; ok {
+	if id, ok := t.toID.lookup("</s>"); ok {
 		t.attrs[id] |= attrRstrip
 	}
 	for _, txt := range []string{"<unk>", "<s>", "<|endoftext|>"} {
-		if id, ok := t.toID[txt]; ok {
+		if id, ok := t.toID.lookup(txt); ok {
 			t.attrs[id] &^= attrRstrip
 		}
 	}
 }
 
-// initPieces precomputes the output text of every token (llama.cpp's
-// token_to_piece with special=true; Piece hides control tokens).
+// initPieces computes the output text of every token (llama.cpp's
+// token_to_piece with special=true; Piece hides control tokens). Only
+// decoding needs it, so it runs on first use (see pieceTable).
 func (t *Tokenizer) initPieces() {
-	t.pieceOff = make([]uint32, len(t.tokens)+1)
-	buf := make([]byte, 0, len(t.tokens)*6)
+	off := make([]uint32, len(t.tokens)+1)
+	buf := make([]byte, 0, len(t.tokens)*7)
 	for id, txt := range t.tokens {
 		a := t.attrs[id]
 		switch {
@@ -390,16 +414,28 @@ func (t *Tokenizer) initPieces() {
 			if t.kind == KindBPE {
 				buf = t.bl.decode(buf, txt)
 			} else {
-				buf = append(buf, strings.ReplaceAll(txt, "▁", " ")...)
+				buf = appendUnescaped(buf, txt)
 			}
 		case a&attrByte != 0:
 			if b, ok := parseByteToken(txt); ok {
 				buf = append(buf, b)
 			}
 		}
-		t.pieceOff[id+1] = uint32(len(buf))
+		off[id+1] = uint32(len(buf))
 	}
-	t.pieces = buf
+	t.pieces, t.pieceOff = buf, off
+}
+
+// appendUnescaped appends s with every "▁" turned into a space.
+func appendUnescaped(dst []byte, s string) []byte {
+	for {
+		i := strings.Index(s, "▁")
+		if i < 0 {
+			return append(dst, s...)
+		}
+		dst = append(append(dst, s[:i]...), ' ')
+		s = s[i+len("▁"):]
+	}
 }
 
 // parseByteToken reads "<0xNN>".
