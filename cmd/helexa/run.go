@@ -163,7 +163,10 @@ func localModelPath(model string) string {
 func readPrompt(args []string, s streams) (string, bool, error) {
 	prompt := strings.Join(args, " ")
 	if isTerminalReader(s.In) {
-		return prompt, prompt == "" && isTerminal(s.Out), nil
+		if prompt == "" && !isTerminal(s.Out) {
+			return "", false, errors.New("no prompt: stdout is not a terminal, so give the prompt as an argument or on stdin")
+		}
+		return prompt, prompt == "", nil
 	}
 	if s.In != nil {
 		b, err := io.ReadAll(s.In)
@@ -370,6 +373,9 @@ func oneShot(ctx context.Context, svc runner.Service, model, prompt string, opts
 		var re *runner.Error
 		if errors.As(err, &re) && re.Kind == runner.KindContextLength {
 			return fmt.Errorf("the prompt does not fit the context (raise it with --num-ctx): %w", err)
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: %w", ctx.Err())
 		}
 		return err
 	}

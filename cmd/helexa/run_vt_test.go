@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -113,18 +114,11 @@ func (s *vtScreen) print(b []byte) (int, bool) {
 }
 
 func decodeRune(b []byte) (rune, int) {
-	str := string(b[:min(len(b), 4)])
-	for _, r := range str {
-		if r == '\uFFFD' && len(b) < 4 && b[0] >= 0x80 {
-			return 0, 0
-		}
-		n := len(string(r))
-		if r == '\uFFFD' {
-			n = 1
-		}
-		return r, n
+	if !utf8.FullRune(b) {
+		return 0, 0
 	}
-	return 0, 0
+	r, n := utf8.DecodeRune(b)
+	return r, n
 }
 
 func (s *vtScreen) lineFeed() {

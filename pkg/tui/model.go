@@ -33,14 +33,13 @@ type Model struct {
 	entries []*entry  // the transcript
 	expand  bool      // show finished answers' thinking
 
-	input   textarea.Model
-	vp      viewport.Model
-	spin    spinner.Model
-	md      *markdown
-	width   int
-	height  int
-	dark    bool
-	pending []*entry // entries whose rendering is out of date
+	input  textarea.Model
+	vp     viewport.Model
+	spin   spinner.Model
+	md     *markdown
+	width  int
+	height int
+	dark   bool
 
 	gen      *generation // the answer being generated, or nil
 	genSeq   int

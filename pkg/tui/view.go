@@ -35,7 +35,6 @@ type entry struct {
 
 var (
 	styleUser     = lipgloss.NewStyle().Bold(true)
-	styleDim      = lipgloss.NewStyle().Faint(true)
 	styleInfo     = lipgloss.NewStyle().Foreground(lipgloss.Color("8"))
 	styleNotice   = lipgloss.NewStyle().Foreground(lipgloss.Color("3")).Bold(true)
 	styleError    = lipgloss.NewStyle().Foreground(lipgloss.Color("1"))
