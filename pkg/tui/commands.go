@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -50,7 +52,7 @@ func (m *Model) command(line string) tea.Cmd {
 			m.errorf("usage: /load MODEL (a reference such as Qwen/Qwen3-0.6B-GGUF:Q8_0, a .gguf path or a model directory)")
 			return nil
 		}
-		return m.load(args[0])
+		return m.load(absIfExists(args[0]))
 	case "/save":
 		if rest == "" {
 			m.errorf("usage: /save FILE")
@@ -63,6 +65,17 @@ func (m *Model) command(line string) tea.Cmd {
 		m.errorf("unknown command %s; /help lists the commands", name)
 	}
 	return nil
+}
+
+// absIfExists makes an existing local path absolute (a daemon resolves
+// paths from its own working directory); references pass unchanged.
+func absIfExists(model string) string {
+	if _, err := os.Stat(model); err == nil {
+		if abs, err := filepath.Abs(model); err == nil {
+			return abs
+		}
+	}
+	return model
 }
 
 func (m *Model) errorf(format string, args ...any) {
