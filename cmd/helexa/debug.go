@@ -9,18 +9,20 @@ func newDebugCmd(s streams) *cobra.Command {
 		Use:   "debug",
 		Short: "Low-level hooks: logits, generation, tokenizer and template checks",
 	}
-	for _, add := range debugSubcommands {
+	for _, add := range debugSubcommands() {
 		cmd.AddCommand(add(s))
 	}
 	return cmd
 }
 
 // debugSubcommands lists the constructors of the debug hooks.
-var debugSubcommands = []func(streams) *cobra.Command{
-	newDebugInfoCmd,
-	newDebugLogitsCmd,
-	newDebugGenerateCmd,
-	newDebugTemplateCmd,
-	newDebugTokenizeCmd,
-	newDebugDetokenizeCmd,
+func debugSubcommands() []func(streams) *cobra.Command {
+	return []func(streams) *cobra.Command{
+		newDebugInfoCmd,
+		newDebugLogitsCmd,
+		newDebugGenerateCmd,
+		newDebugTemplateCmd,
+		newDebugTokenizeCmd,
+		newDebugDetokenizeCmd,
+	}
 }

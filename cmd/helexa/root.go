@@ -34,18 +34,20 @@ func newRootCmd(s streams) *cobra.Command {
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
-	for _, add := range subcommands {
+	for _, add := range subcommands() {
 		root.AddCommand(add(s))
 	}
 	return root
 }
 
 // subcommands lists the constructors of every top-level command.
-var subcommands = []func(streams) *cobra.Command{
-	newDebugCmd,
-	newPullCmd, newListCmd, newRmCmd,
-	newServeCmd, newPsCmd, newStopCmd, newBenchCmd,
-	newRunCmd,
+func subcommands() []func(streams) *cobra.Command {
+	return []func(streams) *cobra.Command{
+		newDebugCmd,
+		newPullCmd, newListCmd, newRmCmd,
+		newServeCmd, newPsCmd, newStopCmd, newBenchCmd,
+		newRunCmd,
+	}
 }
 
 func setupLogging(w io.Writer) {

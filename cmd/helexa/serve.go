@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -165,22 +164,11 @@ func isLoopback(host string) bool {
 // runner.Manager over the GGUF loader, resolving references through the
 // Hugging Face cache, and the puller behind /api/pull.
 func newServeEngine(log *slog.Logger) (*runner.Manager, api.Puller, error) {
-	cfg, err := runner.ConfigFromEnv()
+	m, err := newEngine(log, logProgress(log), nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	threads := 0
-	if v := strings.TrimSpace(envvars.NumThreads.Get()); v != "" {
-		if threads, err = strconv.Atoi(v); err != nil || threads < 0 {
-			return nil, nil, fmt.Errorf("%s=%q: want a non-negative integer", envvars.NumThreads.Name, v)
-		}
-	}
-	hc, err := newHubClient("", logProgress(log))
-	if err != nil {
-		return nil, nil, err
-	}
-	loader := &runner.GGUFLoader{Hub: hc, Threads: threads, ChunkSize: cfg.ChunkSize, Log: log}
-	return runner.NewManager(cfg, loader, log), hubPuller{}, nil
+	return m, hubPuller{}, nil
 }
 
 // logProgress reports downloads made while loading as log lines.
