@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync"
 
 	"github.com/helexa/helexa/pkg/compute/quant"
 )
@@ -59,7 +60,10 @@ func (c *CPU) Embed(table *Weight, tokens []int32, out []float32) error {
 	return nil
 }
 
-// MatMul implements Backend.
+// MatMul implements Backend. Workers take ranges of weight rows; each range
+// is one quant.VecDotRows call per activation row, over tiles of weights
+// small enough to stay in cache while every activation row passes over
+// them.
 func (c *CPU) MatMul(w *Weight, x []float32, nRows int, out []float32) error {
 	n, m := w.Cols(), w.Rows()
 	if len(x) < nRows*n || len(out) < nRows*m {
@@ -73,25 +77,61 @@ func (c *CPU) MatMul(w *Weight, x []float32, nRows int, out []float32) error {
 	if err := quant.QuantizeActivations(w.Type, x[:n], xq[:ab]); err != nil {
 		return fmt.Errorf("matmul %s: %w", w.Name, err)
 	}
-	if err := quant.CheckVecDot(w.Type, w.Data, xq[:ab], n); err != nil {
-		return fmt.Errorf("matmul %s: %w", w.Name, err)
-	}
 	// the first row succeeded, so the shape is valid for every row
 	c.pool.parallelFor(nRows-1, grain(n), func(lo, hi int) {
 		for r := lo + 1; r < hi+1; r++ {
 			_ = quant.QuantizeActivations(w.Type, x[r*n:(r+1)*n], xq[r*ab:(r+1)*ab])
 		}
 	})
-	t := w.Type
+	var fail firstError
 	c.pool.parallelFor(m, max(8, grain(n*nRows)), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			row := w.Row(i)
-			for r := 0; r < nRows; r++ {
-				out[r*m+i] = quant.VecDot(t, row, xq[r*ab:(r+1)*ab], n)
+		fail.set(matMulRange(w, xq, ab, nRows, out, lo, hi))
+	})
+	if fail.err != nil {
+		return fmt.Errorf("matmul %s: %w", w.Name, fail.err)
+	}
+	return nil
+}
+
+// matMulTileBytes bounds the weight bytes of one tile of a batched matmul
+// (about half of a typical L2 cache).
+const matMulTileBytes = 256 << 10
+
+// matMulRange computes out[r*m+i] for weight rows i in [lo, hi) and every
+// activation row r.
+func matMulRange(w *Weight, xq []byte, ab, nRows int, out []float32, lo, hi int) error {
+	n, m, rb := w.Cols(), w.Rows(), w.RowBytes()
+	tile := hi - lo
+	if nRows > 1 {
+		tile = max(1, matMulTileBytes/rb)
+	}
+	for t0 := lo; t0 < hi; t0 += tile {
+		t1 := min(hi, t0+tile)
+		wt := w.Data[t0*rb : t1*rb]
+		for r := 0; r < nRows; r++ {
+			if err := quant.VecDotRows(w.Type, wt, rb, t1-t0, xq[r*ab:(r+1)*ab], n, out[r*m+t0:r*m+t1]); err != nil {
+				return err
 			}
 		}
-	})
+	}
 	return nil
+}
+
+// firstError keeps the first error reported by parallel workers.
+type firstError struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (f *firstError) set(err error) {
+	if err == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil {
+		f.err = err
+	}
 }
 
 // RMSNorm implements Backend, as ggml does: the sum of squares in float64,

@@ -20,37 +20,23 @@ const Kernels = "c"
 // comparisons) so that a caller's mistake panics like the Go kernels do
 // instead of reading past the slices.
 func quantDot(t dtype.Type, w, xq []byte, n int) float32 {
-	nb := n / t.BlockSize()
+	l, ok := layoutOf(t)
+	if !ok || l.block == 1 {
+		return goQuantDot(t, w, xq, n)
+	}
+	nb := n / l.block
 	if nb <= 0 {
 		return 0
 	}
-	if len(w) < nb*t.TypeSize() || len(xq) < nb*VecDotType(t).TypeSize() {
+	if len(w) < nb*l.wsize || len(xq) < nb*l.xsize {
 		panic(fmt.Sprintf("quant: VecDot %s n=%d with %d weight and %d activation bytes (call CheckVecDot)", t, n, len(w), len(xq)))
 	}
-	wp := (*C.uint8_t)(unsafe.Pointer(&w[0]))
-	xp := (*C.uint8_t)(unsafe.Pointer(&xq[0]))
-	cnb := C.int(nb)
-	switch t {
-	case dtype.Q4_0:
-		return float32(C.hx_dot_q4_0(wp, xp, cnb))
-	case dtype.Q4_1:
-		return float32(C.hx_dot_q4_1(wp, xp, cnb))
-	case dtype.Q5_0:
-		return float32(C.hx_dot_q5_0(wp, xp, cnb))
-	case dtype.Q5_1:
-		return float32(C.hx_dot_q5_1(wp, xp, cnb))
-	case dtype.Q8_0:
-		return float32(C.hx_dot_q8_0(wp, xp, cnb))
-	case dtype.Q2_K:
-		return float32(C.hx_dot_q2_k(wp, xp, cnb))
-	case dtype.Q3_K:
-		return float32(C.hx_dot_q3_k(wp, xp, cnb))
-	case dtype.Q4_K:
-		return float32(C.hx_dot_q4_k(wp, xp, cnb))
-	case dtype.Q5_K:
-		return float32(C.hx_dot_q5_k(wp, xp, cnb))
-	case dtype.Q6_K:
-		return float32(C.hx_dot_q6_k(wp, xp, cnb))
-	}
-	return goQuantDot(t, w, xq, n)
+	return float32(C.hx_dot(C.int(t), (*C.uint8_t)(unsafe.Pointer(&w[0])), (*C.uint8_t)(unsafe.Pointer(&xq[0])), C.int(n)))
+}
+
+// dotRows runs VecDotRows' loop in C: one cgo call for the whole range
+// (arguments checked by VecDotRows, n > 0, nRows > 0).
+func dotRows(t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, n int, out []float32) {
+	C.hx_dot_rows(C.int(t), (*C.uint8_t)(unsafe.Pointer(&w[0])), C.size_t(rowBytes), C.int(nRows),
+		(*C.uint8_t)(unsafe.Pointer(&xq[0])), C.int(n), (*C.float)(unsafe.Pointer(&out[0])))
 }

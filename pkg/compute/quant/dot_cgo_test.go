@@ -28,3 +28,25 @@ func TestCKernelsMatchGo(t *testing.T) {
 		}
 	}
 }
+
+// TestCRowsMatchGo checks the C row loop (float types included) against the
+// pure-Go row loop.
+func TestCRowsMatchGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, typ := range weightTypes {
+		const n, rows = 512, 6
+		var w []byte
+		for i := 0; i < rows; i++ {
+			w = append(w, mustQuantize(t, typ, gaussian(r, n, math.Pow(10, float64(i%5)-3)))...)
+		}
+		xq := mustActivations(t, typ, gaussian(r, n, 1))
+		c, g := make([]float32, rows), make([]float32, rows)
+		dotRows(typ, w, len(w)/rows, rows, xq, n, c)
+		goDotRows(typ, w, len(w)/rows, rows, xq, n, g)
+		for i := range c {
+			if math.Float32bits(c[i]) != math.Float32bits(g[i]) {
+				t.Fatalf("%s row %d: C %.9g != Go %.9g", typ, i, c[i], g[i])
+			}
+		}
+	}
+}

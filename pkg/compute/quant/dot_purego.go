@@ -8,3 +8,7 @@ import "github.com/helexa/helexa/pkg/dtype"
 const Kernels = "go"
 
 func quantDot(t dtype.Type, w, xq []byte, n int) float32 { return goQuantDot(t, w, xq, n) }
+
+func dotRows(t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, n int, out []float32) {
+	goDotRows(t, w, rowBytes, nRows, xq, n, out)
+}

@@ -41,6 +41,7 @@ static inline float hx_fp16(const uint8_t *p) {
 }
 
 static inline float hx_f32(const uint8_t *p) { float f; memcpy(&f, p, 4); return f; }
+static inline float hx_bf16(const uint8_t *p) { uint32_t u = (uint32_t)(p[0] | (p[1] << 8)) << 16; float f; memcpy(&f, &u, 4); return f; }
 static inline int16_t hx_i16(const uint8_t *p) { return (int16_t)(uint16_t)(p[0] | (p[1] << 8)); }
 static inline uint32_t hx_u32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 
@@ -73,7 +74,7 @@ ATTR static inline void lane_dot16##SFX(int32_t *aux, const int8_t *a, const int
 		}                                                                               \
 	}                                                                                   \
 }                                                                                       \
-ATTR float hx_dot_q4_0##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
+ATTR static float hx_dot_q4_0##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
 	float sumf = 0;                                                                     \
 	for (int ib = 0; ib < nb; ib++) {                                                   \
 		const uint8_t *wb = w + ib * 18; const int8_t *xq = (const int8_t *)(x + ib * 34 + 2); \
@@ -87,7 +88,7 @@ ATTR float hx_dot_q4_0##SFX(const uint8_t *w, const uint8_t *x, int nb) {       
 	}                                                                                   \
 	return sumf;                                                                        \
 }                                                                                       \
-ATTR float hx_dot_q4_1##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
+ATTR static float hx_dot_q4_1##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
 	float sumf = 0;                                                                     \
 	for (int ib = 0; ib < nb; ib++) {                                                   \
 		const uint8_t *wb = w + ib * 20, *xb = x + ib * 36; const int8_t *xq = (const int8_t *)(xb + 4); \
@@ -103,7 +104,7 @@ ATTR float hx_dot_q4_1##SFX(const uint8_t *w, const uint8_t *x, int nb) {       
 	}                                                                                   \
 	return sumf;                                                                        \
 }                                                                                       \
-ATTR float hx_dot_q5_0##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
+ATTR static float hx_dot_q5_0##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
 	float sumf = 0;                                                                     \
 	for (int ib = 0; ib < nb; ib++) {                                                   \
 		const uint8_t *wb = w + ib * 22, *xb = x + ib * 34; const int8_t *xq = (const int8_t *)(xb + 2); \
@@ -119,7 +120,7 @@ ATTR float hx_dot_q5_0##SFX(const uint8_t *w, const uint8_t *x, int nb) {       
 	}                                                                                   \
 	return sumf;                                                                        \
 }                                                                                       \
-ATTR float hx_dot_q5_1##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
+ATTR static float hx_dot_q5_1##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
 	float sumf = 0;                                                                     \
 	for (int ib = 0; ib < nb; ib++) {                                                   \
 		const uint8_t *wb = w + ib * 24, *xb = x + ib * 36; const int8_t *xq = (const int8_t *)(xb + 4); \
@@ -137,7 +138,7 @@ ATTR float hx_dot_q5_1##SFX(const uint8_t *w, const uint8_t *x, int nb) {       
 	}                                                                                   \
 	return sumf;                                                                        \
 }                                                                                       \
-ATTR float hx_dot_q8_0##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
+ATTR static float hx_dot_q8_0##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
 	float sumf = 0;                                                                     \
 	for (int ib = 0; ib < nb; ib++) {                                                   \
 		const uint8_t *wb = w + ib * 34, *xb = x + ib * 34;                             \
@@ -149,7 +150,7 @@ ATTR float hx_dot_q8_0##SFX(const uint8_t *w, const uint8_t *x, int nb) {       
 	}                                                                                   \
 	return sumf;                                                                        \
 }                                                                                       \
-ATTR float hx_dot_q2_k##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
+ATTR static float hx_dot_q2_k##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
 	float sumf = 0;                                                                     \
 	int8_t a[256]; int32_t scales[16];                                                  \
 	for (int i = 0; i < nb; i++) {                                                      \
@@ -173,7 +174,7 @@ ATTR float hx_dot_q2_k##SFX(const uint8_t *w, const uint8_t *x, int nb) {       
 	}                                                                                   \
 	return sumf;                                                                        \
 }                                                                                       \
-ATTR float hx_dot_q3_k##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
+ATTR static float hx_dot_q3_k##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
 	float sums[8] = {0};                                                                \
 	int8_t a[256]; int32_t scales[16];                                                  \
 	for (int i = 0; i < nb; i++) {                                                      \
@@ -235,9 +236,9 @@ ATTR static float dot_k45##SFX(const uint8_t *w, const uint8_t *x, int nb, int q
 	for (int l = 0; l < 8; l++) sumf += sums[l];                                        \
 	return sumf;                                                                        \
 }                                                                                       \
-ATTR float hx_dot_q4_k##SFX(const uint8_t *w, const uint8_t *x, int nb) { return dot_k45##SFX(w, x, nb, 0); } \
-ATTR float hx_dot_q5_k##SFX(const uint8_t *w, const uint8_t *x, int nb) { return dot_k45##SFX(w, x, nb, 1); } \
-ATTR float hx_dot_q6_k##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
+ATTR static float hx_dot_q4_k##SFX(const uint8_t *w, const uint8_t *x, int nb) { return dot_k45##SFX(w, x, nb, 0); } \
+ATTR static float hx_dot_q5_k##SFX(const uint8_t *w, const uint8_t *x, int nb) { return dot_k45##SFX(w, x, nb, 1); } \
+ATTR static float hx_dot_q6_k##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
 	float sums[8] = {0};                                                                \
 	int8_t a[256]; int32_t scales[16];                                                  \
 	for (int i = 0; i < nb; i++) {                                                      \
@@ -262,7 +263,44 @@ ATTR float hx_dot_q6_k##SFX(const uint8_t *w, const uint8_t *x, int nb) {       
 	float sumf = 0;                                                                     \
 	for (int l = 0; l < 8; l++) sumf += sums[l];                                        \
 	return sumf;                                                                        \
+}                                                                                       \
+ATTR static float hx_dot_f32##SFX(const uint8_t *w, const uint8_t *x, int n) {          \
+	double sum = 0;                                                                     \
+	for (int i = 0; i < n; i++) sum += (double)(hx_f32(w + 4 * i) * hx_f32(x + 4 * i)); \
+	return (float)sum;                                                                  \
+}                                                                                       \
+ATTR static float hx_dot_f16##SFX(const uint8_t *w, const uint8_t *x, int n) {          \
+	double sum = 0;                                                                     \
+	for (int i = 0; i < n; i++) sum += (double)(hx_fp16(w + 2 * i) * hx_fp16(x + 2 * i)); \
+	return (float)sum;                                                                  \
+}                                                                                       \
+ATTR static float hx_dot_bf16##SFX(const uint8_t *w, const uint8_t *x, int n) {         \
+	double sum = 0;                                                                     \
+	for (int i = 0; i < n; i++) sum += (double)(hx_bf16(w + 2 * i) * hx_bf16(x + 2 * i)); \
+	return (float)sum;                                                                  \
+}                                                                                       \
+ATTR static void hx_rows##SFX(int type, const uint8_t *w, size_t rb, int nrows,         \
+                              const uint8_t *x, int n, float *out) {                    \
+	switch (type) {                                                                     \
+	case HX_F32:  HX_ROWS(hx_dot_f32##SFX, n)                                           \
+	case HX_F16:  HX_ROWS(hx_dot_f16##SFX, n)                                           \
+	case HX_BF16: HX_ROWS(hx_dot_bf16##SFX, n)                                          \
+	case HX_Q4_0: HX_ROWS(hx_dot_q4_0##SFX, n / 32)                                     \
+	case HX_Q4_1: HX_ROWS(hx_dot_q4_1##SFX, n / 32)                                     \
+	case HX_Q5_0: HX_ROWS(hx_dot_q5_0##SFX, n / 32)                                     \
+	case HX_Q5_1: HX_ROWS(hx_dot_q5_1##SFX, n / 32)                                     \
+	case HX_Q8_0: HX_ROWS(hx_dot_q8_0##SFX, n / 32)                                     \
+	case HX_Q2_K: HX_ROWS(hx_dot_q2_k##SFX, n / 256)                                    \
+	case HX_Q3_K: HX_ROWS(hx_dot_q3_k##SFX, n / 256)                                    \
+	case HX_Q4_K: HX_ROWS(hx_dot_q4_k##SFX, n / 256)                                    \
+	case HX_Q5_K: HX_ROWS(hx_dot_q5_k##SFX, n / 256)                                    \
+	case HX_Q6_K: HX_ROWS(hx_dot_q6_k##SFX, n / 256)                                    \
+	default: for (int r = 0; r < nrows; r++) out[r] = __builtin_nanf("");               \
+	}                                                                                   \
 }
+
+// HX_ROWS is one case of hx_rows: the row loop around one kernel.
+#define HX_ROWS(fn, cnt) { for (int r = 0; r < nrows; r++) out[r] = fn(w + (size_t)r * rb, x, cnt); break; }
 
 HX_KERNELS(_base, )
 
@@ -271,22 +309,22 @@ HX_KERNELS(_avx2, __attribute__((target("avx2"))))
 
 // __builtin_cpu_supports reads the CPU model that libgcc fills in from a
 // constructor before any Go code can call in here.
-static inline int hx_has_avx2(void) { return __builtin_cpu_supports("avx2"); }
-#define HX_DISPATCH(name) \
-	float hx_dot_##name(const uint8_t *w, const uint8_t *x, int nb) { \
-		return hx_has_avx2() ? hx_dot_##name##_avx2(w, x, nb) : hx_dot_##name##_base(w, x, nb); }
+void hx_dot_rows(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, int n, float *out) {
+	if (__builtin_cpu_supports("avx2")) hx_rows_avx2(type, w, row_bytes, nrows, x, n, out);
+	else hx_rows_base(type, w, row_bytes, nrows, x, n, out);
+}
+float hx_dot(int type, const uint8_t *w, const uint8_t *x, int n) {
+	float out;
+	hx_dot_rows(type, w, 0, 1, x, n, &out);
+	return out;
+}
 #else
-#define HX_DISPATCH(name) \
-	float hx_dot_##name(const uint8_t *w, const uint8_t *x, int nb) { return hx_dot_##name##_base(w, x, nb); }
+void hx_dot_rows(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, int n, float *out) {
+	hx_rows_base(type, w, row_bytes, nrows, x, n, out);
+}
+float hx_dot(int type, const uint8_t *w, const uint8_t *x, int n) {
+	float out;
+	hx_rows_base(type, w, 0, 1, x, n, &out);
+	return out;
+}
 #endif
-
-HX_DISPATCH(q4_0)
-HX_DISPATCH(q4_1)
-HX_DISPATCH(q5_0)
-HX_DISPATCH(q5_1)
-HX_DISPATCH(q8_0)
-HX_DISPATCH(q2_k)
-HX_DISPATCH(q3_k)
-HX_DISPATCH(q4_k)
-HX_DISPATCH(q5_k)
-HX_DISPATCH(q6_k)

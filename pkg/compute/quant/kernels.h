@@ -1,14 +1,19 @@
 #ifndef HELEXA_QUANT_KERNELS_H
 #define HELEXA_QUANT_KERNELS_H
+#include <stddef.h>
 #include <stdint.h>
-float hx_dot_q4_0(const uint8_t *w, const uint8_t *x, int nb);
-float hx_dot_q4_1(const uint8_t *w, const uint8_t *x, int nb);
-float hx_dot_q5_0(const uint8_t *w, const uint8_t *x, int nb);
-float hx_dot_q5_1(const uint8_t *w, const uint8_t *x, int nb);
-float hx_dot_q8_0(const uint8_t *w, const uint8_t *x, int nb);
-float hx_dot_q2_k(const uint8_t *w, const uint8_t *x, int nb);
-float hx_dot_q3_k(const uint8_t *w, const uint8_t *x, int nb);
-float hx_dot_q4_k(const uint8_t *w, const uint8_t *x, int nb);
-float hx_dot_q5_k(const uint8_t *w, const uint8_t *x, int nb);
-float hx_dot_q6_k(const uint8_t *w, const uint8_t *x, int nb);
+
+// Weight types, by their ggml type ids (dtype.Type).
+enum {
+	HX_F32 = 0, HX_F16 = 1, HX_Q4_0 = 2, HX_Q4_1 = 3, HX_Q5_0 = 6, HX_Q5_1 = 7, HX_Q8_0 = 8,
+	HX_Q2_K = 10, HX_Q3_K = 11, HX_Q4_K = 12, HX_Q5_K = 13, HX_Q6_K = 14, HX_BF16 = 30,
+};
+
+// hx_dot_rows sets out[r] to the dot product of the weight row at
+// w + r*row_bytes (n elements of the given type) with the activations x
+// (n elements of the type's activation format), for r < nrows. The caller
+// checks the sizes; an unknown type gives NaNs.
+void hx_dot_rows(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, int n, float *out);
+// hx_dot is hx_dot_rows for one row, returning the result.
+float hx_dot(int type, const uint8_t *w, const uint8_t *x, int n);
 #endif
