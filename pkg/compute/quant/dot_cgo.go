@@ -40,3 +40,10 @@ func dotRows(t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, n int, out 
 	C.hx_dot_rows(C.int(t), (*C.uint8_t)(unsafe.Pointer(&w[0])), C.size_t(rowBytes), C.int(nRows),
 		(*C.uint8_t)(unsafe.Pointer(&xq[0])), C.int(n), (*C.float)(unsafe.Pointer(&out[0])))
 }
+
+// dotRowsBase is dotRows with the baseline C kernels even where AVX2 is
+// available, so tests cover both builds of kernels.c.
+func dotRowsBase(t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, n int, out []float32) {
+	C.hx_dot_rows_base(C.int(t), (*C.uint8_t)(unsafe.Pointer(&w[0])), C.size_t(rowBytes), C.int(nRows),
+		(*C.uint8_t)(unsafe.Pointer(&xq[0])), C.int(n), (*C.float)(unsafe.Pointer(&out[0])))
+}

@@ -29,7 +29,8 @@ func TestCKernelsMatchGo(t *testing.T) {
 	}
 }
 
-// TestCRowsMatchGo checks the C row loop (float types included) against the
+// TestCRowsMatchGo checks the C row loop (float types included), with the
+// dispatched (AVX2 where available) and the baseline kernels, against the
 // pure-Go row loop.
 func TestCRowsMatchGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
@@ -40,12 +41,13 @@ func TestCRowsMatchGo(t *testing.T) {
 			w = append(w, mustQuantize(t, typ, gaussian(r, n, math.Pow(10, float64(i%5)-3)))...)
 		}
 		xq := mustActivations(t, typ, gaussian(r, n, 1))
-		c, g := make([]float32, rows), make([]float32, rows)
+		c, base, g := make([]float32, rows), make([]float32, rows), make([]float32, rows)
 		dotRows(typ, w, len(w)/rows, rows, xq, n, c)
+		dotRowsBase(typ, w, len(w)/rows, rows, xq, n, base)
 		goDotRows(typ, w, len(w)/rows, rows, xq, n, g)
 		for i := range c {
-			if math.Float32bits(c[i]) != math.Float32bits(g[i]) {
-				t.Fatalf("%s row %d: C %.9g != Go %.9g", typ, i, c[i], g[i])
+			if math.Float32bits(c[i]) != math.Float32bits(g[i]) || math.Float32bits(base[i]) != math.Float32bits(g[i]) {
+				t.Fatalf("%s row %d: C %.9g, baseline C %.9g, Go %.9g", typ, i, c[i], base[i], g[i])
 			}
 		}
 	}

@@ -63,7 +63,7 @@ static inline void hx_q3_scales(const uint8_t *s, int32_t *out) {
 }
 
 #define HX_KERNELS(SFX, ATTR)                                                           \
-ATTR static inline void lane_dot16##SFX(int32_t *aux, const int8_t *a, const int8_t *q8, \
+ATTR static inline __attribute__((unused)) void lane_dot16_gen##SFX(int32_t *aux, const int8_t *a, const int8_t *q8, \
                                         const int32_t *scales) {                         \
 	for (int j = 0; j < 16; j++) {                                                      \
 		int32_t s = scales[j];                                                          \
@@ -74,7 +74,7 @@ ATTR static inline void lane_dot16##SFX(int32_t *aux, const int8_t *a, const int
 		}                                                                               \
 	}                                                                                   \
 }                                                                                       \
-ATTR static float hx_dot_q4_0##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
+ATTR static __attribute__((unused)) float hx_dot_q4_0_gen##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
 	float sumf = 0;                                                                     \
 	for (int ib = 0; ib < nb; ib++) {                                                   \
 		const uint8_t *wb = w + ib * 18; const int8_t *xq = (const int8_t *)(x + ib * 34 + 2); \
@@ -83,8 +83,8 @@ ATTR static float hx_dot_q4_0##SFX(const uint8_t *w, const uint8_t *x, int nb) {
 			s0 += ((int32_t)(wb[2 + j] & 0x0F) - 8) * xq[j];                            \
 			s1 += ((int32_t)(wb[2 + j] >> 4) - 8) * xq[16 + j];                         \
 		}                                                                               \
-		float p = (float)(s0 + s1) * hx_fp16(wb);                                       \
-		sumf += p * hx_fp16(x + ib * 34);                                               \
+		float p = (float)(s0 + s1) * hx_h2f##SFX(wb);                                       \
+		sumf += p * hx_h2f##SFX(x + ib * 34);                                               \
 	}                                                                                   \
 	return sumf;                                                                        \
 }                                                                                       \
@@ -97,9 +97,9 @@ ATTR static float hx_dot_q4_1##SFX(const uint8_t *w, const uint8_t *x, int nb) {
 			s0 += (int32_t)(wb[4 + j] & 0x0F) * xq[j];                                  \
 			s1 += (int32_t)(wb[4 + j] >> 4) * xq[16 + j];                               \
 		}                                                                               \
-		float dd = hx_fp16(wb) * hx_fp16(xb);                                           \
+		float dd = hx_h2f##SFX(wb) * hx_h2f##SFX(xb);                                           \
 		float a = dd * (float)(s0 + s1);                                                \
-		float m = hx_fp16(wb + 2) * hx_fp16(xb + 2);                                    \
+		float m = hx_h2f##SFX(wb + 2) * hx_h2f##SFX(xb + 2);                                    \
 		sumf += a + m;                                                                  \
 	}                                                                                   \
 	return sumf;                                                                        \
@@ -115,7 +115,7 @@ ATTR static float hx_dot_q5_0##SFX(const uint8_t *w, const uint8_t *x, int nb) {
 			s0 += (((int32_t)(wb[6 + j] & 0x0F) | h0) - 16) * xq[j];                    \
 			s1 += (((int32_t)(wb[6 + j] >> 4) | h1) - 16) * xq[16 + j];                 \
 		}                                                                               \
-		float dd = hx_fp16(wb) * hx_fp16(xb);                                           \
+		float dd = hx_h2f##SFX(wb) * hx_h2f##SFX(xb);                                           \
 		sumf += dd * (float)(s0 + s1);                                                  \
 	}                                                                                   \
 	return sumf;                                                                        \
@@ -131,21 +131,21 @@ ATTR static float hx_dot_q5_1##SFX(const uint8_t *w, const uint8_t *x, int nb) {
 			s0 += ((int32_t)(wb[8 + j] & 0x0F) | h0) * xq[j];                           \
 			s1 += ((int32_t)(wb[8 + j] >> 4) | h1) * xq[16 + j];                        \
 		}                                                                               \
-		float dd = hx_fp16(wb) * hx_fp16(xb);                                           \
+		float dd = hx_h2f##SFX(wb) * hx_h2f##SFX(xb);                                           \
 		float a = dd * (float)(s0 + s1);                                                \
-		float m = hx_fp16(wb + 2) * hx_fp16(xb + 2);                                    \
+		float m = hx_h2f##SFX(wb + 2) * hx_h2f##SFX(xb + 2);                                    \
 		sumf += a + m;                                                                  \
 	}                                                                                   \
 	return sumf;                                                                        \
 }                                                                                       \
-ATTR static float hx_dot_q8_0##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
+ATTR static __attribute__((unused)) float hx_dot_q8_0_gen##SFX(const uint8_t *w, const uint8_t *x, int nb) {               \
 	float sumf = 0;                                                                     \
 	for (int ib = 0; ib < nb; ib++) {                                                   \
 		const uint8_t *wb = w + ib * 34, *xb = x + ib * 34;                             \
 		const int8_t *wq = (const int8_t *)(wb + 2), *xq = (const int8_t *)(xb + 2);    \
 		int32_t s = 0;                                                                  \
 		for (int j = 0; j < 32; j++) s += (int32_t)wq[j] * xq[j];                       \
-		float dd = hx_fp16(wb) * hx_fp16(xb);                                           \
+		float dd = hx_h2f##SFX(wb) * hx_h2f##SFX(xb);                                           \
 		sumf += (float)s * dd;                                                          \
 	}                                                                                   \
 	return sumf;                                                                        \
@@ -165,10 +165,10 @@ ATTR static float hx_dot_q2_k##SFX(const uint8_t *w, const uint8_t *x, int nb) {
 				for (int l = 0; l < 32; l++)                                            \
 					a[128 * n + 32 * g + l] = (int8_t)((wb[16 + 32 * n + l] >> (2 * g)) & 3); \
 		int32_t aux[8] = {0};                                                           \
-		lane_dot16##SFX(aux, a, (const int8_t *)(xb + 4), scales);                      \
+		hx_lane16##SFX(aux, a, (const int8_t *)(xb + 4), scales);                      \
 		int32_t isum = aux[0] + aux[1] + aux[2] + aux[3] + aux[4] + aux[5] + aux[6] + aux[7]; \
 		float yd = hx_f32(xb);                                                          \
-		float dall = yd * hx_fp16(wb + 80), dmin = yd * hx_fp16(wb + 82);               \
+		float dall = yd * hx_h2f##SFX(wb + 80), dmin = yd * hx_h2f##SFX(wb + 82);               \
 		float t1 = dall * (float)isum, t2 = dmin * (float)summs;                        \
 		sumf += t1 - t2;                                                                \
 	}                                                                                   \
@@ -189,8 +189,8 @@ ATTR static float hx_dot_q3_k##SFX(const uint8_t *w, const uint8_t *x, int nb) {
 			}                                                                           \
 		hx_q3_scales(wb + 96, scales);                                                  \
 		int32_t aux[8] = {0};                                                           \
-		lane_dot16##SFX(aux, a, (const int8_t *)(xb + 4), scales);                      \
-		float d = hx_fp16(wb + 108) * hx_f32(xb);                                       \
+		hx_lane16##SFX(aux, a, (const int8_t *)(xb + 4), scales);                      \
+		float d = hx_h2f##SFX(wb + 108) * hx_f32(xb);                                       \
 		for (int l = 0; l < 8; l++) sums[l] += d * (float)aux[l];                      \
 	}                                                                                   \
 	float sumf = 0;                                                                     \
@@ -226,11 +226,11 @@ ATTR static float dot_k45##SFX(const uint8_t *w, const uint8_t *x, int nb, int q
 		int32_t sumi = 0;                                                               \
 		for (int j = 0; j < 16; j++) sumi += (int32_t)hx_i16(xb + 260 + 2 * j) * mn[j / 2]; \
 		int32_t aux[8] = {0};                                                           \
-		lane_dot16##SFX(aux, a, (const int8_t *)(xb + 4), scales);                      \
+		hx_lane16##SFX(aux, a, (const int8_t *)(xb + 4), scales);                      \
 		float yd = hx_f32(xb);                                                          \
-		float d = hx_fp16(wb) * yd;                                                     \
+		float d = hx_h2f##SFX(wb) * yd;                                                     \
 		for (int l = 0; l < 8; l++) sums[l] += d * (float)aux[l];                      \
-		float dmin = hx_fp16(wb + 2) * yd;                                              \
+		float dmin = hx_h2f##SFX(wb + 2) * yd;                                              \
 		sumf -= dmin * (float)sumi;                                                     \
 	}                                                                                   \
 	for (int l = 0; l < 8; l++) sumf += sums[l];                                        \
@@ -256,8 +256,8 @@ ATTR static float hx_dot_q6_k##SFX(const uint8_t *w, const uint8_t *x, int nb) {
 		}                                                                               \
 		for (int j = 0; j < 16; j++) scales[j] = (int8_t)wb[192 + j];                   \
 		int32_t aux[8] = {0};                                                           \
-		lane_dot16##SFX(aux, a, (const int8_t *)(xb + 4), scales);                      \
-		float d = hx_fp16(wb + 208) * hx_f32(xb);                                       \
+		hx_lane16##SFX(aux, a, (const int8_t *)(xb + 4), scales);                      \
+		float d = hx_h2f##SFX(wb + 208) * hx_f32(xb);                                       \
 		for (int l = 0; l < 8; l++) sums[l] += d * (float)aux[l];                      \
 	}                                                                                   \
 	float sumf = 0;                                                                     \
@@ -271,7 +271,7 @@ ATTR static float hx_dot_f32##SFX(const uint8_t *w, const uint8_t *x, int n) {  
 }                                                                                       \
 ATTR static float hx_dot_f16##SFX(const uint8_t *w, const uint8_t *x, int n) {          \
 	double sum = 0;                                                                     \
-	for (int i = 0; i < n; i++) sum += (double)(hx_fp16(w + 2 * i) * hx_fp16(x + 2 * i)); \
+	for (int i = 0; i < n; i++) sum += (double)(hx_h2f##SFX(w + 2 * i) * hx_h2f##SFX(x + 2 * i)); \
 	return (float)sum;                                                                  \
 }                                                                                       \
 ATTR static float hx_dot_bf16##SFX(const uint8_t *w, const uint8_t *x, int n) {         \
@@ -285,11 +285,11 @@ ATTR static void hx_rows##SFX(int type, const uint8_t *w, size_t rb, int nrows, 
 	case HX_F32:  HX_ROWS(hx_dot_f32##SFX, n)                                           \
 	case HX_F16:  HX_ROWS(hx_dot_f16##SFX, n)                                           \
 	case HX_BF16: HX_ROWS(hx_dot_bf16##SFX, n)                                          \
-	case HX_Q4_0: HX_ROWS(hx_dot_q4_0##SFX, n / 32)                                     \
+	case HX_Q4_0: HX_ROWS(hx_q4_0##SFX, n / 32)                                         \
 	case HX_Q4_1: HX_ROWS(hx_dot_q4_1##SFX, n / 32)                                     \
 	case HX_Q5_0: HX_ROWS(hx_dot_q5_0##SFX, n / 32)                                     \
 	case HX_Q5_1: HX_ROWS(hx_dot_q5_1##SFX, n / 32)                                     \
-	case HX_Q8_0: HX_ROWS(hx_dot_q8_0##SFX, n / 32)                                     \
+	case HX_Q8_0: HX_ROWS(hx_q8_0##SFX, n / 32)                                         \
 	case HX_Q2_K: HX_ROWS(hx_dot_q2_k##SFX, n / 256)                                    \
 	case HX_Q3_K: HX_ROWS(hx_dot_q3_k##SFX, n / 256)                                    \
 	case HX_Q4_K: HX_ROWS(hx_dot_q4_k##SFX, n / 256)                                    \
@@ -302,15 +302,94 @@ ATTR static void hx_rows##SFX(int type, const uint8_t *w, size_t rb, int nrows, 
 // HX_ROWS is one case of hx_rows: the row loop around one kernel.
 #define HX_ROWS(fn, cnt) { for (int r = 0; r < nrows; r++) out[r] = fn(w + (size_t)r * rb, x, cnt); break; }
 
+#define hx_h2f_base hx_fp16
+#define hx_q8_0_base hx_dot_q8_0_gen_base
+#define hx_q4_0_base hx_dot_q4_0_gen_base
+#define hx_lane16_base lane_dot16_gen_base
 HX_KERNELS(_base, )
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-HX_KERNELS(_avx2, __attribute__((target("avx2"))))
+#include <immintrin.h>
+#define HX_AVX2 __attribute__((target("avx2,f16c")))
+
+// hx_h2f_avx2 converts with the F16C instruction: exact, like hx_fp16, for
+// every half that is not a NaN.
+HX_AVX2 static inline float hx_h2f_avx2(const uint8_t *p) {
+	return _cvtsh_ss((unsigned short)(p[0] | (p[1] << 8)));
+}
+
+// hx_hsum8 adds the eight int32 lanes (exact).
+HX_AVX2 static inline int32_t hx_hsum8(__m256i v) {
+	__m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+	return _mm_cvtsi128_si32(s);
+}
+
+// hx_dot_q8_0_simd is hx_dot_q8_0 with the block's integer dot product in
+// AVX2 (sign-extended to 16 bits, so exact for every byte value) and the
+// float operations unchanged.
+HX_AVX2 static float hx_dot_q8_0_simd(const uint8_t *w, const uint8_t *x, int nb) {
+	float sumf = 0;
+	for (int ib = 0; ib < nb; ib++) {
+		const uint8_t *wb = w + ib * 34, *xb = x + ib * 34;
+		__m256i a = _mm256_loadu_si256((const __m256i *)(wb + 2));
+		__m256i b = _mm256_loadu_si256((const __m256i *)(xb + 2));
+		__m256i lo = _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm256_castsi256_si128(a)),
+		                               _mm256_cvtepi8_epi16(_mm256_castsi256_si128(b)));
+		__m256i hi = _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm256_extracti128_si256(a, 1)),
+		                               _mm256_cvtepi8_epi16(_mm256_extracti128_si256(b, 1)));
+		int32_t s = hx_hsum8(_mm256_add_epi32(lo, hi));
+		float dd = hx_h2f_avx2(wb) * hx_h2f_avx2(xb);
+		sumf += (float)s * dd;
+	}
+	return sumf;
+}
+
+// hx_dot_q4_0_simd is hx_dot_q4_0 with the integer dot product in AVX2.
+HX_AVX2 static float hx_dot_q4_0_simd(const uint8_t *w, const uint8_t *x, int nb) {
+	const __m256i low = _mm256_set1_epi16(0x0F), eight = _mm256_set1_epi16(8);
+	float sumf = 0;
+	for (int ib = 0; ib < nb; ib++) {
+		const uint8_t *wb = w + ib * 18; const uint8_t *xq = x + ib * 34 + 2;
+		__m256i q = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(wb + 2)));
+		__m256i a0 = _mm256_sub_epi16(_mm256_and_si256(q, low), eight);
+		__m256i a1 = _mm256_sub_epi16(_mm256_srli_epi16(q, 4), eight);
+		__m256i y0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)xq));
+		__m256i y1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(xq + 16)));
+		int32_t s = hx_hsum8(_mm256_add_epi32(_mm256_madd_epi16(a0, y0), _mm256_madd_epi16(a1, y1)));
+		float p = (float)s * hx_h2f_avx2(wb);
+		sumf += p * hx_h2f_avx2(x + ib * 34);
+	}
+	return sumf;
+}
+
+// hx_pairs16 sign-extends 16 int8 to int16 ordered v0, v8, v1, v9, ..., v7,
+// v15, so that a 16-bit multiply-add yields lane k = v[k]*u[k] + v[k+8]*u[k+8].
+HX_AVX2 static inline __m256i hx_pairs16(const int8_t *p) {
+	__m128i v = _mm_loadu_si128((const __m128i *)p);
+	return _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(v, _mm_srli_si128(v, 8)));
+}
+
+// hx_lane_dot16_simd is lane_dot16 in AVX2: the same eight int32 lanes.
+HX_AVX2 static inline void hx_lane_dot16_simd(int32_t *aux, const int8_t *a, const int8_t *q8, const int32_t *scales) {
+	__m256i acc = _mm256_loadu_si256((const __m256i *)aux);
+	for (int j = 0; j < 16; j++) {
+		__m256i p = _mm256_madd_epi16(hx_pairs16(a + 16 * j), hx_pairs16(q8 + 16 * j));
+		acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(p, _mm256_set1_epi32(scales[j])));
+	}
+	_mm256_storeu_si256((__m256i *)aux, acc);
+}
+
+#define hx_q8_0_avx2 hx_dot_q8_0_simd
+#define hx_q4_0_avx2 hx_dot_q4_0_simd
+#define hx_lane16_avx2 hx_lane_dot16_simd
+HX_KERNELS(_avx2, HX_AVX2)
 
 // __builtin_cpu_supports reads the CPU model that libgcc fills in from a
 // constructor before any Go code can call in here.
 void hx_dot_rows(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, int n, float *out) {
-	if (__builtin_cpu_supports("avx2")) hx_rows_avx2(type, w, row_bytes, nrows, x, n, out);
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) hx_rows_avx2(type, w, row_bytes, nrows, x, n, out);
 	else hx_rows_base(type, w, row_bytes, nrows, x, n, out);
 }
 float hx_dot(int type, const uint8_t *w, const uint8_t *x, int n) {
@@ -328,3 +407,8 @@ float hx_dot(int type, const uint8_t *w, const uint8_t *x, int n) {
 	return out;
 }
 #endif
+
+// hx_dot_rows_base runs the baseline kernels whatever the CPU (tests).
+void hx_dot_rows_base(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, int n, float *out) {
+	hx_rows_base(type, w, row_bytes, nrows, x, n, out);
+}
