@@ -152,7 +152,7 @@ func (t *Tokenizer) mergeWord(sc *scratch, word string, out []int32) []int32 {
 	}
 	for i := int32(0); i >= 0 && int(i) < len(syms); i = syms[i].next {
 		s := syms[i]
-		if int(s.sym) < len(t.tokens) {
+		if int(s.sym) < t.text.len() {
 			out = append(out, s.sym)
 			continue
 		}
@@ -229,5 +229,5 @@ func (t *Tokenizer) symbol2(s string) int32 {
 	if id, ok := t.extraID[s]; ok {
 		return id
 	}
-	return int32(len(t.tokens) + len(t.extra)) // never in merges; emitted as bytes
+	return int32(t.text.len() + len(t.extra)) // never in merges; emitted as bytes
 }

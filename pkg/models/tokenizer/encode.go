@@ -144,7 +144,7 @@ func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
 	var next []fragment
 	for _, id := range t.specials {
 		a := t.attrs[id]
-		tok := t.tokens[id]
+		tok := t.text.at(id)
 		found := false
 		for _, f := range frags {
 			if f.tok == NoToken && strings.Contains(f.text, tok) {

@@ -1,8 +1,11 @@
 package tokenizer
 
 import (
+	"fmt"
 	"hash/maphash"
+	"math"
 	"math/bits"
+	"strings"
 )
 
 // The two lookup tables every tokenizer builds at load time are open
@@ -18,26 +21,58 @@ func tableSize(n int) int {
 	return 1 << bits.Len(uint(want-1))
 }
 
+// vocabText holds the text of every token back to back in one string: three
+// allocations for the whole vocabulary instead of one per token, nothing for
+// the garbage collector to follow, and contiguous memory for the index's
+// comparisons.
+type vocabText struct {
+	blob string
+	off  []uint32 // len+1 offsets into blob
+}
+
+func newVocabText(tokens []string) (vocabText, error) {
+	total := 0
+	for _, w := range tokens {
+		total += len(w)
+	}
+	if total > math.MaxUint32 {
+		return vocabText{}, fmt.Errorf("%w: token texts total %d bytes (at most 4 GiB)", ErrInvalidVocab, total)
+	}
+	var b strings.Builder
+	b.Grow(total)
+	off := make([]uint32, len(tokens)+1)
+	for i, w := range tokens {
+		b.WriteString(w)
+		off[i+1] = uint32(b.Len())
+	}
+	return vocabText{blob: b.String(), off: off}, nil
+}
+
+// at is the text of token id (0 <= id < len).
+func (v *vocabText) at(id int32) string { return v.blob[v.off[id]:v.off[id+1]] }
+
+func (v *vocabText) len() int { return len(v.off) - 1 }
+
 // tokenIndex maps token text to token id. A slot holds the upper 32 bits of
 // the text's hash (a tag that avoids most string comparisons) and id+1; a
 // zero slot is empty. Texts are compared against the vocabulary itself, so
 // the index stores no strings.
 type tokenIndex struct {
-	seed   maphash.Seed
-	tokens []string
-	slots  []uint64
-	mask   uint64
+	seed  maphash.Seed
+	text  *vocabText
+	slots []uint64
+	mask  uint64
 }
 
-func newTokenIndex(tokens []string) *tokenIndex {
-	n := tableSize(len(tokens))
-	return &tokenIndex{seed: maphash.MakeSeed(), tokens: tokens, slots: make([]uint64, n), mask: uint64(n - 1)}
+func newTokenIndex(text *vocabText) *tokenIndex {
+	n := tableSize(text.len())
+	return &tokenIndex{seed: maphash.MakeSeed(), text: text, slots: make([]uint64, n), mask: uint64(n - 1)}
 }
 
 // insert adds tokens[id]; when the text is already present it returns the
 // earlier id and false.
 func (x *tokenIndex) insert(id int32) (int32, bool) {
-	s := x.tokens[id]
+	s := x.text.at(id)
 	h := maphash.String(x.seed, s)
 	tag := h >> 32
 	for i := h & x.mask; ; i = (i + 1) & x.mask {
@@ -47,7 +82,7 @@ func (x *tokenIndex) insert(id int32) (int32, bool) {
 			return id, true
 		}
 		if e>>32 == tag {
-			if old := int32(uint32(e) - 1); x.tokens[old] == s {
+			if old := int32(uint32(e) - 1); x.text.at(old) == s {
 				return old, false
 			}
 		}
@@ -64,7 +99,7 @@ func (x *tokenIndex) lookup(s string) (int32, bool) {
 			return NoToken, false
 		}
 		if e>>32 == tag {
-			if id := int32(uint32(e) - 1); x.tokens[id] == s {
+			if id := int32(uint32(e) - 1); x.text.at(id) == s {
 				return id, true
 			}
 		}

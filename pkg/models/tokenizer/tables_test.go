@@ -9,9 +9,26 @@ import (
 	"github.com/helexa/helexa/pkg/models/gguf"
 )
 
+func mustVocabText(t *testing.T, tokens []string) *vocabText {
+	t.Helper()
+	v, err := newVocabText(tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range tokens {
+		if v.at(int32(i)) != w {
+			t.Fatalf("vocabText.at(%d) = %q, want %q", i, v.at(int32(i)), w)
+		}
+	}
+	if v.len() != len(tokens) {
+		t.Fatalf("vocabText.len() = %d, want %d", v.len(), len(tokens))
+	}
+	return &v
+}
+
 func TestTokenIndex(t *testing.T) {
 	tokens := []string{"a", "b", "ab", "", "long token text", "b"}
-	x := newTokenIndex(tokens)
+	x := newTokenIndex(mustVocabText(t, tokens))
 	for i := range tokens[:5] {
 		if id, ok := x.insert(int32(i)); !ok || id != int32(i) {
 			t.Fatalf("insert(%d) = %d, %v", i, id, ok)
@@ -38,7 +55,7 @@ func TestTokenIndexMany(t *testing.T) {
 	for i := range tokens {
 		tokens[i] = fmt.Sprintf("t%d", i)
 	}
-	x := newTokenIndex(tokens)
+	x := newTokenIndex(mustVocabText(t, tokens))
 	for i := range tokens {
 		if _, ok := x.insert(int32(i)); !ok {
 			t.Fatalf("insert %d reported a duplicate", i)

@@ -86,7 +86,7 @@ type Tokenizer struct {
 	pre   string
 	split *pretokenizer // KindBPE
 
-	tokens []string
+	text   vocabText // token texts
 	scores []float32
 	attrs  []attr
 	toID   *tokenIndex
@@ -129,7 +129,7 @@ func (t *Tokenizer) Kind() Kind { return t.kind }
 func (t *Tokenizer) Pre() string { return t.pre }
 
 // VocabSize is the number of token ids.
-func (t *Tokenizer) VocabSize() int { return len(t.tokens) }
+func (t *Tokenizer) VocabSize() int { return t.text.len() }
 
 // BOS is the beginning-of-sequence token, or NoToken.
 func (t *Tokenizer) BOS() int32 { return t.bos }
@@ -160,10 +160,10 @@ func (t *Tokenizer) EOGs() []int32 { return append([]int32(nil), t.eog...) }
 
 // TokenText returns the vocabulary string of id ("" when out of range).
 func (t *Tokenizer) TokenText(id int32) string {
-	if id < 0 || int(id) >= len(t.tokens) {
+	if id < 0 || int(id) >= t.text.len() {
 		return ""
 	}
-	return t.tokens[id]
+	return t.text.at(id)
 }
 
 // TokenID returns the id whose vocabulary string is exactly text.
@@ -192,7 +192,7 @@ func (t *Tokenizer) pieceTable() (pieces []byte, off []uint32) {
 }
 
 func (t *Tokenizer) pieceBytes(id int32, special bool) []byte {
-	if id < 0 || int(id) >= len(t.tokens) {
+	if id < 0 || int(id) >= t.text.len() {
 		return nil
 	}
 	if !special && t.attrs[id]&(attrControl|attrUnknown) != 0 {

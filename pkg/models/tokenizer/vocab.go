@@ -73,14 +73,21 @@ func build(s *spec) (*Tokenizer, error) {
 	if s.scores != nil && len(s.scores) < n {
 		return nil, fmt.Errorf("%w: %d scores for %d tokens", ErrInvalidVocab, len(s.scores), n)
 	}
-	t := &Tokenizer{kind: s.kind, pre: s.pre, tokens: s.tokens, scores: s.scores, nfc: s.nfc,
-		toID: newTokenIndex(s.tokens), attrs: make([]attr, n), cache: newWordCache()}
 	for i, w := range s.tokens {
 		if w == "" {
-			t.tokens[i] = fmt.Sprintf("[EMPTY_%d]", i)
+			s.tokens[i] = fmt.Sprintf("[EMPTY_%d]", i)
 		}
+	}
+	text, err := newVocabText(s.tokens)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tokenizer{kind: s.kind, pre: s.pre, text: text, scores: s.scores, nfc: s.nfc,
+		attrs: make([]attr, n), cache: newWordCache()}
+	t.toID = newTokenIndex(&t.text)
+	for i := range n {
 		if old, ok := t.toID.insert(int32(i)); !ok {
-			return nil, fmt.Errorf("%w: duplicate token %q has ids %d and %d", ErrInvalidVocab, t.tokens[i], old, i)
+			return nil, fmt.Errorf("%w: duplicate token %q has ids %d and %d", ErrInvalidVocab, s.tokens[i], old, i)
 		}
 		t.attrs[i] = attrNormal
 		if s.types != nil {
@@ -190,15 +197,18 @@ func (t *Tokenizer) symbol(s string) int32 {
 	if t.extraID == nil {
 		t.extraID = map[string]int32{}
 	}
-	id := int32(len(t.tokens) + len(t.extra))
+	id := int32(t.text.len() + len(t.extra))
 	t.extra = append(t.extra, s)
 	t.extraID[s] = id
 	return id
 }
 
+// initMerges resolves every merge to symbols, then fills the merge table
+// in a second, tight loop whose independent table accesses the CPU can
+// overlap (one loop doing both is bound by one cache miss at a time).
 func (t *Tokenizer) initMerges(s *spec) error {
 	n := s.mergeCount()
-	t.merges = newMergeTable(n)
+	pending := make([]mergeSlot, 0, n)
 	var buf []byte
 	guess := 0 // vocabularies usually number merge results in merge order
 	for rank := range n {
@@ -209,7 +219,7 @@ func (t *Tokenizer) initMerges(s *spec) error {
 		l, r := t.symbol(a), t.symbol(b)
 		res := int32(-1)
 		for _, g := range [...]int{guess + 1, rank + 256} {
-			if g >= 0 && g < len(t.tokens) && isConcat(t.tokens[g], a, b) {
+			if g >= 0 && g < t.text.len() && isConcat(t.text.at(int32(g)), a, b) {
 				res = int32(g)
 				break
 			}
@@ -218,12 +228,14 @@ func (t *Tokenizer) initMerges(s *spec) error {
 			buf = append(append(buf[:0], a...), b...)
 			res = t.symbol(string(buf))
 		}
-		if !t.merges.add(pairKey(l, r), int32(rank), res) {
-			continue // a repeated pair keeps its first rank
-		}
-		if int(res) < len(t.tokens) {
+		if int(res) < t.text.len() {
 			guess = int(res)
 		}
+		pending = append(pending, mergeSlot{key: pairKey(l, r), rank1: int32(rank) + 1, result: res})
+	}
+	t.merges = newMergeTable(len(pending))
+	for _, m := range pending {
+		t.merges.add(m.key, m.rank1-1, m.result) // a repeated pair keeps its first rank
 	}
 	return nil
 }
@@ -235,7 +247,7 @@ func isConcat(s, a, b string) bool {
 // initSpecials resolves special ids, add_bos/add_eos, EOT/EOG detection
 // and the special-token list, following llama_vocab::impl::load.
 func (t *Tokenizer) initSpecials(s *spec) error {
-	n := int64(len(t.tokens))
+	n := int64(t.text.len())
 	ids := map[string]int32{"bos": t.bos, "eos": t.eos, "unknown": t.unk}
 	for _, k := range specialKeys {
 		if _, ok := ids[k]; !ok {
@@ -311,7 +323,7 @@ func (t *Tokenizer) detectByText(ids map[string]int32) {
 
 func (t *Tokenizer) markUnused() {
 	for id, a := range t.attrs {
-		if a&attrControl != 0 && strings.Contains(t.tokens[id], "unused") {
+		if a&attrControl != 0 && strings.Contains(t.text.at(int32(id)), "unused") {
 			t.attrs[id] |= attrUnused
 		}
 	}
@@ -376,7 +388,7 @@ func (t *Tokenizer) buildSpecialList() {
 		}
 	}
 	slices.SortStableFunc(t.specials, func(a, b int32) int {
-		return len(t.tokens[b]) - len(t.tokens[a])
+		return len(t.text.at(b)) - len(t.text.at(a))
 	})
 }
 
@@ -403,10 +415,10 @@ func (t *Tokenizer) applyStripRules(name string) {
 // token_to_piece with special=true; Piece hides control tokens). Only
 // decoding needs it, so it runs on first use (see pieceTable).
 func (t *Tokenizer) initPieces() {
-	off := make([]uint32, len(t.tokens)+1)
-	buf := make([]byte, 0, len(t.tokens)*7)
-	for id, txt := range t.tokens {
-		a := t.attrs[id]
+	off := make([]uint32, t.text.len()+1)
+	buf := make([]byte, 0, t.text.len()*7)
+	for id := range int32(t.text.len()) {
+		txt, a := t.text.at(id), t.attrs[id]
 		switch {
 		case a&(attrControl|attrUnknown|attrUserDefined) != 0:
 			buf = append(buf, txt...)
