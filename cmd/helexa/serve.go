@@ -77,6 +77,10 @@ func runServe(ctx context.Context, opts serveOptions, s streams) error {
 	if err := checkBind(opts.Host, apiKey, opts.Insecure); err != nil {
 		return err
 	}
+	catalog, err := newServeCatalog()
+	if err != nil {
+		return err
+	}
 	mgr, puller, err := newServeEngine(slog.Default())
 	if err != nil {
 		return err
@@ -88,7 +92,7 @@ func runServe(ctx context.Context, opts serveOptions, s streams) error {
 			slog.Warn("unloading models", "err", err)
 		}
 	}()
-	srv, err := api.NewServer(api.Config{Service: mgr, Engine: mgr, Puller: puller, APIKey: apiKey})
+	srv, err := api.NewServer(api.Config{Service: mgr, Engine: mgr, Puller: puller, Catalog: catalog, APIKey: apiKey})
 	if err != nil {
 		return err
 	}
@@ -169,6 +173,33 @@ func newServeEngine(log *slog.Logger) (*runner.Manager, api.Puller, error) {
 		return nil, nil, err
 	}
 	return m, hubPuller{}, nil
+}
+
+// newServeCatalog lists the Hugging Face cache (the one the engine loads
+// from) for /v1/models.
+func newServeCatalog() (api.Catalog, error) {
+	hc, err := newHubClient("", nil)
+	if err != nil {
+		return nil, err
+	}
+	return hubCatalog{hc: hc}, nil
+}
+
+// hubCatalog lists the models in the Hugging Face cache for /v1/models.
+type hubCatalog struct{ hc *hub.Client }
+
+func (c hubCatalog) List(ctx context.Context) ([]api.CatalogModel, error) {
+	cached, err := c.hc.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the model cache %s: %w", c.hc.CacheDir(), err)
+	}
+	out := make([]api.CatalogModel, 0, len(cached))
+	for _, m := range cached {
+		out = append(out, api.CatalogModel{
+			ID: m.Ref, Path: m.Path, Format: m.Format, Quant: m.Quant, SizeBytes: m.Size, Modified: m.Modified,
+		})
+	}
+	return out, nil
 }
 
 // logProgress reports downloads made while loading as log lines.

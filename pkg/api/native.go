@@ -4,63 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/helexa/helexa/pkg/runner"
 )
-
-// toModel converts a loaded model's status to a /v1/models entry.
-func toModel(st runner.ModelStatus, created int64) Model {
-	m := Model{
-		ID: st.Name, Object: "model", Created: created, OwnedBy: "helexa",
-		State: st.State, SizeBytes: st.SizeBytes, Processor: st.Processor,
-		Context: st.Context, Active: st.Active, Error: st.Error,
-	}
-	if !st.ExpiresAt.IsZero() {
-		m.ExpiresAt = ptr(st.ExpiresAt)
-	}
-	return m
-}
-
-// listModels serves GET /v1/models: the loaded models with their state.
-func (s *Server) listModels(c *gin.Context) {
-	sts, err := s.cfg.Service.PS(c.Request.Context())
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	now := s.cfg.Now().Unix()
-	out := ModelList{Object: "list", Data: make([]Model, 0, len(sts))}
-	for _, st := range sts {
-		out.Data = append(out.Data, toModel(st, now))
-	}
-	c.JSON(http.StatusOK, out)
-}
-
-// getModel serves GET /v1/models/{id}; the id may contain slashes.
-func (s *Server) getModel(c *gin.Context) {
-	id := strings.TrimPrefix(c.Param("id"), "/")
-	if id == "" {
-		s.listModels(c)
-		return
-	}
-	sts, err := s.cfg.Service.PS(c.Request.Context())
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	for _, st := range sts {
-		if st.Name == id || st.Path == id {
-			c.JSON(http.StatusOK, toModel(st, s.cfg.Now().Unix()))
-			return
-		}
-	}
-	s.fail(c, runner.Errorf(runner.KindNotFound,
-		"model %q is not loaded; load it with POST /api/load or send it a request", id))
-}
 
 // ps serves GET /api/ps.
 func (s *Server) ps(c *gin.Context) {

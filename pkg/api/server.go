@@ -47,6 +47,9 @@ type Config struct {
 	Service runner.Service
 	// Puller serves POST /api/pull; nil answers 501.
 	Puller Puller
+	// Catalog adds the models on disk that are not loaded to /v1/models;
+	// nil lists only the loaded models.
+	Catalog Catalog
 	// Engine adds the scheduler's counters and gauges to /metrics; nil
 	// leaves them out (only the server's own counters are shown).
 	Engine MetricsSource

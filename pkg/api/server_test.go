@@ -348,7 +348,7 @@ func TestModelsAndNative(t *testing.T) {
 	if status, out := get(t, ts, "/v1/models/org/repo:Q8_0"); status != 200 || !strings.Contains(out, `"state":"poisoned"`) {
 		t.Errorf("/v1/models/id: %d %s", status, out)
 	}
-	if status, out := get(t, ts, "/v1/models/other"); status != 404 || !strings.Contains(out, "not loaded") {
+	if status, out := get(t, ts, "/v1/models/other"); status != 404 || !strings.Contains(out, "neither loaded nor in the local cache") {
 		t.Errorf("/v1/models/other: %d %s", status, out)
 	}
 	if status, out := get(t, ts, "/api/ps"); status != 200 || !strings.Contains(out, `"models":[{"name":"org/repo:Q8_0"`) {

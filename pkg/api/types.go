@@ -252,14 +252,20 @@ type Completion struct {
 	Timings *Timings           `json:"timings,omitempty"`
 }
 
-// Model is one entry of GET /v1/models, with helexa's state fields.
+// Model is one entry of GET /v1/models, with helexa's state fields: the
+// loaded models and the models in the local cache.
 type Model struct {
-	ID        string     `json:"id"`
-	Object    string     `json:"object"`
-	Created   int64      `json:"created"`
-	OwnedBy   string     `json:"owned_by"`
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+	// State is loading, ready, busy or poisoned for a loaded model, and
+	// "available" for one in the local cache that is not loaded.
 	State     string     `json:"state"`
+	Loaded    bool       `json:"loaded"`
 	SizeBytes int64      `json:"size_bytes,omitempty"`
+	Format    string     `json:"format,omitempty"` // gguf, safetensors (models in the cache)
+	Quant     string     `json:"quant,omitempty"`
 	Processor string     `json:"processor,omitempty"`
 	Context   int        `json:"context,omitempty"`
 	Active    int        `json:"active"`
