@@ -40,6 +40,7 @@ func (t *Tokenizer) DecodeWith(ids []int32, o DecodeOptions) string {
 // equals DecodeWith(ids, same options).
 type StreamDecoder struct {
 	t       *Tokenizer
+	pt      pieceTable
 	o       DecodeOptions
 	started bool // a piece has produced text (the leading-space rule is spent)
 	pending []byte
@@ -51,11 +52,11 @@ func (t *Tokenizer) NewDecoder() *StreamDecoder { return t.NewDecoderWith(Decode
 // NewDecoderWith returns a streaming decoder with options; generation after
 // a prompt wants DecodeOptions{Continuation: true}.
 func (t *Tokenizer) NewDecoderWith(o DecodeOptions) *StreamDecoder {
-	return &StreamDecoder{t: t, o: o, started: o.Continuation}
+	return &StreamDecoder{t: t, pt: t.pieceTable(), o: o, started: o.Continuation}
 }
 
 func (d *StreamDecoder) appendPiece(dst []byte, id int32) []byte {
-	p := d.t.pieceBytes(id, d.o.Special)
+	p := d.pt.bytes(id, d.o.Special)
 	if len(p) == 0 {
 		return dst
 	}

@@ -186,18 +186,30 @@ func (t *Tokenizer) Piece(id int32, special bool) string {
 }
 
 // pieceTable returns the decoded text of every token, built on first use.
-func (t *Tokenizer) pieceTable() (pieces []byte, off []uint32) {
+func (t *Tokenizer) pieceTable() pieceTable {
 	t.piecesOnce.Do(t.initPieces)
-	return t.pieces, t.pieceOff
+	return pieceTable{t: t, pieces: t.pieces, off: t.pieceOff}
 }
 
 func (t *Tokenizer) pieceBytes(id int32, special bool) []byte {
-	if id < 0 || int(id) >= t.text.len() {
+	return t.pieceTable().bytes(id, special)
+}
+
+// pieceTable is a Tokenizer's piece table, fetched once per decoder.
+type pieceTable struct {
+	t      *Tokenizer
+	pieces []byte
+	off    []uint32
+}
+
+// bytes returns the piece of id; out-of-range ids and, unless special,
+// control tokens give nothing.
+func (p pieceTable) bytes(id int32, special bool) []byte {
+	if id < 0 || int(id) >= len(p.off)-1 {
 		return nil
 	}
-	if !special && t.attrs[id]&(attrControl|attrUnknown) != 0 {
+	if !special && p.t.attrs[id]&(attrControl|attrUnknown) != 0 {
 		return nil
 	}
-	pieces, off := t.pieceTable()
-	return pieces[off[id]:off[id+1]:off[id+1]]
+	return p.pieces[p.off[id]:p.off[id+1]:p.off[id+1]]
 }
