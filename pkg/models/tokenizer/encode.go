@@ -17,8 +17,10 @@ type fragment struct {
 // vocabulary asks (AddBOS/AddEOS). parseSpecial lets special and added
 // tokens written in the text (control tokens such as "<|im_end|>" and
 // user-defined ones such as Qwen's "<think>") become their ids; without it
-// no such token is ever produced and the text is tokenized as ordinary text
-// (this departs from llama.cpp, which matches user-defined tokens always).
+// no such token is ever produced and the text is tokenized as ordinary text.
+// The one exception is an added token made only of whitespace (MPT's
+// runs of spaces): it carries no markup, only spells whitespace, and is
+// matched in plain text as llama.cpp and Hugging Face do.
 func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error) {
 	out := make([]int32, 0, len(text)/3+2)
 	frags := t.partition(text, parseSpecial)
@@ -132,17 +134,18 @@ func sanitize(s string) string {
 
 // partition splits text around special and added tokens (llama.cpp's
 // tokenizer_st_partition, longest tokens first) when parseSpecial is set;
-// otherwise the whole text is one ordinary fragment.
+// otherwise only around whitespace-only added tokens (see Encode).
 func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
 	if text == "" {
 		return nil
 	}
 	frags := []fragment{{text: text, tok: NoToken}}
+	specials := t.specials
 	if !parseSpecial {
-		return frags
+		specials = t.spaceAdded
 	}
 	var next []fragment
-	for _, id := range t.specials {
+	for _, id := range specials {
 		a := t.attrs[id]
 		tok := t.text.at(id)
 		found := false

@@ -16,8 +16,10 @@
 // "<th" "ink" ">". llama.cpp and Hugging Face match user-defined tokens in
 // plain text too; helexa does not, so that text from users or tools can never
 // inject markup tokens. Prompts rendered from a chat template are encoded
-// with parseSpecial. (For MPT, whose whitespace runs are user-defined
-// tokens, plain-text ids therefore differ from llama.cpp's.)
+// with parseSpecial. The exception is a user-defined token made only of
+// whitespace (MPT's runs of spaces): it carries no markup, so it is matched in
+// plain text as llama.cpp does, and plain-text ids equal llama.cpp's on every
+// vocabulary in the fixtures.
 package tokenizer
 
 import (
@@ -108,6 +110,7 @@ type Tokenizer struct {
 	eog            []int32 // sorted
 	eogSet         map[int32]struct{}
 	specials       []int32 // control / user-defined / unknown, longest first
+	spaceAdded     []int32 // the user-defined ones made only of whitespace, longest first
 
 	piecesOnce sync.Once
 	pieces     []byte   // decoded text of every token, back to back (lazy: pieceTable)

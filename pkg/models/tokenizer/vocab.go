@@ -390,6 +390,24 @@ func (t *Tokenizer) buildSpecialList() {
 	slices.SortStableFunc(t.specials, func(a, b int32) int {
 		return len(t.text.at(b)) - len(t.text.at(a))
 	})
+	for _, id := range t.specials {
+		if t.attrs[id]&(attrControl|attrUnknown) == 0 && isSpaceOnly(t.text.at(id)) {
+			t.spaceAdded = append(t.spaceAdded, id)
+		}
+	}
+}
+
+// isSpaceOnly reports a non-empty text made only of ASCII whitespace.
+func isSpaceOnly(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isCSpace(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // applyStripRules sets llama.cpp's per-model lstrip/rstrip attributes.
