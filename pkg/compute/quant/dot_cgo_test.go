@@ -35,7 +35,7 @@ func TestCKernelsMatchGo(t *testing.T) {
 func TestCRowsMatchGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, typ := range weightTypes {
-		const n, rows = 512, 6
+		const n, rows = 512, 11 // one group of eight rows and three single ones
 		var w []byte
 		for i := 0; i < rows; i++ {
 			w = append(w, mustQuantize(t, typ, gaussian(r, n, math.Pow(10, float64(i%5)-3)))...)

@@ -282,9 +282,9 @@ ATTR static float hx_dot_bf16##SFX(const uint8_t *w, const uint8_t *x, int n) { 
 ATTR static void hx_rows##SFX(int type, const uint8_t *w, size_t rb, int nrows,         \
                               const uint8_t *x, int n, float *out) {                    \
 	switch (type) {                                                                     \
-	case HX_F32:  HX_ROWS(hx_dot_f32##SFX, n)                                           \
-	case HX_F16:  HX_ROWS(hx_dot_f16##SFX, n)                                           \
-	case HX_BF16: HX_ROWS(hx_dot_bf16##SFX, n)                                          \
+	case HX_F32:  HX_FROWS(hx_f32, 4, hx_dot_f32##SFX)                                  \
+	case HX_F16:  HX_FROWS(hx_h2f##SFX, 2, hx_dot_f16##SFX)                             \
+	case HX_BF16: HX_FROWS(hx_bf16, 2, hx_dot_bf16##SFX)                                \
 	case HX_Q4_0: HX_ROWS(hx_q4_0##SFX, n / 32)                                         \
 	case HX_Q4_1: HX_ROWS(hx_dot_q4_1##SFX, n / 32)                                     \
 	case HX_Q5_0: HX_ROWS(hx_dot_q5_0##SFX, n / 32)                                     \
@@ -297,6 +297,25 @@ ATTR static void hx_rows##SFX(int type, const uint8_t *w, size_t rb, int nrows, 
 	case HX_Q6_K: HX_ROWS(hx_dot_q6_k##SFX, n / 256)                                    \
 	default: for (int r = 0; r < nrows; r++) out[r] = __builtin_nanf("");               \
 	}                                                                                   \
+}
+
+// HX_FROWS is the case of a float type: eight rows at a time, each summed
+// in its own double accumulator in element order exactly as the one-row
+// kernel (single) does, so the eight dependency chains overlap; the rest
+// of the rows one by one.
+#define HX_FROWS(load, esz, single) {                                                        \
+	int r = 0;                                                                              \
+	for (; r + 8 <= nrows; r += 8) {                                                        \
+		const uint8_t *w0 = w + (size_t)r * rb;                                             \
+		double s[8] = {0};                                                                  \
+		for (int i = 0; i < n; i++) {                                                       \
+			float xv = load(x + (esz) * i);                                                 \
+			for (int k = 0; k < 8; k++) s[k] += (double)(load(w0 + (size_t)k * rb + (esz) * i) * xv); \
+		}                                                                                   \
+		for (int k = 0; k < 8; k++) out[r + k] = (float)s[k];                               \
+	}                                                                                       \
+	for (; r < nrows; r++) out[r] = single(w + (size_t)r * rb, x, n);                      \
+	break;                                                                                  \
 }
 
 // HX_ROWS is one case of hx_rows: the row loop around one kernel.
