@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/models/gguf"
 )
 
@@ -182,14 +183,14 @@ func printGGUFInfo(w io.Writer, info modelInfo) error {
 	for i, sh := range info.Shards {
 		fmt.Fprintf(tw, "shard %d\t%s\n", i+1, sh)
 	}
-	fmt.Fprintf(tw, "size\t%s (%d bytes)\n", infoHumanBytes(info.FileSize), info.FileSize)
+	fmt.Fprintf(tw, "size\t%s (%d bytes)\n", humanize.Bytes(info.FileSize), info.FileSize)
 	fmt.Fprintf(tw, "format\tGGUF v%d\n", info.GGUFVersion)
 	fmt.Fprintf(tw, "architecture\t%s\n", arch)
-	fmt.Fprintf(tw, "parameters\t%s (%d)\n", infoHumanCount(info.Parameters), info.Parameters)
+	fmt.Fprintf(tw, "parameters\t%s (%d)\n", humanize.Count(info.Parameters), info.Parameters)
 	fmt.Fprintf(tw, "tensors\t%d\n", info.TensorCount)
 	var types []string
 	for _, q := range info.QuantTypes {
-		types = append(types, fmt.Sprintf("%s×%d (%s)", q.Type, q.Tensors, infoHumanBytes(q.Bytes)))
+		types = append(types, fmt.Sprintf("%s×%d (%s)", q.Type, q.Tensors, humanize.Bytes(q.Bytes)))
 	}
 	fmt.Fprintf(tw, "tensor types\t%s\n", strings.Join(types, ", "))
 	if info.VocabSize > 0 {
@@ -218,29 +219,4 @@ func infoFormatValue(v any) string {
 		return "[" + strings.Join(parts, ", ") + "]"
 	}
 	return fmt.Sprint(v)
-}
-
-func infoHumanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-func infoHumanCount(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.2fB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.2fM", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1fK", float64(n)/1e3)
-	}
-	return strconv.FormatInt(n, 10)
 }

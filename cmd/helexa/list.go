@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/helexa/helexa/internal/humanize"
 )
 
 // listOptions are the flags of `helexa list`.
@@ -64,7 +66,7 @@ func runList(ctx context.Context, opts listOptions, s streams) error {
 		if len(m.Commit) >= 12 {
 			rev = fmt.Sprintf("%s (%s)", orDash(rev), m.Commit[:12])
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Ref, format, humanBytes(m.Size), rev, m.Modified.Format("2006-01-02 15:04"))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Ref, format, humanize.Bytes(m.Size), rev, m.Modified.Format("2006-01-02 15:04"))
 	}
 	return tw.Flush()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/helexa/helexa/internal/envvars"
+	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/api"
 	"github.com/helexa/helexa/pkg/runner"
 )
@@ -81,7 +82,7 @@ func printPs(w io.Writer, models []runner.ModelStatus, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSIZE\tPROCESSOR\tCONTEXT\tSTATE\tACTIVE\tUNTIL")
 	for _, m := range models {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", m.Name, humanBytes(m.SizeBytes), orDash(m.Processor),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", m.Name, humanize.Bytes(m.SizeBytes), orDash(m.Processor),
 			m.Context, m.State, m.Active, until(m, now))
 	}
 	if err := tw.Flush(); err != nil {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/helexa/helexa/internal/envvars"
+	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/hub"
 )
 
@@ -130,9 +131,9 @@ func lineProgress(w io.Writer) hub.ProgressFunc {
 			fmt.Fprintln(w, e.Message)
 		case hub.EventStart:
 			if e.Bytes > 0 {
-				fmt.Fprintf(w, "downloading %s (%s, resuming at %s)\n", e.File, humanBytes(e.Total), humanBytes(e.Bytes))
+				fmt.Fprintf(w, "downloading %s (%s, resuming at %s)\n", e.File, humanize.Bytes(e.Total), humanize.Bytes(e.Bytes))
 			} else {
-				fmt.Fprintf(w, "downloading %s (%s)\n", e.File, humanBytes(e.Total))
+				fmt.Fprintf(w, "downloading %s (%s)\n", e.File, humanize.Bytes(e.Total))
 			}
 		case hub.EventDone:
 			fmt.Fprintf(w, "downloaded  %s\n", e.File)
@@ -196,21 +197,4 @@ func (b *barRenderer) finish() {
 		fmt.Fprintln(b.w)
 		delete(b.bars, f)
 	}
-}
-
-// humanBytes formats n as B, KiB, MiB or GiB ("?" when unknown).
-func humanBytes(n int64) string {
-	if n < 0 {
-		return "size unknown"
-	}
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 3; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGT"[exp])
 }

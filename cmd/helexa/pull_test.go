@@ -11,6 +11,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/hub/hubtest"
 )
@@ -169,8 +170,8 @@ func TestListAndRm(t *testing.T) {
 
 func TestLineProgressAndBytes(t *testing.T) {
 	for n, want := range map[int64]string{-1: "size unknown", 10: "10 B", 2048: "2.0 KiB", 5 << 30: "5.0 GiB"} {
-		if got := humanBytes(n); got != want {
-			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		if got := humanize.Bytes(n); got != want {
+			t.Errorf("humanize.Bytes(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

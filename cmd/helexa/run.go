@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/helexa/helexa/internal/envvars"
+	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/api"
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/runner"
@@ -335,7 +336,7 @@ func progressLine(e hub.Event) string {
 		if e.Kind == hub.EventVerify {
 			verb = "verifying"
 		}
-		return fmt.Sprintf("%s %s%s of %s", verb, e.File, pct, humanBytes(e.Total))
+		return fmt.Sprintf("%s %s%s of %s", verb, e.File, pct, humanize.Bytes(e.Total))
 	case hub.EventNotice:
 		return e.Message
 	}

@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/runner"
 )
 
@@ -244,10 +245,10 @@ func FormatDetails(d runner.ModelDetails) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  model        %s\n", d.Name)
 	fmt.Fprintf(&b, "  architecture %s\n", d.Arch)
-	fmt.Fprintf(&b, "  parameters   %s\n", humanCount(d.Parameters))
+	fmt.Fprintf(&b, "  parameters   %s\n", humanize.Count(d.Parameters))
 	fmt.Fprintf(&b, "  quantization %s\n", d.Quant)
 	fmt.Fprintf(&b, "  context      %d (trained %d)\n", d.Context, d.ContextTrain)
-	fmt.Fprintf(&b, "  file         %s (%s)\n", d.Path, humanBytes(d.FileBytes))
+	fmt.Fprintf(&b, "  file         %s (%s)\n", d.Path, humanize.Bytes(d.FileBytes))
 	tpl := "none"
 	if d.Template != "" {
 		tpl = fmt.Sprintf("%d characters", len(d.Template))
@@ -292,29 +293,4 @@ func writeUsage(b *strings.Builder, u runner.Usage) {
 		fmt.Fprintf(b, ", %.1f tok/s", r)
 	}
 	b.WriteString("\n")
-}
-
-func humanCount(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.2fB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.2fM", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1fK", float64(n)/1e3)
-	}
-	return strconv.FormatInt(n, 10)
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for v := n / unit; v >= unit && exp < 3; v /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGT"[exp])
 }
