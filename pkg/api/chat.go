@@ -44,21 +44,28 @@ func (s *Server) chatCompletions(c *gin.Context) {
 		return
 	}
 	s.metrics.usage(req.Model, res.Usage)
+	tf := newToolFilter(rreq.Tools)
+	text, calls := tf.all(content.String())
 	c.JSON(http.StatusOK, ChatCompletion{
 		ID: base.ID, Object: "chat.completion", Created: base.Created, Model: req.Model,
 		Choices: []ChatChoice{{
-			Message:      ChatMessage{Role: "assistant", Content: content.String(), ReasoningContent: reasoning.String()},
+			Message:      ChatMessage{Role: "assistant", Content: text, ReasoningContent: reasoning.String(), ToolCalls: calls},
 			Logprobs:     lps,
-			FinishReason: res.FinishReason,
+			FinishReason: tf.finishReason(res.FinishReason),
 		}},
 		Usage:   usage(res.Usage),
 		Timings: timings(res.Usage),
 	})
 }
 
-// streamChat streams a chat completion as SSE chunks.
+// streamChat streams a chat completion as SSE chunks. With tools, text
+// that may start a tool call is held back until it is decided, and calls
+// go out as tool_calls deltas; the tokens (logprobs, token_ids) of held
+// text ride along with the next chunk that is sent.
 func (s *Server) streamChat(c *gin.Context, req *ChatCompletionRequest, rreq runner.ChatRequest, base ChatCompletionChunk) {
 	w := &sseWriter{c: c}
+	tf := newToolFilter(rreq.Tools)
+	var held []runner.TokenInfo
 	chunk := func(d ChunkDelta, lp *ChoiceLogprobs, finish *string) ChatCompletionChunk {
 		ch := base
 		ch.Choices = []ChunkChoice{{Delta: d, Logprobs: lp, FinishReason: finish}}
@@ -67,25 +74,40 @@ func (s *Server) streamChat(c *gin.Context, req *ChatCompletionRequest, rreq run
 	sendRole := func() error {
 		return w.send(chunk(ChunkDelta{Role: "assistant", Content: ptr("")}, nil, nil))
 	}
-	res, err := s.cfg.Service.Chat(c.Request.Context(), rreq, func(d runner.Delta) error {
+	// send writes one delta; final forces a chunk for leftover tokens.
+	send := func(content, reasoning string, calls []ToolCallDelta, toks []runner.TokenInfo, final bool) error {
+		held = append(held, toks...)
+		if content == "" && reasoning == "" && len(calls) == 0 && (!final || len(held) == 0) {
+			return nil
+		}
 		if !w.started {
 			if err := sendRole(); err != nil {
 				return err
 			}
 		}
-		cd := ChunkDelta{ReasoningContent: d.Reasoning}
-		if d.Content != "" || d.Reasoning == "" {
-			cd.Content = ptr(d.Content)
+		cd := ChunkDelta{ReasoningContent: reasoning, ToolCalls: calls}
+		if content != "" || (reasoning == "" && len(calls) == 0) {
+			cd.Content = ptr(content)
 		}
 		if req.ReturnTokens {
-			cd.TokenIDs = tokenIDs(d.Tokens)
+			cd.TokenIDs = tokenIDs(held)
 		}
 		var lp *ChoiceLogprobs
 		if rreq.Options.Logprobs {
-			lp = chatLogprobs(d.Tokens)
+			lp = chatLogprobs(held)
 		}
+		held = nil
 		return w.send(chunk(cd, lp, nil))
+	}
+	res, err := s.cfg.Service.Chat(c.Request.Context(), rreq, func(d runner.Delta) error {
+		content, calls := tf.push(d.Content)
+		// Without tools every delta is sent, as it comes.
+		return send(content, d.Reasoning, calls, d.Tokens, tf == nil)
 	})
+	if err == nil {
+		content, calls := tf.flush()
+		err = send(content, "", calls, nil, true)
+	}
 	if err == nil && !w.started {
 		err = sendRole()
 	}
@@ -94,7 +116,7 @@ func (s *Server) streamChat(c *gin.Context, req *ChatCompletionRequest, rreq run
 		return
 	}
 	s.metrics.usage(req.Model, res.Usage)
-	if err := w.send(chunk(ChunkDelta{}, nil, ptr(res.FinishReason))); err != nil {
+	if err := w.send(chunk(ChunkDelta{}, nil, ptr(tf.finishReason(res.FinishReason)))); err != nil {
 		return
 	}
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {

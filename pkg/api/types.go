@@ -173,9 +173,31 @@ type ChoiceLogprobs struct {
 
 // ChatMessage is an assistant message in a non-streaming response.
 type ChatMessage struct {
-	Role             string `json:"role"`
-	Content          string `json:"content"`
-	ReasoningContent string `json:"reasoning_content,omitempty"`
+	Role             string     `json:"role"`
+	Content          string     `json:"content"`
+	ReasoningContent string     `json:"reasoning_content,omitempty"`
+	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
+}
+
+// FunctionCall is the function a tool call invokes.
+type FunctionCall struct {
+	Name string `json:"name"`
+	// Arguments is a JSON object, as a string (OpenAI's encoding).
+	Arguments string `json:"arguments"`
+}
+
+// ToolCall is one tool call of an assistant message.
+type ToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"` // "function"
+	Function FunctionCall `json:"function"`
+}
+
+// ToolCallDelta is a tool call in a streaming chunk; helexa sends each
+// call whole, in one delta.
+type ToolCallDelta struct {
+	Index int `json:"index"`
+	ToolCall
 }
 
 // ChatChoice is one choice of a non-streaming chat response.
@@ -199,10 +221,11 @@ type ChatCompletion struct {
 
 // ChunkDelta is the `delta` of a streaming chat chunk.
 type ChunkDelta struct {
-	Role             string  `json:"role,omitempty"`
-	Content          *string `json:"content,omitempty"`
-	ReasoningContent string  `json:"reasoning_content,omitempty"`
-	TokenIDs         []int32 `json:"token_ids,omitempty"`
+	Role             string          `json:"role,omitempty"`
+	Content          *string         `json:"content,omitempty"`
+	ReasoningContent string          `json:"reasoning_content,omitempty"`
+	ToolCalls        []ToolCallDelta `json:"tool_calls,omitempty"`
+	TokenIDs         []int32         `json:"token_ids,omitempty"`
 }
 
 // ChunkChoice is one choice of a streaming chat chunk.

@@ -1,0 +1,194 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go"
+	"github.com/openai/openai-go/option"
+
+	"github.com/helexa/helexa/pkg/runner"
+)
+
+const toolsJSON = `[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object",` +
+	`"properties":{"city":{"type":"string"}},"required":["city"]}}}]`
+
+const toolChatBody = chatBody + `,"tools":` + toolsJSON
+
+// textDeltas turns pieces of text into content deltas, one token each.
+func textDeltas(pieces ...string) []runner.Delta {
+	out := make([]runner.Delta, len(pieces))
+	for i, p := range pieces {
+		out[i] = runner.Delta{Content: p, Tokens: []runner.TokenInfo{{ID: int32(100 + i), Text: p}}}
+	}
+	return out
+}
+
+// hermesDeltas is a Qwen-style answer: text, then a call split mid-marker.
+func hermesDeltas() []runner.Delta {
+	return append([]runner.Delta{{Reasoning: "need weather"}},
+		textDeltas("I'll check.", "\n<tool", "_call>\n{\"name\": \"get_weather\", \"argu", "ments\": {\"city\": \"Paris\"}}\n</tool_call>")...)
+}
+
+func decodeCompletion(t *testing.T, status int, out string) ChatCompletion {
+	t.Helper()
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, out)
+	}
+	var cc ChatCompletion
+	if err := json.Unmarshal([]byte(out), &cc); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	return cc
+}
+
+func TestChatToolCallsNonStreaming(t *testing.T) {
+	cases := []struct {
+		name, body, content, finish string
+		deltas                      []runner.Delta
+		result                      string
+		calls                       int
+	}{
+		{"hermes", toolChatBody + `}`, "I'll check.", "tool_calls", hermesDeltas(), "stop", 1},
+		{"llama bare json", toolChatBody + `}`, "", "tool_calls",
+			textDeltas(`{"name": "get_weather", `, `"parameters": {"city": "Paris"}}`), "stop", 1},
+		{"no tools: text stays text", chatBody + `}`, "I'll check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
+			"stop", hermesDeltas(), "stop", 0},
+		{"tool_choice none", toolChatBody + `,"tool_choice":"none"}`, "I'll check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
+			"stop", hermesDeltas(), "stop", 0},
+		{"cut off by length", toolChatBody + `}`, "<tool_call>{\"name\": \"get_weather\", \"argu", "length",
+			textDeltas("<tool_call>", `{"name": "get_weather", "argu`), "length", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := stdResult()
+			res.FinishReason = c.result
+			f := &fakeService{deltas: c.deltas, result: res}
+			status, out := post(t, newTestServer(t, f, nil), "/v1/chat/completions", c.body)
+			cc := decodeCompletion(t, status, out)
+			ch := cc.Choices[0]
+			if ch.Message.Content != c.content || ch.FinishReason != c.finish || len(ch.Message.ToolCalls) != c.calls {
+				t.Fatalf("message %+v finish %q, want content %q, %d calls, finish %q", ch.Message, ch.FinishReason, c.content, c.calls, c.finish)
+			}
+			if c.calls == 0 {
+				return
+			}
+			tc := ch.Message.ToolCalls[0]
+			if !strings.HasPrefix(tc.ID, "call_") || tc.Type != "function" || tc.Function.Name != "get_weather" ||
+				tc.Function.Arguments != `{"city":"Paris"}` {
+				t.Errorf("tool call %+v", tc)
+			}
+		})
+	}
+}
+
+func TestChatToolCallsStreaming(t *testing.T) {
+	f := &fakeService{deltas: hermesDeltas(), result: stdResult()}
+	ts := newTestServer(t, f, nil)
+	status, out := post(t, ts, "/v1/chat/completions", toolChatBody+`,"stream":true,"logprobs":true}`)
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, out)
+	}
+	ev := sseEvents(t, out)
+	if ev[len(ev)-1] != "[DONE]" {
+		t.Fatalf("last event %q", ev[len(ev)-1])
+	}
+	var content, reasoning string
+	var calls []ToolCallDelta
+	var finish []string
+	tokens := 0
+	for _, e := range ev[:len(ev)-1] {
+		ch := decodeChunk(t, e)
+		d := ch.Choices[0].Delta
+		if d.Content != nil && strings.Contains(*d.Content, "<tool") {
+			t.Errorf("a chunk leaks tool-call text: %s", e)
+		}
+		if d.Content != nil {
+			content += *d.Content
+		}
+		reasoning += d.ReasoningContent
+		calls = append(calls, d.ToolCalls...)
+		if fr := ch.Choices[0].FinishReason; fr != nil {
+			finish = append(finish, *fr)
+		}
+		if lp := ch.Choices[0].Logprobs; lp != nil {
+			tokens += len(lp.Content)
+		}
+	}
+	if content != "I'll check." || reasoning != "need weather" {
+		t.Errorf("content %q reasoning %q", content, reasoning)
+	}
+	if len(calls) != 1 || calls[0].Index != 0 || !strings.HasPrefix(calls[0].ID, "call_") || calls[0].Type != "function" ||
+		calls[0].Function.Name != "get_weather" || calls[0].Function.Arguments != `{"city":"Paris"}` {
+		t.Errorf("tool calls %+v", calls)
+	}
+	if len(finish) != 1 || finish[0] != "tool_calls" {
+		t.Errorf("finish reasons %v, want [tool_calls]", finish)
+	}
+	if tokens != 4 {
+		t.Errorf("%d tokens carried logprobs, want all 4 content tokens", tokens)
+	}
+	// The finish chunk comes after the call.
+	if i, j := strings.Index(out, `"tool_calls":[`), strings.Index(out, `"finish_reason":"tool_calls"`); i < 0 || j < i {
+		t.Errorf("tool_calls delta should precede the finish chunk:\n%s", out)
+	}
+}
+
+// TestChatToolCallsOpenAIClient reads the calls with the official OpenAI Go
+// client, streaming (through its accumulator) and not.
+func TestChatToolCallsOpenAIClient(t *testing.T) {
+	f := &fakeService{result: stdResult(), deltas: textDeltas(
+		"<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}}</tool_call>\n",
+		"<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Rome\"}}</tool_call>")}
+	ts := newTestServer(t, f, nil)
+	client := openai.NewClient(option.WithBaseURL(ts.URL+"/v1/"), option.WithAPIKey("x"), option.WithMaxRetries(0))
+	params := openai.ChatCompletionNewParams{
+		Model:    "m",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris and Rome?")},
+		Tools: []openai.ChatCompletionToolParam{{Function: openai.FunctionDefinitionParam{
+			Name:       "get_weather",
+			Parameters: openai.FunctionParameters{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}},
+		}}},
+	}
+	ctx := context.Background()
+	check := func(how string, msg openai.ChatCompletionMessage, finish string) {
+		t.Helper()
+		if finish != "tool_calls" || len(msg.ToolCalls) != 2 || msg.Content != "" {
+			t.Fatalf("%s: finish %q message %+v", how, finish, msg)
+		}
+		for i, city := range []string{"Paris", "Rome"} {
+			tc := msg.ToolCalls[i]
+			if tc.Function.Name != "get_weather" || tc.Function.Arguments != `{"city":"`+city+`"}` || tc.ID == "" {
+				t.Errorf("%s: call %d = %+v", how, i, tc)
+			}
+		}
+		if msg.ToolCalls[0].ID == msg.ToolCalls[1].ID {
+			t.Errorf("%s: calls share the id %s", how, msg.ToolCalls[0].ID)
+		}
+	}
+	full, err := client.Chat.Completions.New(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("non-streaming", full.Choices[0].Message, full.Choices[0].FinishReason)
+
+	stream := client.Chat.Completions.NewStreaming(ctx, params)
+	var acc openai.ChatCompletionAccumulator
+	finished := 0
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+		if _, ok := acc.JustFinishedToolCall(); ok {
+			finished++
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	check("streaming", acc.Choices[0].Message, acc.Choices[0].FinishReason)
+	if finished != 2 {
+		t.Errorf("accumulator finished %d tool calls, want 2", finished)
+	}
+}
