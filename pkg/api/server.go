@@ -3,6 +3,9 @@
 // /v1/models) and the native ones (/api/ps, /api/load, /api/unload,
 // /api/show, /api/pull, /health, /metrics), their request and response
 // types, and the Go Client that implements runner.Service against a daemon.
+// /v1/models lists the loaded models and, through a Catalog, the models on
+// disk; chat answers of requests with tools go through pkg/api/toolcall so
+// calls written as text come back as OpenAI tool_calls.
 package api
 
 import (
