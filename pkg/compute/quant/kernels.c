@@ -4,8 +4,13 @@
 // They perform the same integer sums and the same float operations in the
 // same order as the Go code (compiled with -ffp-contract=off, no fast-math,
 // so float reductions are not reassociated), so results are bit-identical.
-// Each kernel is compiled twice: for the baseline target and for AVX2, and
-// the AVX2 build is chosen at run time when the CPU supports it.
+// Each kernel is compiled twice: for the baseline target and for AVX2+F16C,
+// and the AVX2 build is chosen at run time when the CPU supports it. The
+// AVX2 build replaces some integer inner loops (Q8_0, Q4_0, the K-quants'
+// lane dot) with intrinsics that compute the same exact integer sums, and
+// decodes fp16 scales with F16C (exact, like hx_fp16, for every non-NaN
+// half). hx_dot_rows runs a whole range of weight rows per call, so Go pays
+// one cgo transition per range, not per row.
 
 #include <stdint.h>
 #include <string.h>
