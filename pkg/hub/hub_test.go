@@ -432,6 +432,7 @@ func TestPathTraversalRejected(t *testing.T) {
 func TestConcurrentPullsDownloadOnce(t *testing.T) {
 	h := hubtest.New(t)
 	_, files := ggufRepo(t, h, "org/m-GGUF", "m-Q8_0.gguf")
+	h.Throttle("org/m-GGUF", "m-Q8_0.gguf", 10_000) // ~0.3s, so the two pulls overlap
 	a := newTestClient(t, h)
 	b := New(Options{CacheDir: a.cache, Endpoint: h.URL})
 	var wg sync.WaitGroup

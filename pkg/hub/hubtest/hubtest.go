@@ -44,6 +44,7 @@ type repo struct {
 }
 
 type fault struct {
+	rate       int64 // body bytes per second; 0 = unlimited
 	dropAfter  int64
 	dropTimes  int
 	corrupt    bool
@@ -151,6 +152,13 @@ func (h *Hub) Corrupt(id, file string) { h.withFault(id, file, func(f *fault) { 
 // the repo's revision API) with status, e.g. 429 or 503.
 func (h *Hub) FailWith(id, file string, status, times int) {
 	h.withFault(id, file, func(f *fault) { f.status, f.statusLeft = status, times })
+}
+
+// Throttle makes every content GET of the file send its body at about
+// bytesPerSecond (0 lifts the limit), so tests can interrupt a download
+// midway or make two downloads overlap.
+func (h *Hub) Throttle(id, file string, bytesPerSecond int64) {
+	h.withFault(id, file, func(f *fault) { f.rate = bytesPerSecond })
 }
 
 // DisableRanges makes the CDN ignore Range headers (answer 200 with the whole file).
@@ -374,7 +382,10 @@ func (h *Hub) serveContent(w http.ResponseWriter, r *http.Request, id, file stri
 	k := id + "/" + file
 	h.mu.Lock()
 	f := h.faults[k]
-	drop := int64(-1)
+	drop, rate := int64(-1), int64(0)
+	if f != nil {
+		rate = f.rate
+	}
 	if r.Method == http.MethodGet {
 		st := h.stat(k)
 		st.Gets++
@@ -392,20 +403,44 @@ func (h *Hub) serveContent(w http.ResponseWriter, r *http.Request, id, file stri
 		r.Header.Del("Range")
 	}
 	h.mu.Unlock()
-	cw := &countingWriter{ResponseWriter: w, h: h, key: k, limit: drop}
+	cw := &countingWriter{ResponseWriter: w, h: h, key: k, limit: drop, rate: rate}
 	http.ServeContent(cw, r, "", time.Time{}, bytes.NewReader(data))
 }
 
-// countingWriter counts body bytes and aborts the connection at limit.
+// countingWriter counts body bytes, aborts the connection at limit and
+// paces the body at rate bytes per second.
 type countingWriter struct {
 	http.ResponseWriter
 	h     *Hub
 	key   string
 	limit int64
+	rate  int64
 	n     int64
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
+	if c.rate <= 0 {
+		return c.write(p)
+	}
+	piece := max(int(c.rate/50), 1) // about 50 writes a second
+	written := 0
+	for len(p) > 0 {
+		k := min(piece, len(p))
+		n, err := c.write(p[:k])
+		written += n
+		if err != nil {
+			return written, err
+		}
+		if fl, ok := c.ResponseWriter.(http.Flusher); ok {
+			fl.Flush()
+		}
+		p = p[k:]
+		time.Sleep(time.Duration(int64(k) * int64(time.Second) / c.rate))
+	}
+	return written, nil
+}
+
+func (c *countingWriter) write(p []byte) (int, error) {
 	if c.limit >= 0 && c.n+int64(len(p)) > c.limit {
 		p = p[:c.limit-c.n]
 		k, _ := c.ResponseWriter.Write(p)
