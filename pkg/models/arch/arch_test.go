@@ -160,3 +160,62 @@ func equal(a, b []float32) bool {
 	}
 	return true
 }
+
+// TestRopeScalingKeys reads the RoPE scaling metadata as llama.cpp does:
+// rope.scaling.factor (or the older rope.scale_linear) divides the
+// frequencies unless rope.scaling.type is none, and rope_freqs.weight
+// (llama3) becomes the per-pair frequency factors.
+func TestRopeScalingKeys(t *testing.T) {
+	freqs := []float32{1, 1, 2, 2, 4, 4, 8, 8} // head dim 16 → 8 pairs
+	tests := []struct {
+		name    string
+		cfg     archtest.Config
+		scale   float32
+		factors []float32
+		wantErr []string // substrings of the load error; nil = loads
+	}{
+		{"no scaling keys", archtest.Config{}, 1, nil, nil},
+		{"linear factor 4", archtest.Config{ExtraKeys: map[string]string{"llama.rope.scaling.type": "linear"},
+			ExtraFloats: map[string]float32{"llama.rope.scaling.factor": 4}}, 0.25, nil, nil},
+		{"factor without type is linear", archtest.Config{
+			ExtraFloats: map[string]float32{"llama.rope.scaling.factor": 2}}, 0.5, nil, nil},
+		{"old rope.scale_linear key", archtest.Config{
+			ExtraFloats: map[string]float32{"llama.rope.scale_linear": 8}}, 0.125, nil, nil},
+		{"type none ignores the factor", archtest.Config{ExtraKeys: map[string]string{"llama.rope.scaling.type": "none"},
+			ExtraFloats: map[string]float32{"llama.rope.scaling.factor": 4}}, 1, nil, nil},
+		{"qwen2 linear", archtest.Config{Arch: "qwen2",
+			ExtraFloats: map[string]float32{"qwen2.rope.scaling.factor": 4}}, 0.25, nil, nil},
+		{"llama3 rope_freqs", archtest.Config{RopeFreqs: freqs}, 1, freqs, nil},
+		{"negative factor", archtest.Config{
+			ExtraFloats: map[string]float32{"llama.rope.scaling.factor": -2}}, 0, nil, []string{"llama.rope.scaling.factor", "negative"}},
+		{"rope_freqs of the wrong size", archtest.Config{RopeFreqs: freqs[:4]}, 0, nil, []string{"rope_freqs.weight", "shape"}},
+		{"longrope", archtest.Config{ExtraKeys: map[string]string{"llama.rope.scaling.type": "longrope"}},
+			0, nil, []string{"llama.rope.scaling.type", "longrope", "linear and none"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := load(t, tt.cfg)
+			if tt.wantErr != nil {
+				if err == nil {
+					t.Fatal("loaded without error")
+				}
+				for _, w := range tt.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not mention %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := m.Rope()
+			if m.HP.RopeScale != tt.scale || r.FreqScale != tt.scale {
+				t.Errorf("freq scale: hparams %g, rope %g, want %g", m.HP.RopeScale, r.FreqScale, tt.scale)
+			}
+			if !equal(r.FreqFactors, tt.factors) {
+				t.Errorf("freq factors %v, want %v", r.FreqFactors, tt.factors)
+			}
+		})
+	}
+}

@@ -27,6 +27,8 @@ type Config struct {
 	SkipTensors             []string              // tensors to leave out
 	TensorTypes             map[string]dtype.Type // per-tensor type overrides (raw bytes when quant cannot quantize it)
 	ExtraKeys               map[string]string     // extra string metadata (e.g. rope scaling type)
+	ExtraFloats             map[string]float32    // extra f32 metadata (e.g. rope scaling factor)
+	RopeFreqs               []float32             // when set, written as rope_freqs.weight (llama3 RoPE factors)
 	ContextLength           int                   // default 256
 }
 
@@ -102,6 +104,9 @@ func (b *builder) metadata() {
 	for k, v := range c.ExtraKeys {
 		w.SetString(k, v)
 	}
+	for k, v := range c.ExtraFloats {
+		w.SetFloat32(k, v)
+	}
 }
 
 func (b *builder) tensors() {
@@ -137,6 +142,9 @@ func (b *builder) tensors() {
 		b.add(p+"ffn_down.weight", 0, c.FF, c.Embd)
 	}
 	b.norm("output_norm.weight", c.Embd)
+	if c.RopeFreqs != nil {
+		b.put("rope_freqs.weight", dtype.F32, []int{len(c.RopeFreqs)}, c.RopeFreqs)
+	}
 	if c.Arch == "llama" || c.Arch == "qwen2" {
 		b.add("output.weight", 0.1, c.Embd, c.Vocab)
 	}
