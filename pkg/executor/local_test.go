@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/helexa/helexa/internal/fixtures"
@@ -62,6 +63,44 @@ func TestChunkedPrefill(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestChunkedPrefillEveryArch: the same check on a tiny model of every
+// supported architecture (the MoE FFN and q/k norms included), with chunk
+// sizes that split the prompt unevenly; chunking must not change a bit.
+func TestChunkedPrefillEveryArch(t *testing.T) {
+	prompt := make([]int32, 29)
+	for i := range prompt {
+		prompt[i] = int32((i*13 + 5) % 64)
+	}
+	for _, a := range arch.Supported() {
+		path, err := archtest.Write(t.TempDir(), archtest.Config{Arch: a, Type: dtype.Q8_0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		load := func(chunk int) *executor.Local {
+			ex, err := executor.LoadLocal(context.Background(), path, executor.LocalOptions{NumCtx: 64, NumBlocks: 8, ChunkSize: chunk, Threads: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ex.Close() })
+			return ex
+		}
+		one := prefillAll(t, load(0), 0, prompt)
+		for _, chunk := range []int{1, 4, 28} {
+			t.Run(fmt.Sprintf("%s/chunk%d", a, chunk), func(t *testing.T) {
+				chunked := prefillAll(t, load(chunk), 0, prompt)
+				if len(chunked) != len(prompt) {
+					t.Fatalf("%d logit rows for %d tokens", len(chunked), len(prompt))
+				}
+				for p := range one {
+					if d := maxAbsDiff(one[p], chunked[p]); d != 0 {
+						t.Errorf("position %d: chunked logits differ by %g", p, d)
+					}
+				}
+			})
+		}
 	}
 }
 
