@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -167,15 +168,20 @@ func (f *fakeExec) run(w executor.Work) executor.Result {
 			f.violations = append(f.violations, fmt.Sprintf("seq %d reads empty KV at %d", w.Seq, p))
 		}
 	}
-	logits := f.logitsFor(prefix)
+	raw := f.logitsFor(prefix)
+	logits := raw
 	if w.Allowed != nil {
+		logits = slices.Clone(raw)
 		for id := range logits {
 			if w.Allowed[id/64]&(1<<(uint(id)%64)) == 0 {
 				logits[id] = float32(math.Inf(-1))
 			}
 		}
 	}
-	res.Token, res.Logprob, res.Top = sampleFake(logits, s, w.TopLogprobs)
+	res.Token = sampleFake(logits, s)
+	// As executor.Local does: logprobs are the log-softmax of the raw
+	// logits at temperature 1, whatever the mask and the temperature.
+	res.Logprob, res.Top = rawLogprobs(raw, res.Token, w.TopLogprobs)
 	return res
 }
 
@@ -198,7 +204,9 @@ func (f *fakeExec) logitsFor(prefix []int32) []float32 {
 	return out
 }
 
-func sampleFake(logits []float32, s *fakeSeq, top int) (int32, float32, []executor.TokenLogprob) {
+// sampleFake draws a token from logits (already masked) at the
+// sequence's temperature, or takes the argmax when it is greedy.
+func sampleFake(logits []float32, s *fakeSeq) int32 {
 	temp := float64(s.p.Temperature)
 	if temp <= 0 {
 		temp = 1
@@ -220,28 +228,52 @@ func sampleFake(logits []float32, s *fakeSeq, top int) (int32, float32, []execut
 				pick = i
 			}
 		}
-	} else {
-		r := s.rng.Float64() * sum
-		for i, p := range probs {
-			r -= p
-			if r <= 0 && p > 0 {
-				pick = i
-				break
-			}
+		return int32(pick)
+	}
+	r := s.rng.Float64() * sum
+	for i, p := range probs {
+		r -= p
+		if r <= 0 && p > 0 {
+			pick = i
+			break
 		}
 	}
+	return int32(pick)
+}
+
+// rawLogprobs is tok's log-softmax over the raw logits at temperature 1
+// and the top most likely tokens with theirs (ties to the lower id).
+func rawLogprobs(raw []float32, tok int32, top int) (float32, []executor.TokenLogprob) {
+	lp := fakeLogSoftmax(raw)
 	var tops []executor.TokenLogprob
 	if top > 0 {
-		ids := make([]int, len(probs))
+		ids := make([]int, len(lp))
 		for i := range ids {
 			ids[i] = i
 		}
-		sort.SliceStable(ids, func(a, b int) bool { return probs[ids[a]] > probs[ids[b]] })
+		sort.SliceStable(ids, func(a, b int) bool { return lp[ids[a]] > lp[ids[b]] })
 		for _, id := range ids[:min(top, len(ids))] {
-			tops = append(tops, executor.TokenLogprob{Token: int32(id), Logprob: float32(math.Log(probs[id] / sum))})
+			tops = append(tops, executor.TokenLogprob{Token: int32(id), Logprob: float32(lp[id])})
 		}
 	}
-	return int32(pick), float32(math.Log(probs[pick] / sum)), tops
+	return float32(lp[tok]), tops
+}
+
+// fakeLogSoftmax is the log-softmax of logits at temperature 1.
+func fakeLogSoftmax(logits []float32) []float64 {
+	maxL := math.Inf(-1)
+	for _, l := range logits {
+		maxL = math.Max(maxL, float64(l))
+	}
+	var sum float64
+	for _, l := range logits {
+		sum += math.Exp(float64(l) - maxL)
+	}
+	out := make([]float64, len(logits))
+	for i, l := range logits {
+		out[i] = float64(l) - maxL - math.Log(sum)
+	}
+	return out
 }
 
 // fakeTok is a small vocabulary: <bos>, <eos>, printable ASCII, and a few

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"testing"
 )
 
@@ -109,5 +110,67 @@ func TestJSONModeOutputParses(t *testing.T) {
 				t.Errorf("seed %d max %d: finish %q, want stop", seed, maxTokens, o.reason)
 			}
 		}
+	}
+}
+
+// TestJSONModeLogprobsAreRaw checks that JSON mode reports logprobs of the
+// raw distribution (executor.Work.Allowed changes the draw, not the
+// numbers): the model's favourite token can never start a JSON object, yet
+// it tops every top_logprobs list with its unconstrained probability.
+func TestJSONModeLogprobsAreRaw(t *testing.T) {
+	tok := newFakeTok()
+	fav := tok.id("abc")
+	vocab := tok.VocabSize()
+	l := &fakeLoader{setup: func(f *fakeExec) {
+		f.logits = func([]int32) []float32 {
+			out := make([]float32, vocab)
+			out[fav] = 10
+			return out
+		}
+	}}
+	m := newTestManager(t, l, nil)
+	lse := math.Log(math.Exp(10) + float64(vocab-1))
+	tests := []struct {
+		name string
+		json bool
+	}{
+		{"json mode", true},
+		{"free", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := seeded("give me json", 3, 12)
+			req.Options.JSONMode = tt.json
+			req.Options.TopLogprobs = 2
+			o := complete(context.Background(), m, req)
+			if o.err != nil {
+				t.Fatal(o.err)
+			}
+			var infos []TokenInfo
+			for _, d := range o.deltas {
+				infos = append(infos, d.Tokens...)
+			}
+			if len(infos) == 0 {
+				t.Fatal("no tokens")
+			}
+			for i, ti := range infos {
+				want := -lse
+				if ti.ID == fav {
+					want = 10 - lse
+				}
+				if math.Abs(float64(ti.Logprob)-want) > 1e-4 {
+					t.Errorf("token %d (%q): logprob %g, want the raw %g", i, ti.Text, ti.Logprob, want)
+				}
+				if len(ti.Top) != 2 || ti.Top[0].Token != fav || math.Abs(float64(ti.Top[0].Logprob)-(10-lse)) > 1e-4 {
+					t.Errorf("token %d: top %+v, want %d (%q) first with %g", i, ti.Top, fav, "abc", 10-lse)
+				}
+			}
+			if tt.json {
+				var v map[string]any
+				if err := json.Unmarshal([]byte(o.text), &v); err != nil {
+					t.Errorf("JSON mode output %q: %v", o.text, err)
+				}
+			}
+		})
 	}
 }
