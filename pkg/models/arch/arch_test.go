@@ -2,6 +2,7 @@ package arch_test
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,6 +68,29 @@ func TestLoadErrors(t *testing.T) {
 				t.Errorf("error %q is not %v", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestLoadVocabOnly: a GGUF with metadata but no tensors (llama.cpp's
+// ggml-vocab-*.gguf files) says so instead of naming the first missing
+// tensor.
+func TestLoadVocabOnly(t *testing.T) {
+	w := gguf.NewWriter()
+	w.SetString("general.architecture", "llama")
+	w.SetUint32("llama.block_count", 2)
+	w.SetStrings("tokenizer.ggml.tokens", []string{"a", "b"})
+	path := filepath.Join(t.TempDir(), "vocab.gguf")
+	if err := w.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = arch.Load(f)
+	if err == nil || !strings.Contains(err.Error(), "no tensors") || !strings.Contains(err.Error(), "vocabulary-only") {
+		t.Fatalf("err = %v, want it to say the file has no tensors", err)
 	}
 }
 

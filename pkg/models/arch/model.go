@@ -43,6 +43,9 @@ func Load(f *gguf.File) (*Model, error) {
 	if !ok {
 		return nil, &UnsupportedArchError{Arch: name}
 	}
+	if len(f.Tensors()) == 0 {
+		return nil, fmt.Errorf("load %s model: the file has no tensors (a vocabulary-only GGUF?), so there are no weights to run", name)
+	}
 	hp, err := readHParams(f, name, v)
 	if err != nil {
 		return nil, fmt.Errorf("load %s model: %w", name, err)
