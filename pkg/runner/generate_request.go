@@ -29,19 +29,57 @@ func (m *Manager) Chat(ctx context.Context, req ChatRequest, onDelta func(Delta)
 	if len(req.Messages) == 0 {
 		return m.refused(ctx, req.Model, t0, Errorf(KindBadRequest, "messages are empty; send at least one message"))
 	}
-	text, err := e.model.Template.Render(ctx, ChatInput{
-		Messages: req.Messages, Tools: req.Tools, AddGenerationPrompt: true, Kwargs: req.TemplateKwargs,
+	var text string
+	err = guard("rendering the chat template", func() (err error) {
+		text, err = e.model.Template.Render(ctx, ChatInput{
+			Messages: req.Messages, Tools: req.Tools, AddGenerationPrompt: true, Kwargs: req.TemplateKwargs,
+		})
+		return err
 	})
 	if err != nil {
-		return m.refused(ctx, req.Model, t0, &Error{Kind: KindBadRequest, Msg: "rendering the chat template failed", Err: err})
+		return m.refused(ctx, req.Model, t0, inputError(err, "rendering the chat template failed"))
 	}
 	// The rendered template carries its own BOS text when the model wants one.
-	prompt, err := e.model.Tokenizer.Encode(text, false, true)
+	prompt, err := encode(e.model.Tokenizer, text, false)
 	if err != nil {
-		return m.refused(ctx, req.Model, t0, &Error{Kind: KindBadRequest, Msg: "tokenizing the prompt failed", Err: err})
+		return m.refused(ctx, req.Model, t0, err)
 	}
 	return m.generate(ctx, e, genArgs{kind: "chat", prompt: prompt, opts: req.Options,
 		startInThink: opensThink(text), loadDur: loadDur, t0: t0}, onDelta)
+}
+
+// guard runs f, turning a panic in it (a bug tripped by this request's
+// input) into an internal error that fails only this request.
+func guard(what string, f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = Errorf(KindInternal, "%s failed: panic: %v", what, p)
+		}
+	}()
+	return f()
+}
+
+// encode tokenizes a prompt; a failure (or a panic) is the request's own.
+func encode(tok Tokenizer, text string, addSpecial bool) ([]int32, error) {
+	var prompt []int32
+	err := guard("tokenizing the prompt", func() (err error) {
+		prompt, err = tok.Encode(text, addSpecial, true)
+		return err
+	})
+	if err != nil {
+		return nil, inputError(err, "tokenizing the prompt failed")
+	}
+	return prompt, nil
+}
+
+// inputError classifies a template or tokenizer failure: the request's
+// input is at fault (400) unless guard already classified a panic.
+func inputError(err error, msg string) error {
+	var re *Error
+	if errors.As(err, &re) {
+		return err
+	}
+	return &Error{Kind: KindBadRequest, Msg: msg, Err: err}
 }
 
 // Complete generates a continuation of a raw prompt.
@@ -52,9 +90,9 @@ func (m *Manager) Complete(ctx context.Context, req CompletionRequest, onDelta f
 		return m.refused(ctx, req.Model, t0, err)
 	}
 	defer m.release(e, req.Options.KeepAlive)
-	prompt, err := e.model.Tokenizer.Encode(req.Prompt, req.AddSpecial, true)
+	prompt, err := encode(e.model.Tokenizer, req.Prompt, req.AddSpecial)
 	if err != nil {
-		return m.refused(ctx, req.Model, t0, &Error{Kind: KindBadRequest, Msg: "tokenizing the prompt failed", Err: err})
+		return m.refused(ctx, req.Model, t0, err)
 	}
 	return m.generate(ctx, e, genArgs{kind: "completion", prompt: prompt, opts: req.Options, loadDur: loadDur, t0: t0}, onDelta)
 }

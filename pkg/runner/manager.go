@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"time"
@@ -167,10 +168,8 @@ func (m *Manager) loadLocked(ctx context.Context, name string, numCtx int) (*ent
 		_ = m.unloadEntry(context.WithoutCancel(ctx), v)
 	}
 	opts := LoadOptions{NumCtx: numCtx, NumParallel: m.cfg.NumParallel}
-	m.evictForMemory(ctx, name, opts)
-
 	start := time.Now()
-	model, err := m.loader.Load(ctx, name, opts)
+	model, err := m.loadModel(ctx, name, opts)
 	dur := time.Since(start)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -191,6 +190,20 @@ func (m *Manager) loadLocked(ctx context.Context, name string, numCtx int) (*ent
 	m.log.Info("model loaded", "model", name, "processor", info.Processor, "ctx", info.NCtx,
 		"kv_blocks", info.NumBlocks, "block_size", info.BlockSize, "load_ms", dur.Milliseconds())
 	return e, dur, nil
+}
+
+// loadModel makes room for a model and loads it. A panic in the loader (a
+// corrupt file tripping a bug) becomes an error: the entry must leave the
+// loading state, or every later request for the model would wait forever.
+func (m *Manager) loadModel(ctx context.Context, name string, opts LoadOptions) (model *Model, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			m.log.Error("panic while loading a model", "model", name, "panic", p, "stack", string(debug.Stack()))
+			model, err = nil, Errorf(KindInternal, "loading model %q failed: panic: %v", name, p)
+		}
+	}()
+	m.evictForMemory(ctx, name, opts)
+	return m.loader.Load(ctx, name, opts)
 }
 
 func loadError(name string, err error) error {
