@@ -32,6 +32,23 @@ const (
 	BF16 Type = 30
 )
 
+// ggml types whose layout helexa knows (so a GGUF holding them opens and
+// can be inspected) but which no kernel computes with.
+const (
+	IQ2_XXS Type = 16
+	IQ2_XS  Type = 17
+	IQ3_XXS Type = 18
+	IQ1_S   Type = 19
+	IQ4_NL  Type = 20
+	IQ3_S   Type = 21
+	IQ2_S   Type = 22
+	IQ4_XS  Type = 23
+	IQ1_M   Type = 29
+	TQ1_0   Type = 34
+	TQ2_0   Type = 35
+	MXFP4   Type = 39
+)
+
 // QK_K is the super-block size of the K-quants.
 const QK_K = 256
 
@@ -62,9 +79,23 @@ var table = map[Type]info{
 	Q5_K: {"Q5_K", QK_K, 2 + 2 + 12 + QK_K/8 + QK_K/2},
 	Q6_K: {"Q6_K", QK_K, QK_K/2 + QK_K/4 + QK_K/16 + 2},
 	Q8_K: {"Q8_K", QK_K, 4 + QK_K + QK_K/16*2},
+	// layouts from ggml-common.h (block_iq*, block_tq*, block_mxfp4)
+	IQ2_XXS: {"IQ2_XXS", QK_K, 2 + QK_K/8*2},
+	IQ2_XS:  {"IQ2_XS", QK_K, 2 + QK_K/8*2 + QK_K/32},
+	IQ3_XXS: {"IQ3_XXS", QK_K, 2 + 3*(QK_K/8)},
+	IQ1_S:   {"IQ1_S", QK_K, 2 + QK_K/8 + QK_K/16},
+	IQ4_NL:  {"IQ4_NL", 32, 2 + 16},
+	IQ3_S:   {"IQ3_S", QK_K, 2 + 13*(QK_K/32) + QK_K/64},
+	IQ2_S:   {"IQ2_S", QK_K, 2 + QK_K/4 + QK_K/16},
+	IQ4_XS:  {"IQ4_XS", QK_K, 2 + 2 + QK_K/64 + QK_K/2},
+	IQ1_M:   {"IQ1_M", QK_K, QK_K/8 + QK_K/16 + QK_K/32},
+	TQ1_0:   {"TQ1_0", QK_K, 2 + QK_K/64 + (QK_K-4*QK_K/64)/5},
+	TQ2_0:   {"TQ2_0", QK_K, 2 + QK_K/4},
+	MXFP4:   {"MXFP4", 32, 1 + 16},
 }
 
-// Known reports whether t is a type helexa knows the layout of.
+// Known reports whether t is a type helexa knows the layout of (not
+// necessarily one it can compute with: see compute.SupportedType).
 func (t Type) Known() bool { _, ok := table[t]; return ok }
 
 // String returns the ggml name of the type ("Q4_K"), or "type(N)" if unknown.

@@ -48,6 +48,8 @@ func TestLoadErrors(t *testing.T) {
 			[]string{"blk.1.attn_q.weight", "I32"}, arch.ErrUnsupported},
 		{"activation type as weight", archtest.Config{Embd: 256, TensorTypes: map[string]dtype.Type{"blk.0.ffn_up.weight": dtype.Q8_K}},
 			[]string{"blk.0.ffn_up.weight", "Q8_K"}, arch.ErrUnsupported},
+		{"known layout without a kernel", archtest.Config{Embd: 256, TensorTypes: map[string]dtype.Type{"blk.0.attn_v.weight": dtype.IQ4_XS}},
+			[]string{"blk.0.attn_v.weight", "IQ4_XS", "Q4_K"}, arch.ErrUnsupported},
 		{"missing tensor", archtest.Config{Arch: "qwen3", SkipTensors: []string{"blk.0.attn_k_norm.weight"}},
 			[]string{"blk.0.attn_k_norm.weight", "missing"}, nil},
 		{"yarn scaling", archtest.Config{ExtraKeys: map[string]string{"llama.rope.scaling.type": "yarn"}},
