@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 )
@@ -66,37 +67,28 @@ func blobComplete(p string, size int64) bool {
 // download fetches a file into blob via blob.incomplete, verifies it and
 // renames it into place. The caller holds the blob's lock.
 func (c *Client) download(ctx context.Context, repo, file string, meta *fileMeta, lfsSHA, blob string) error {
-	part := blob + ".incomplete"
-	if err := os.MkdirAll(partDir(part), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(blob), 0o755); err != nil {
 		return fmt.Errorf("create blobs folder: %w", err)
 	}
-	f, err := os.OpenFile(part, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", part, err)
-	}
-	defer f.Close()
 	what := repo + "/" + file
 	auth := sameHost(meta.Location, c.opts.Endpoint)
-	dl := &transfer{c: c, f: f, url: meta.Location, auth: auth, what: what, size: meta.Size, statePath: part + ".json"}
+	dl := newTransfer(c, blob, meta.Location, auth, what, meta.Size)
 	if err := dl.run(ctx, repo, file); err != nil {
 		return err
 	}
 	c.emit(Event{Kind: EventVerify, Repo: repo, File: file, Bytes: meta.Size, Total: meta.Size})
-	if err := verify(f, meta, lfsSHA, what); err != nil {
-		f.Close()
-		os.Remove(part)
+	if err := verifyFile(ctx, dl.part, meta, lfsSHA, what); err != nil {
+		if !errors.Is(err, ErrChecksum) {
+			return err // e.g. interrupted: the complete partial file is checked next time
+		}
+		os.Remove(dl.part)
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", part, err)
-	}
-	if err := os.Rename(part, blob); err != nil {
-		return fmt.Errorf("move %s into the cache: %w", part, err)
+	if err := os.Rename(dl.part, blob); err != nil {
+		return fmt.Errorf("move %s into the cache: %w", dl.part, err)
 	}
 	return nil
 }
-
-func partDir(p string) string { return p[:strings.LastIndexAny(p, `/\`)+1] }
 
 func sameHost(a, b string) bool {
 	ua, err1 := url.Parse(a)
@@ -104,9 +96,15 @@ func sameHost(a, b string) bool {
 	return err1 == nil && err2 == nil && strings.EqualFold(ua.Host, ub.Host)
 }
 
-// verify checks size and hash: the LFS sha256 (from the API or an ETag that
-// is one), or git's blob sha1 for small files whose ETag is one.
-func verify(f *os.File, meta *fileMeta, lfsSHA, what string) error {
+// verifyFile checks the size and hash of the downloaded file at p: the LFS
+// sha256 (from the API or an ETag that is one), or git's blob sha1 for small
+// files whose ETag is one. A mismatch is ErrChecksum.
+func verifyFile(ctx context.Context, p string, meta *fileMeta, lfsSHA, what string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return fmt.Errorf("verify %s: %w", what, err)
+	}
+	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", what, err)
@@ -125,16 +123,29 @@ func verify(f *os.File, meta *fileMeta, lfsSHA, what string) error {
 	default:
 		return nil
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("verify %s: %w", what, err)
-	}
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, ctxReader{ctx, f}); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: verification interrupted (the downloaded file is kept and checked next time): %w", what, ctx.Err())
+		}
 		return fmt.Errorf("verify %s: %w", what, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != strings.ToLower(want) {
 		return fmt.Errorf("%w: %s has hash %s, the Hub said %s; the partial file was deleted, run the pull again", ErrChecksum, what, got, want)
 	}
 	return nil
+}
+
+// ctxReader stops reading once ctx is done (hashing a large file takes a while).
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // getRange GETs [from, to) of the file (to < 0: to the end) and copies it

@@ -12,24 +12,37 @@ import (
 )
 
 // transfer moves one file's bytes into its .incomplete file. Its invariant:
-// whenever it returns, the .incomplete file holds only verified-in-order
-// bytes (a valid prefix), so helexa and huggingface_hub can both resume it.
-// While parallel ranges run, a small state file (<etag>.incomplete.json)
-// records the valid prefix so a killed process resumes correctly too.
+// <etag>.incomplete, whenever it exists, holds only in-order bytes (a valid
+// prefix), because that is how huggingface_hub resumes it too (from its
+// size). Parallel ranges land out of order, so while they run the data lives
+// in <etag>.incomplete.parallel (a name Python does not know) and a small
+// state file, <etag>.incomplete.json, records its valid prefix; a killed
+// process leaves both behind and the next helexa run resumes from the
+// prefix, while Python sees no partial file and starts afresh.
 type transfer struct {
 	c         *Client
-	f         *os.File
+	f         *os.File // the file being written (part or scratch)
+	part      string   // <etag>.incomplete
+	scratch   string   // <etag>.incomplete.parallel
+	statePath string   // <etag>.incomplete.json
 	url       string
 	auth      bool
 	what      string
 	size      int64 // -1 when unknown
-	statePath string
 	written   atomic.Int64
 }
 
+// partState is the state file: the valid prefix of the scratch file (or,
+// when there is none, of the .incomplete file).
 type partState struct {
 	Size   int64 `json:"size"`
 	Prefix int64 `json:"prefix"`
+}
+
+func newTransfer(c *Client, blob, url string, auth bool, what string, size int64) *transfer {
+	part := blob + ".incomplete"
+	return &transfer{c: c, part: part, scratch: part + ".parallel", statePath: part + ".json",
+		url: url, auth: auth, what: what, size: size}
 }
 
 func (d *transfer) add(n int64) { d.written.Add(n) }
@@ -58,32 +71,57 @@ func (d *transfer) run(ctx context.Context, repo, file string) error {
 	return d.sequential(ctx, prefix)
 }
 
-// startPrefix returns how many leading bytes of the partial file are valid,
-// truncating anything after them.
+// startPrefix recovers what earlier attempts left (this process, a killed
+// helexa, or huggingface_hub) into <etag>.incomplete holding only its valid
+// prefix, and returns that prefix's length.
 func (d *transfer) startPrefix() (int64, error) {
-	fi, err := d.f.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", d.what, err)
-	}
-	prefix := fi.Size()
-	if data, err := os.ReadFile(d.statePath); err == nil {
-		var st partState
-		if json.Unmarshal(data, &st) == nil && st.Size == d.size && st.Prefix >= 0 && st.Prefix <= prefix {
-			prefix = st.Prefix
-		} else {
-			prefix = 0
+	partSize := fileSize(d.part)
+	st, hasState := d.readState()
+	if scratchSize := fileSize(d.scratch); scratchSize >= 0 {
+		if hasState && st.Prefix <= scratchSize && st.Prefix > max(partSize, 0) {
+			if err := os.Truncate(d.scratch, st.Prefix); err != nil {
+				return 0, fmt.Errorf("%s: %w", d.what, err)
+			}
+			if err := os.Rename(d.scratch, d.part); err != nil {
+				return 0, fmt.Errorf("%s: %w", d.what, err)
+			}
+			partSize = st.Prefix
 		}
-	}
-	if d.size >= 0 && prefix > d.size {
-		prefix = 0
-	}
-	if prefix != fi.Size() {
-		if err := d.f.Truncate(prefix); err != nil {
+		os.Remove(d.scratch)
+	} else if hasState && partSize > st.Prefix { // state of a parallel run that wrote into .incomplete
+		if err := os.Truncate(d.part, st.Prefix); err != nil {
 			return 0, fmt.Errorf("%s: %w", d.what, err)
 		}
+		partSize = st.Prefix
 	}
 	os.Remove(d.statePath)
-	return prefix, nil
+	if d.size >= 0 && partSize > d.size {
+		if err := os.Truncate(d.part, 0); err != nil {
+			return 0, fmt.Errorf("%s: %w", d.what, err)
+		}
+		partSize = 0
+	}
+	return max(partSize, 0), nil
+}
+
+// readState reads the state file; ok is false when it is missing, unreadable
+// or about another size of file.
+func (d *transfer) readState() (partState, bool) {
+	var st partState
+	data, err := os.ReadFile(d.statePath)
+	if err != nil || json.Unmarshal(data, &st) != nil || st.Size != d.size || st.Prefix < 0 {
+		return st, false
+	}
+	return st, true
+}
+
+// fileSize is the size of p, or -1 when it does not exist.
+func fileSize(p string) int64 {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return -1
+	}
+	return fi.Size()
 }
 
 // report emits progress events from one goroutine until stopped.
@@ -136,14 +174,19 @@ func (d *transfer) withRetry(ctx context.Context, f func() (int64, error)) error
 	}
 }
 
-// sequential streams from prefix to the end in one request (resumed with
-// Range after a drop).
+// sequential streams from prefix to the end of <etag>.incomplete in one
+// request (resumed with Range after a drop).
 func (d *transfer) sequential(ctx context.Context, prefix int64) error {
+	f, err := os.OpenFile(d.part, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", d.part, err)
+	}
+	d.f = f
 	pos := prefix
-	return d.withRetry(ctx, func() (int64, error) {
+	err = d.withRetry(ctx, func() (int64, error) {
 		n, err := d.getRange(ctx, pos, -1, d.add)
 		if errors.Is(err, errNoRange) { // cannot resume: start over
-			if err := d.f.Truncate(0); err != nil {
+			if err := f.Truncate(0); err != nil {
 				return 0, fmt.Errorf("%s: %w", d.what, err)
 			}
 			d.written.Store(0)
@@ -156,17 +199,23 @@ func (d *transfer) sequential(ctx context.Context, prefix int64) error {
 		}
 		return n, err
 	})
+	if cerr := f.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("close %s: %w", d.part, cerr)
+	}
+	return err
 }
 
 // parallel downloads [prefix, size) as fixed chunks taken in order by
-// several workers; the valid prefix advances as chunks complete.
+// several workers into the scratch file; the valid prefix advances as
+// chunks complete, and at the end the scratch file, cut to that prefix,
+// becomes <etag>.incomplete again.
 func (d *transfer) parallel(ctx context.Context, prefix int64) error {
 	conns := int64(d.c.opts.Connections)
 	minChunk := max(d.c.opts.ParallelThreshold/8, 1) // 8 MiB by default
 	chunk := min(max((d.size-prefix)/(conns*4), minChunk), 8*minChunk)
 	nChunks := int((d.size - prefix + chunk - 1) / chunk)
 	p := &progressTracker{d: d, base: prefix, chunk: chunk, done: make([]bool, nChunks), prefix: prefix}
-	if err := p.save(); err != nil {
+	if err := d.openScratch(p); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -191,18 +240,49 @@ func (d *transfer) parallel(ctx context.Context, prefix int64) error {
 	}
 	wg.Wait()
 	err := context.Cause(ctx)
-	// Keep only the valid prefix so any resumer (helexa or Python) is right.
-	if terr := d.f.Truncate(p.prefix); terr != nil && err == nil {
-		err = fmt.Errorf("%s: %w", d.what, terr)
+	// Keep only the valid prefix, under the name any resumer (helexa or Python) knows.
+	if ferr := d.closeScratch(p.prefix); ferr != nil && err == nil {
+		err = ferr
 	}
 	d.written.Store(p.prefix)
-	os.Remove(d.statePath)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
 	if err != nil {
 		return fmt.Errorf("%s: download interrupted (the partial file is kept and resumes next time): %w", d.what, err)
 	}
+	return nil
+}
+
+// openScratch moves <etag>.incomplete (prefix bytes, maybe none) to the
+// scratch name, state file first, so that every crash point is recoverable.
+func (d *transfer) openScratch(p *progressTracker) error {
+	if err := p.save(); err != nil {
+		return err
+	}
+	if err := os.Rename(d.part, d.scratch); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%s: %w", d.what, err)
+	}
+	f, err := os.OpenFile(d.scratch, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", d.scratch, err)
+	}
+	d.f = f
+	return nil
+}
+
+// closeScratch cuts the scratch file to its valid prefix and renames it
+// back to <etag>.incomplete, then drops the state file.
+func (d *transfer) closeScratch(prefix int64) error {
+	err := d.f.Truncate(prefix)
+	err = errors.Join(err, d.f.Close())
+	if err == nil {
+		err = os.Rename(d.scratch, d.part)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", d.what, err)
+	}
+	os.Remove(d.statePath)
 	return nil
 }
 
