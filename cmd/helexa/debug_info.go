@@ -45,6 +45,7 @@ type modelInfo struct {
 	FileSize        int64          `json:"file_size"`
 	GGUFVersion     uint32         `json:"gguf_version"`
 	Architecture    string         `json:"architecture"`
+	FileType        string         `json:"file_type,omitempty"` // general.file_type by llama.cpp's name ("Q4_K_M")
 	General         map[string]any `json:"general"`
 	Hyperparameters map[string]any `json:"hyperparameters"`
 	VocabSize       int            `json:"vocab_size,omitempty"`
@@ -93,6 +94,9 @@ func summarizeGGUF(f *gguf.File) modelInfo {
 	if sh := f.Shards(); len(sh) > 1 {
 		info.Shards = sh
 	}
+	if ft, err := f.Uint("general.file_type"); err == nil {
+		info.FileType = fileTypeName(ft)
+	}
 	prefix := info.Architecture + "."
 	for _, k := range f.Keys() {
 		v, _ := f.Value(k)
@@ -131,6 +135,23 @@ func summarizeGGUF(f *gguf.File) modelInfo {
 		return a.Type < b.Type
 	})
 	return info
+}
+
+// fileTypeName names a general.file_type value (llama.cpp's llama_ftype) the
+// way quant suffixes of GGUF file names do.
+func fileTypeName(ft uint64) string {
+	names := [...]string{
+		0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1",
+		10: "Q2_K", 11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M",
+		16: "Q5_K_S", 17: "Q5_K_M", 18: "Q6_K", 19: "IQ2_XXS", 20: "IQ2_XS", 21: "Q2_K_S",
+		22: "IQ3_XS", 23: "IQ3_XXS", 24: "IQ1_S", 25: "IQ4_NL", 26: "IQ3_S", 27: "IQ3_M",
+		28: "IQ2_S", 29: "IQ2_M", 30: "IQ4_XS", 31: "IQ1_M", 32: "BF16", 36: "TQ1_0",
+		37: "TQ2_0", 38: "MXFP4_MOE",
+	}
+	if ft < uint64(len(names)) && names[ft] != "" {
+		return names[ft]
+	}
+	return fmt.Sprintf("unknown (%d)", ft)
 }
 
 // maxShownArray is the longest array printed whole; longer ones are summarised.
@@ -186,6 +207,9 @@ func printGGUFInfo(w io.Writer, info modelInfo) error {
 	fmt.Fprintf(tw, "size\t%s (%d bytes)\n", humanize.Bytes(info.FileSize), info.FileSize)
 	fmt.Fprintf(tw, "format\tGGUF v%d\n", info.GGUFVersion)
 	fmt.Fprintf(tw, "architecture\t%s\n", arch)
+	if info.FileType != "" {
+		fmt.Fprintf(tw, "file type\t%s\n", info.FileType)
+	}
 	fmt.Fprintf(tw, "parameters\t%s (%d)\n", humanize.Count(info.Parameters), info.Parameters)
 	fmt.Fprintf(tw, "tensors\t%d\n", info.TensorCount)
 	var types []string

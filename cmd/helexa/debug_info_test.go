@@ -32,7 +32,7 @@ func TestDebugInfoJSONFixture(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &info); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if info.Architecture != "llama" || info.TensorCount != 21 || info.FileSize != 1142976 || info.VocabSize != 512 {
+	if info.Architecture != "llama" || info.FileType != "Q4_K_M" || info.TensorCount != 21 || info.FileSize != 1142976 || info.VocabSize != 512 {
 		t.Errorf("info = %+v", info)
 	}
 	if info.Hyperparameters["llama.block_count"] != float64(2) || info.General["general.file_type"] != float64(15) {
@@ -80,6 +80,22 @@ func TestDebugInfoText(t *testing.T) {
 	}
 	if strings.Contains(out, "tokenizer.ggml.tokens") {
 		t.Errorf("tokenizer keys shown:\n%s", out)
+	}
+}
+
+func TestFileTypeName(t *testing.T) {
+	tests := []struct {
+		ft   uint64
+		want string
+	}{
+		{0, "F32"}, {1, "F16"}, {7, "Q8_0"}, {12, "Q3_K_M"}, {15, "Q4_K_M"}, {17, "Q5_K_M"},
+		{18, "Q6_K"}, {30, "IQ4_XS"}, {32, "BF16"}, {38, "MXFP4_MOE"},
+		{4, "unknown (4)"}, {33, "unknown (33)"}, {39, "unknown (39)"}, {1 << 40, "unknown (1099511627776)"},
+	}
+	for _, tt := range tests {
+		if got := fileTypeName(tt.ft); got != tt.want {
+			t.Errorf("fileTypeName(%d) = %q, want %q", tt.ft, got, tt.want)
+		}
 	}
 }
 
