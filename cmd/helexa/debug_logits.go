@@ -126,8 +126,12 @@ func parseTokenIDs(s string) ([]int32, error) {
 		return nil, fmt.Errorf("--tokens is required: give comma-separated token ids, e.g. --tokens 1,2,3")
 	}
 	var out []int32
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 32)
+	for i, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			return nil, fmt.Errorf("--tokens %q: entry %d is empty (a stray comma?); want comma-separated token ids, e.g. 1,2,3", s, i+1)
+		}
+		v, err := strconv.ParseInt(f, 10, 32)
 		if err != nil || v < 0 {
 			return nil, fmt.Errorf("--tokens: %q is not a token id (want comma-separated non-negative integers)", f)
 		}

@@ -105,6 +105,10 @@ func TestDebugLogitsBadInput(t *testing.T) {
 		{"no tokens", "", model, "--tokens is required"},
 		{"not a number", "1,x", model, `"x" is not a token id`},
 		{"out of vocab", "1,999", model, "out of the vocabulary"},
+		{"trailing comma", "1,2,", model, "entry 3 is empty"},
+		{"double comma", "1,,2", model, "entry 2 is empty"},
+		{"negative id", "1,-2", model, `"-2" is not a token id`},
+		{"too large for int32", "1,4294967296", model, `"4294967296" is not a token id`},
 		{"missing model", "1", model + ".missing", "missing"},
 	}
 	for _, tt := range tests {
