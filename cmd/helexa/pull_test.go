@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,9 +12,11 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/hub/hubtest"
+	"github.com/helexa/helexa/pkg/models/gguf"
 )
 
 // hubEnv points helexa at a fake hub with an empty cache and a config file
@@ -194,6 +197,88 @@ func TestBarRendererDrawsOneBarPerFile(t *testing.T) {
 	for _, want := range []string{"picked Q4_K_M", "a.gguf", "1.0 MB", "c.json (cached)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bar output %q lacks %q", out, want)
+		}
+	}
+}
+
+// splitGGUF rewrites a GGUF file as n shards the way llama.cpp's gguf-split
+// does (metadata in the first, split.* keys in all, tensors spread in order)
+// and returns their contents by shard name (prefix-0000K-of-0000N.gguf).
+func splitGGUF(t *testing.T, src, prefix string, n int) map[string][]byte {
+	t.Helper()
+	f, err := gguf.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tensors := f.Tensors()
+	out := map[string][]byte{}
+	for i := range n {
+		w := gguf.NewWriter()
+		if i == 0 {
+			for _, k := range f.Keys() {
+				v, _ := f.Value(k)
+				if err := w.SetValue(k, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := w.SetValue("split.no", gguf.Value{Type: gguf.TypeUint16, V: uint16(i)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.SetValue("split.count", gguf.Value{Type: gguf.TypeUint16, V: uint16(n)}); err != nil {
+			t.Fatal(err)
+		}
+		w.SetInt32("split.tensors.count", int32(len(tensors)))
+		per := (len(tensors) + n - 1) / n
+		for _, ti := range tensors[min(i*per, len(tensors)):min((i+1)*per, len(tensors))] {
+			if err := w.AddTensor(ti.Name, ti.Type, ti.Dims, f.TensorData(ti)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var buf bytes.Buffer
+		if _, err := w.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		out[fmt.Sprintf("%s-%05d-of-%05d.gguf", prefix, i+1, n)] = buf.Bytes()
+	}
+	return out
+}
+
+// TestRunPullsSplitGGUFAsOneModel: `helexa run org/repo` on a repo whose
+// quant is a split GGUF pulls every shard into the cache and loads them as
+// one model, answering exactly as the unsplit file does.
+func TestRunPullsSplitGGUFAsOneModel(t *testing.T) {
+	h := hubEnv(t)
+	t.Setenv("HELEXA_HOST", "127.0.0.1:1") // no daemon: load in-process
+	t.Setenv("HELEXA_STATE_DIR", t.TempDir())
+	t.Setenv("HELEXA_LOG_LEVEL", "")
+	model := fixtures.Path(t, "models", "stories260K.gguf")
+	files := splitGGUF(t, model, "F32/stories-F32", 3)
+	files["stories-Q8_0.gguf"] = []byte("another quant, never fetched")
+	commit := h.AddRepo("org/stories-GGUF", files)
+
+	o := greedyRunOptions()
+	o.Raw, o.NumPredict = true, 4
+	var out, errb bytes.Buffer
+	err := runRun(context.Background(), o, []string{"org/stories-GGUF:f32", "Once upon a time"}, streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	if err != nil {
+		t.Fatalf("run: %v\nstderr: %s", err, errb.String())
+	}
+	if want := ", there was a"; !strings.HasPrefix(out.String(), want) {
+		t.Errorf("stdout %q does not start with %q (the unsplit model's answer)", out.String(), want)
+	}
+	snap := filepath.Join(os.Getenv("HF_HUB_CACHE"), "models--org--stories-GGUF", "snapshots", commit)
+	for name, data := range files {
+		got, err := os.ReadFile(filepath.Join(snap, name))
+		if strings.HasSuffix(name, "Q8_0.gguf") {
+			if err == nil {
+				t.Errorf("%s was fetched but not asked for", name)
+			}
+			continue
+		}
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("shard %s not in the cache intact: %v", name, err)
 		}
 	}
 }
