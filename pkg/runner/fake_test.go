@@ -33,6 +33,9 @@ type fakeExec struct {
 	failStep func(step int) error
 	// seqErr, when it returns an error, fails one sequence's work.
 	seqErr func(p sampling.Params) error
+	// freePanic, when it returns true, makes FreeSeq panic (a broken
+	// executor outside Step).
+	freePanic func(p sampling.Params) bool
 	// gate, when set, makes every Step wait for a value.
 	gate chan struct{}
 	mem  executor.MemoryInfo
@@ -82,6 +85,9 @@ func (f *fakeExec) NewSeq(p sampling.Params) (executor.SeqID, error) {
 func (f *fakeExec) FreeSeq(id executor.SeqID) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if s := f.seqs[id]; s != nil && f.freePanic != nil && f.freePanic(s.p) {
+		panic("double free in the KV allocator")
+	}
 	delete(f.seqs, id)
 }
 

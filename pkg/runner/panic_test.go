@@ -3,8 +3,11 @@ package runner
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/helexa/helexa/pkg/sampling"
 )
 
 // panicLoader panics while loading models whose name starts with "panic".
@@ -112,5 +115,148 @@ func TestInputPanicsFailOnlyTheRequest(t *testing.T) {
 	}
 	if got := m.Metrics().Requests[string(KindInternal)]; got != 3 {
 		t.Errorf("internal errors counted %d, want 3", got)
+	}
+}
+
+// flushPanicDec panics when a stream of more than 20 tokens is flushed.
+type flushPanicDec struct {
+	Decoder
+	n int
+}
+
+func (d *flushPanicDec) Add(id int32) string { d.n++; return d.Decoder.Add(id) }
+
+func (d *flushPanicDec) Flush() string {
+	if d.n > 20 {
+		panic("half a UTF-8 sequence at the end")
+	}
+	return d.Decoder.Flush()
+}
+
+// textPanicTok panics on the text of one token.
+type textPanicTok struct {
+	*fakeTok
+	bad int32
+}
+
+func (p textPanicTok) TokenText(id int32) string {
+	if id == p.bad {
+		panic("piece table out of range")
+	}
+	return p.fakeTok.TokenText(id)
+}
+
+// TestGenerationPanicsFailOnlyTheRequest: a panic in one request's own
+// output processing inside the scheduler goroutine fails that request; the
+// model and the other requests carry on.
+func TestGenerationPanicsFailOnlyTheRequest(t *testing.T) {
+	tests := []struct {
+		name string
+		wrap func(*Model)
+		bad  CompletionRequest // fails with an internal error
+		good CompletionRequest // runs beside it and succeeds
+		want string
+	}{
+		{"decoder flush when the context fills",
+			func(md *Model) {
+				tok := md.Tokenizer.(*fakeTok)
+				md.Tokenizer = flushTok{tok}
+			},
+			seeded("fill the context", 1, 0), seeded("short", 2, 4), "UTF-8"},
+		{"token text in JSON mode",
+			func(md *Model) { md.Tokenizer = textPanicTok{md.Tokenizer.(*fakeTok), 40} },
+			func() CompletionRequest { r := seeded("json please", 1, 8); r.Options.JSONMode = true; return r }(),
+			seeded("plain", 2, 4), "piece table"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := &fakeLoader{nctx: 64}
+			m := newTestManager(t, l, nil)
+			m.loader = wrapLoader{l, tt.wrap}
+			var bad, good output
+			var wg sync.WaitGroup
+			wg.Go(func() { bad = complete(context.Background(), m, tt.bad) })
+			wg.Go(func() { good = complete(context.Background(), m, tt.good) })
+			wg.Wait()
+			if kindOf(bad.err) != KindInternal || !strings.Contains(bad.err.Error(), tt.want) {
+				t.Errorf("the panicking request: %v, want an internal error mentioning %q", bad.err, tt.want)
+			}
+			if good.err != nil || len(good.tokens) == 0 {
+				t.Errorf("the request beside it: %v (%d tokens)", good.err, len(good.tokens))
+			}
+			if o := complete(context.Background(), m, seeded("after", 3, 4)); o.err != nil {
+				t.Errorf("a request after the panic: %v", o.err)
+			}
+			ps, _ := m.PS(context.Background())
+			if len(ps) != 1 || ps[0].State != StateReady {
+				t.Errorf("model state after the panic: %+v", ps)
+			}
+			ex := l.last()
+			waitFor(t, "sequences freed", func() bool { return ex.liveSeqs() == 0 })
+		})
+	}
+}
+
+// flushTok hands out decoders whose Flush panics.
+type flushTok struct{ *fakeTok }
+
+func (f flushTok) NewDecoder() Decoder { return &flushPanicDec{Decoder: f.fakeTok.NewDecoder()} }
+
+// TestSchedulerPanicPoisonsInsteadOfCrashing: a panic in engine code
+// outside a step (here the executor's FreeSeq) must not take the process
+// down: the model is poisoned, requests in flight fail, new ones are
+// refused, and unloading recovers it.
+func TestSchedulerPanicPoisonsInsteadOfCrashing(t *testing.T) {
+	gate := make(chan struct{})
+	first := true
+	var mu sync.Mutex
+	l := &fakeLoader{setup: func(f *fakeExec) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first {
+			f.gate = gate
+			f.freePanic = func(p sampling.Params) bool { return p.Seed == 2 }
+			first = false
+		}
+	}}
+	m := newTestManager(t, l, nil)
+	if _, err := m.Load(context.Background(), LoadRequest{Model: "toy"}); err != nil {
+		t.Fatal(err)
+	}
+	stepper := make(chan struct{})
+	go func() { // release steps until the test ends
+		for {
+			select {
+			case gate <- struct{}{}:
+			case <-stepper:
+				return
+			}
+		}
+	}()
+	defer close(stepper)
+	var long, short output
+	var wg sync.WaitGroup
+	wg.Go(func() { long = complete(context.Background(), m, seeded("a long one", 1, 0)) })
+	waitFor(t, "the long request running", func() bool { return activeOn(m, "toy") == 1 })
+	wg.Go(func() { short = complete(context.Background(), m, seeded("short", 2, 2)) })
+	wg.Wait()
+	if short.err != nil || len(short.tokens) != 2 {
+		t.Errorf("the request whose FreeSeq panicked still has its answer: %v, %d tokens", short.err, len(short.tokens))
+	}
+	if kindOf(long.err) != KindPoisoned || !strings.Contains(long.err.Error(), "double free") {
+		t.Errorf("the request in flight: %v, want poisoned naming the panic", long.err)
+	}
+	ps, _ := m.PS(context.Background())
+	if len(ps) != 1 || ps[0].State != StatePoisoned || !strings.Contains(ps[0].Error, "panic") {
+		t.Fatalf("ps after the panic: %+v", ps)
+	}
+	if o := complete(context.Background(), m, seeded("refused", 4, 2)); kindOf(o.err) != KindPoisoned {
+		t.Errorf("a new request on the poisoned model: %v", o.err)
+	}
+	if err := m.Unload(context.Background(), "toy"); err != nil {
+		t.Fatal(err)
+	}
+	if o := complete(context.Background(), m, seeded("recovered", 5, 3)); o.err != nil || len(o.tokens) != 3 {
+		t.Errorf("after reload: %v, %d tokens", o.err, len(o.tokens))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -116,6 +117,7 @@ func (s *scheduler) publish() {
 // every request it accepted gets its final event.
 func (s *scheduler) run() {
 	defer close(s.done)
+	defer s.recoverLoop()
 	for {
 		if len(s.running) == 0 && len(s.queue) == 0 {
 			select {
@@ -177,11 +179,44 @@ func (s *scheduler) stop(err error) {
 	s.publish()
 }
 
+// recoverLoop turns a panic in the loop (engine code, or the executor
+// outside Step) into a poisoned model instead of a crashed process. Neither
+// the executor nor the block pool can be trusted afterwards, so every
+// request in flight is answered without touching them.
+func (s *scheduler) recoverLoop() {
+	p := recover()
+	if p == nil {
+		return
+	}
+	cause := fmt.Errorf("%w: panic in the scheduler: %v\n%s", executor.ErrDevice, p, debug.Stack())
+	s.onPoison(cause)
+	err := s.poisonedError(cause)
+	s.stopErr = err
+	for _, q := range s.running {
+		if !q.finished {
+			q.finished = true
+			s.reply(q.req, "", Usage{PromptTokens: q.promptLen, CachedTokens: q.cached, CompletionTokens: q.req.gen.generated}, err)
+		}
+	}
+	s.running = nil
+	for _, r := range s.queue {
+		s.reply(r, "", Usage{PromptTokens: len(r.prompt)}, err)
+	}
+	s.queue = nil
+	s.mu.Lock()
+	s.g.running, s.g.queued = 0, 0
+	s.mu.Unlock()
+}
+
+func (s *scheduler) poisonedError(cause error) error {
+	return &Error{Kind: KindPoisoned, Msg: fmt.Sprintf(
+		"model %q failed during a step and is poisoned; unload the model and load it again (helexa stop %s, or POST /api/unload)",
+		s.name, s.name), Err: cause}
+}
+
 func (s *scheduler) poison(cause error) {
 	s.onPoison(cause)
-	s.stop(&Error{Kind: KindPoisoned, Msg: fmt.Sprintf(
-		"model %q failed during a step and is poisoned; unload the model and load it again (helexa stop %s, or POST /api/unload)",
-		s.name, s.name), Err: cause})
+	s.stop(s.poisonedError(cause))
 }
 
 // dropCancelled removes requests whose caller has gone, between steps.
@@ -313,13 +348,6 @@ func (s *scheduler) finish(q *sequence, reason string, err error) {
 		return
 	}
 	q.finished = true
-	s.exec.FreeSeq(q.eid)
-	for _, b := range q.blocks {
-		s.pool.release(b)
-	}
-	q.blocks = nil
-	s.pool.reserved -= q.reserve
-	q.reserve = 0
 	u := Usage{
 		PromptTokens:     q.promptLen,
 		CachedTokens:     q.cached,
@@ -334,7 +362,15 @@ func (s *scheduler) finish(q *sequence, reason string, err error) {
 			u.DecodeDuration = end.Sub(q.firstTok)
 		}
 	}
-	s.reply(q.req, reason, u, err)
+	// Answer even when freeing panics (the loop then poisons the model).
+	defer s.reply(q.req, reason, u, err)
+	s.exec.FreeSeq(q.eid)
+	for _, b := range q.blocks {
+		s.pool.release(b)
+	}
+	q.blocks = nil
+	s.pool.reserved -= q.reserve
+	q.reserve = 0
 }
 
 func (s *scheduler) reply(r *request, reason string, u Usage, err error) {

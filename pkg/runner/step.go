@@ -112,16 +112,25 @@ func (s *scheduler) constrain(q *sequence, w *executor.Work) bool {
 	if st == nil {
 		return true
 	}
-	s.loadVocabText()
 	left := q.maxTotal - len(q.tokens)
 	if q.req.opts.MaxTokens > 0 {
 		left = min(left, q.req.opts.MaxTokens-q.req.gen.generated)
 	}
 	// Keep the object closable within the tokens left after this one.
-	mask := make([]uint64, (len(s.vocabText)+63)/64)
-	ok := jsonMask(st, s.vocabText, left-1, mask)
-	if !ok {
-		ok = jsonMask(st, s.vocabText, -1, mask)
+	var mask []uint64
+	var ok bool
+	err := guard("JSON mode", func() error {
+		s.loadVocabText()
+		mask = make([]uint64, (len(s.vocabText)+63)/64)
+		ok = jsonMask(st, s.vocabText, left-1, mask)
+		if !ok {
+			ok = jsonMask(st, s.vocabText, -1, mask)
+		}
+		return nil
+	})
+	if err != nil {
+		s.finish(q, "", err)
+		return false
 	}
 	if !ok {
 		s.finish(q, "", Errorf(KindInternal, "JSON mode: no token of model %q can continue the JSON object", s.name))
@@ -139,15 +148,16 @@ func (s *scheduler) loadVocabText() {
 	}
 	tok := s.model.Tokenizer
 	n := tok.VocabSize()
-	s.vocabText = make([][]byte, n)
+	texts := make([][]byte, n) // kept only once whole
 	for id := range n {
 		if tok.IsEOG(int32(id)) {
 			continue
 		}
 		if t := tok.TokenText(int32(id)); t != "" {
-			s.vocabText[id] = []byte(t)
+			texts[id] = []byte(t)
 		}
 	}
+	s.vocabText = texts
 }
 
 // apply takes one sequence's step result.
@@ -184,7 +194,13 @@ func (s *scheduler) apply(q *sequence, w executor.Work, res executor.Result) {
 		q.tokens = append(q.tokens, res.Token)
 		if len(q.tokens) >= q.maxTotal {
 			// The context (or the request's budget) is full.
-			s.deliver(q, q.req.gen.finish(false))
+			var d *Delta
+			err := guard("finishing the output", func() error { d = q.req.gen.finish(false); return nil })
+			if err != nil {
+				s.finish(q, "", err)
+				return
+			}
+			s.deliver(q, d)
 			s.finish(q, "length", nil)
 		}
 	}
