@@ -46,7 +46,8 @@ func runDebugGenerate(ctx context.Context, opts debugGenerateOptions, s streams)
 	if opts.N < 0 {
 		return fmt.Errorf("-n %d: must be zero or more", opts.N)
 	}
-	sess, closeAll, err := openDebugSession(ctx, opts.Model, len(tokens)+opts.N, opts.Chunk, opts.Threads)
+	what := fmt.Sprintf("%d prompt tokens + -n %d", len(tokens), opts.N)
+	sess, closeAll, err := openDebugSession(ctx, opts.Model, len(tokens)+opts.N, what, opts.Chunk, opts.Threads)
 	if err != nil {
 		return err
 	}

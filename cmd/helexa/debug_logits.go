@@ -13,6 +13,8 @@ import (
 
 	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/models/arch"
+	"github.com/helexa/helexa/pkg/models/gguf"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -73,7 +75,7 @@ func runDebugLogits(ctx context.Context, opts debugLogitsOptions, s streams) err
 	if opts.Top < 0 {
 		return fmt.Errorf("--top %d: must be zero or more", opts.Top)
 	}
-	sess, closeAll, err := openDebugSession(ctx, opts.Model, len(tokens), opts.Chunk, opts.Threads)
+	sess, closeAll, err := openDebugSession(ctx, opts.Model, len(tokens), fmt.Sprintf("%d tokens", len(tokens)), opts.Chunk, opts.Threads)
 	if err != nil {
 		return err
 	}
@@ -141,10 +143,18 @@ func parseTokenIDs(s string) ([]int32, error) {
 }
 
 // openDebugSession loads a model with a KV pool just big enough for ctxLen
-// positions and opens a greedy session on it.
-func openDebugSession(ctx context.Context, model string, ctxLen, chunk, threads int) (*executor.Session, func(), error) {
+// positions (what describes them, for the error when they exceed the
+// model's context length) and opens a greedy session on it.
+func openDebugSession(ctx context.Context, model string, ctxLen int, what string, chunk, threads int) (*executor.Session, func(), error) {
 	if chunk < 0 {
 		return nil, nil, fmt.Errorf("--chunk %d: must be positive (0 = default)", chunk)
+	}
+	nCtx, err := trainContext(model)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ctxLen > nCtx {
+		return nil, nil, fmt.Errorf("%s = %d positions exceed the model's context length of %d tokens", what, ctxLen, nCtx)
 	}
 	const blockSize = 16
 	ex, err := executor.LoadLocal(ctx, model, executor.LocalOptions{
@@ -160,4 +170,20 @@ func openDebugSession(ctx context.Context, model string, ctxLen, chunk, threads 
 		return nil, nil, err
 	}
 	return sess, func() { sess.Close(); ex.Close() }, nil
+}
+
+// trainContext reads the context length a model was trained with (its
+// <arch>.context_length), failing as loading would for a file helexa
+// cannot run.
+func trainContext(model string) (int, error) {
+	f, err := gguf.Open(model)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	m, err := arch.Load(f)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", model, err)
+	}
+	return m.HP.NCtxTrain, nil
 }

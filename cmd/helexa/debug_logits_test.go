@@ -120,3 +120,27 @@ func TestDebugLogitsBadInput(t *testing.T) {
 		})
 	}
 }
+
+func TestDebugGenerateBadInput(t *testing.T) {
+	model := fixtures.Path(t, "models", "stories260K.gguf")
+	tests := []struct {
+		name   string
+		model  string
+		tokens string
+		n      int
+		want   string
+	}{
+		{"past the context", model, "1,2", 2047, "2 prompt tokens + -n 2047 = 2049 positions exceed the model's context length of 2048"},
+		{"negative n", model, "1", -1, "must be zero or more"},
+		{"vocab-only file", fixtures.Path(t, "models", "ggml-vocab-llama-spm.gguf"), "1", 4, "no tensors"},
+		{"not a GGUF", fixtures.Path(t, "reference", "stories260K.json"), "1", 4, "not a GGUF file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := runDebugGenerate(context.Background(), debugGenerateOptions{Model: tt.model, Tokens: tt.tokens, N: tt.n}, streams{Out: &bytes.Buffer{}})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err %v, want it to mention %q", err, tt.want)
+			}
+		})
+	}
+}
