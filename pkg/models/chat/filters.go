@@ -17,6 +17,8 @@ func filters() map[string]exec.FilterFunction {
 		fMod:         binaryFilter(pyMod),
 		fPow:         binaryFilter(pyPow),
 		fFloorDiv:    binaryFilter(pyFloorDiv),
+		fConcat:      binaryFilter(pyConcat),
+		"string":     filterString,
 		fGetItem:     filterGetItem,
 		fList:        filterList,
 		fPrintName:   filterPrintName,
@@ -200,6 +202,34 @@ func display(v *exec.Value) *exec.Value {
 		return v
 	}
 	return exec.AsValue(pyRepr(v))
+}
+
+// text is how ~ and the string filter turn a value into text: containers
+// as Python's str(), everything else (None and undefined alike) as gonja.
+func text(v *exec.Value) string {
+	if v.IsList() || v.IsDict() {
+		return pyRepr(v)
+	}
+	return v.String()
+}
+
+// pyConcat is Jinja's a ~ b.
+func pyConcat(a, b *exec.Value) (any, error) {
+	if b.IsError() {
+		return nil, errors.New(b.String())
+	}
+	return text(a) + text(b), nil
+}
+
+// filterString is Jinja's string filter.
+func filterString(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+	if in.IsError() {
+		return in
+	}
+	if len(va.Args) > 0 || len(va.KwArgs) > 0 {
+		return errValue(errors.New("string() takes no arguments"))
+	}
+	return exec.AsValue(text(in))
 }
 
 func filterPrintValue(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
