@@ -277,7 +277,7 @@ func (m *Model) statsText() string {
 	var b strings.Builder
 	b.WriteString("Last answer:\n")
 	writeUsage(&b, u)
-	fmt.Fprintf(&b, "Session (%d answers):\n", m.answers)
+	fmt.Fprintf(&b, "Session (%d %s):\n", m.answers, plural(m.answers, "answer", "answers"))
 	writeUsage(&b, m.totals)
 	fmt.Fprintf(&b, "Context: %d of %d tokens used", m.ctxUsed, m.details.Context)
 	return b.String()
@@ -293,4 +293,11 @@ func writeUsage(b *strings.Builder, u runner.Usage) {
 		fmt.Fprintf(b, ", %.1f tok/s", r)
 	}
 	b.WriteString("\n")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

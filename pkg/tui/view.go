@@ -10,6 +10,7 @@ import (
 	"charm.land/glamour/v2"
 	"charm.land/glamour/v2/styles"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Entry kinds in the transcript.
@@ -72,8 +73,16 @@ func (m *Model) invalidateAll() {
 
 // refresh rebuilds the viewport content, following the bottom when the
 // user had not scrolled up.
-func (m *Model) refresh() {
-	atBottom := m.vp.AtBottom() || m.vp.TotalLineCount() <= m.vp.Height()
+func (m *Model) refresh() { m.rebuild(m.following()) }
+
+// following reports whether the transcript shows its end (new text
+// keeps it there).
+func (m *Model) following() bool {
+	return m.vp.AtBottom() || m.vp.TotalLineCount() <= m.vp.Height()
+}
+
+// rebuild sets the viewport content, going to the end when atBottom.
+func (m *Model) rebuild(atBottom bool) {
 	parts := make([]string, 0, len(m.entries))
 	for _, e := range m.entries {
 		if e.rendered == "" {
@@ -88,12 +97,14 @@ func (m *Model) refresh() {
 }
 
 // layout sizes the viewport and the input to the window.
+// A transcript that showed its end still does afterwards.
 func (m *Model) layout() {
+	atBottom := m.following()
 	m.input.SetWidth(max(10, m.width))
 	h := m.height - m.input.Height() - 2 // status line + rule
 	m.vp.SetWidth(m.width)
 	m.vp.SetHeight(max(1, h))
-	m.refresh()
+	m.rebuild(atBottom)
 }
 
 // render draws one entry at the current width.
@@ -155,11 +166,7 @@ func (m *Model) thinkingBlock(e *entry, wrap lipgloss.Style) string {
 		return styleThinking.Render(wrap.Render("Thinking:\n" + r))
 	}
 	n := strings.Count(r, "\n") + 1
-	unit := "lines"
-	if n == 1 {
-		unit = "line"
-	}
-	return styleThinking.Render(fmt.Sprintf("▸ thought for %d %s (Ctrl+T shows it)", n, unit))
+	return styleThinking.Render(fmt.Sprintf("▸ thought for %d %s (Ctrl+T shows it)", n, plural(n, "line", "lines")))
 }
 
 // View implements tea.Model.
@@ -206,8 +213,18 @@ func (m *Model) statusLine() string {
 	case m.gen != nil:
 		hint = "Ctrl+C stops"
 	}
-	gap := max(1, m.width-lipgloss.Width(left)-lipgloss.Width(hint))
-	return styleStatus.Render(left + strings.Repeat(" ", gap) + hint)
+	return styleStatus.Render(fitLine(left, hint, m.width))
+}
+
+// fitLine puts left and right on one line of width cells: right-aligned
+// hint when both fit, else left alone, cut with "…" when it is too long.
+func fitLine(left, right string, width int) string {
+	width = max(1, width)
+	gap := width - lipgloss.Width(left) - lipgloss.Width(right)
+	if gap >= 1 {
+		return left + strings.Repeat(" ", gap) + right
+	}
+	return ansi.Truncate(left, width, "…")
 }
 
 // displayName shortens a model path to its file or directory name.
@@ -236,7 +253,7 @@ func (md *markdown) render(text string, width int, dark bool) string {
 		if !dark {
 			style = styles.LightStyle
 		}
-		r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(width))
+		r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(width), glamour.WithPreservedNewLines())
 		if err != nil {
 			return text
 		}
