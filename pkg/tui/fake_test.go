@@ -20,7 +20,9 @@ type fakeService struct {
 	chats   []runner.ChatRequest
 	loads   []runner.LoadRequest
 	details runner.ModelDetails
-	chat    func(ctx context.Context, req runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error)
+	// loadGate, when set, holds every Load until it is closed.
+	loadGate chan struct{}
+	chat     func(ctx context.Context, req runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error)
 }
 
 func (f *fakeService) Chat(ctx context.Context, req runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
@@ -35,7 +37,14 @@ func (f *fakeService) Complete(context.Context, runner.CompletionRequest, func(r
 	return runner.Result{}, runner.Errorf(runner.KindBadRequest, "not used")
 }
 
-func (f *fakeService) Load(_ context.Context, req runner.LoadRequest) (runner.ModelStatus, error) {
+func (f *fakeService) Load(lctx context.Context, req runner.LoadRequest) (runner.ModelStatus, error) {
+	if f.loadGate != nil {
+		select {
+		case <-f.loadGate:
+		case <-lctx.Done():
+			return runner.ModelStatus{}, lctx.Err()
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.loads = append(f.loads, req)

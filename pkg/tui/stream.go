@@ -121,6 +121,11 @@ func (m *Model) onDone(msg doneMsg) tea.Cmd {
 		return nil
 	}
 	u := res.Usage
+	if u.CompletionTokens == 0 && g.tokens > 0 {
+		// A daemon's stream cut by Ctrl+C carries no usage: count what
+		// arrived.
+		u.CompletionTokens = g.tokens
+	}
 	m.last = &u
 	m.accumulate(u)
 	if u.PromptTokens > 0 {
@@ -263,5 +268,9 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 		m.addEntry(&entry{kind: kindInfo, text: fmt.Sprintf("Reloaded %s with a context of %d tokens.", msg.model, msg.details.Context)})
 	}
 	m.details = msg.details
+	if c := m.details.Context; c > 0 && m.ctxUsed >= c {
+		m.addEntry(&entry{kind: kindNotice, text: fmt.Sprintf(
+			"The conversation so far (%d tokens) does not fit the new context of %d tokens: /clear starts a new one.", m.ctxUsed, c)})
+	}
 	return nil
 }

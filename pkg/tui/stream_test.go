@@ -1,0 +1,72 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/helexa/helexa/pkg/runner"
+)
+
+// TestStoppedWithoutUsage: a daemon's stream cut by Ctrl+C reports no
+// usage; the answer's footer counts the tokens that arrived.
+func TestStoppedWithoutUsage(t *testing.T) {
+	svc := &fakeService{}
+	svc.chat = func(ctx context.Context, _ runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
+		for _, s := range []string{"one", " two", " three"} {
+			_ = onDelta(runner.Delta{Content: s, Tokens: []runner.TokenInfo{{ID: 1}}})
+		}
+		<-ctx.Done()
+		return runner.Result{}, ctx.Err()
+	}
+	d := newDriver(t, svc, nil)
+	d.typeText("count")
+	d.enter()
+	d.settle(func() bool { return d.m.gen != nil && d.m.gen.tokens == 3 })
+	d.ctrl('c')
+	d.settle(func() bool { return d.m.gen == nil })
+	contains(t, "screen", d.screen(), "[stopped] · 3 tokens")
+}
+
+// TestReloadSmallerContext: /set num_ctx below the conversation's size
+// says the conversation no longer fits.
+func TestReloadSmallerContext(t *testing.T) {
+	svc := &fakeService{
+		details: runner.ModelDetails{Context: 4096},
+		chat:    streamReply(runner.Usage{PromptTokens: 30, CompletionTokens: 10}, runner.Delta{Content: "fine"}),
+	}
+	tests := []struct {
+		numCtx string
+		notice bool
+	}{{"64", false}, {"32", true}}
+	for _, tt := range tests {
+		t.Run(tt.numCtx, func(t *testing.T) {
+			d := newDriver(t, svc, nil)
+			d.say("hi")
+			d.say("/set num_ctx " + tt.numCtx)
+			got := strings.Contains(d.transcript(), "does not fit the new context of "+tt.numCtx)
+			if got != tt.notice {
+				t.Errorf("notice shown = %v, want %v:\n%s", got, tt.notice, d.transcript())
+			}
+		})
+	}
+}
+
+// TestLoadProgress: /load shows the loader's progress in the status line
+// and Ctrl+C stops it.
+func TestLoadProgress(t *testing.T) {
+	progress := make(chan string, 1)
+	svc := &fakeService{loadGate: make(chan struct{})}
+	d := newDriver(t, svc, func(c *Config) { c.Progress = progress })
+	d.typeText("/load org/repo:Q8_0")
+	d.enter()
+	progress <- "downloading m-Q8_0.gguf 42% of 1.0 GiB"
+	d.settle(func() bool { return d.m.loading != nil && d.m.loading.progress != "" })
+	contains(t, "status line while loading", d.screen(), "loading org/repo:Q8_0", "downloading m-Q8_0.gguf 42%")
+	d.ctrl('c')
+	d.settle(func() bool { return d.m.loading == nil })
+	contains(t, "transcript", d.transcript(), "Loading org/repo:Q8_0 stopped.")
+	if d.m.model != "test-model" || d.quit {
+		t.Errorf("after a stopped /load: model %q, quit %v", d.m.model, d.quit)
+	}
+}
