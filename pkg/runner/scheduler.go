@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/executor"
 )
 
@@ -337,8 +338,8 @@ func (s *scheduler) checkLazyKV(reserve int) error {
 	if len(s.running) > 0 {
 		return errNoRoom
 	}
-	return Errorf(KindNoMemory, "the KV cache for this request needs %d MiB more but only %d MiB is free; use a smaller prompt or max_tokens",
-		want>>20, mem.FreeBytes>>20)
+	return Errorf(KindNoMemory, "the KV cache for this request needs %s more but only %s is free; use a smaller prompt or max_tokens, or unload another model",
+		humanize.Bytes(want), humanize.Bytes(mem.FreeBytes))
 }
 
 // finish ends a sequence: frees its executor state and blocks and sends

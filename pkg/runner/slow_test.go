@@ -1,0 +1,88 @@
+package runner
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestSlowConsumerDoesNotStallTheBatch: a caller that stops reading its
+// stream (a slow client) neither stalls the other sequences nor its own:
+// the scheduler queues its output and moves on, and frees its sequence
+// when it is done.
+func TestSlowConsumerDoesNotStallTheBatch(t *testing.T) {
+	reqA, reqB := seeded("slow reader", 1, 30), seeded("fast reader", 2, 30)
+	ref := newTestManager(t, &fakeLoader{}, nil)
+	aloneA, aloneB := complete(context.Background(), ref, reqA), complete(context.Background(), ref, reqB)
+
+	l := &fakeLoader{}
+	m := newTestManager(t, l, nil)
+	blocked, release := make(chan struct{}), make(chan struct{})
+	var a output
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		first := true
+		a.res, a.err = m.Complete(context.Background(), reqA, func(d Delta) error {
+			if first {
+				first = false
+				close(blocked)
+				<-release // the client stops reading
+			}
+			for _, ti := range d.Tokens {
+				a.tokens = append(a.tokens, ti.ID)
+			}
+			return nil
+		})
+	})
+	<-blocked
+	b := complete(context.Background(), m, reqB)
+	if b.err != nil || !slices.Equal(b.tokens, aloneB.tokens) {
+		t.Errorf("the other stream while one reader is stuck: %v, %v, want %v", b.err, b.tokens, aloneB.tokens)
+	}
+	ex := l.last()
+	waitFor(t, "the stuck reader's sequence to finish and be freed", func() bool { return ex.liveSeqs() == 0 })
+	close(release)
+	wg.Wait()
+	if a.err != nil || !slices.Equal(a.tokens, aloneA.tokens) {
+		t.Errorf("the slow reader: %v, %v, want %v", a.err, a.tokens, aloneA.tokens)
+	}
+}
+
+// TestPreflightLazyKVMemory: an executor that allocates KV on demand
+// refuses, before any compute, a request whose KV does not fit in free
+// memory (503, naming what is needed and what is free).
+func TestPreflightLazyKVMemory(t *testing.T) {
+	tests := []struct {
+		name      string
+		free      int64
+		maxTokens int
+		kind      Kind
+	}{
+		{"fits", 1 << 20, 8, ""},
+		{"does not fit", 3 * 1024, 40, KindNoMemory},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := &fakeLoader{setup: func(f *fakeExec) {
+				f.mem.KVBytes = 0 // nothing allocated up front
+				f.mem.FreeBytes = tt.free
+			}}
+			m := newTestManager(t, l, nil)
+			o := complete(context.Background(), m, seeded("a prompt of some length", 1, tt.maxTokens))
+			if kindOf(o.err) != tt.kind {
+				t.Fatalf("got %v, want kind %q", o.err, tt.kind)
+			}
+			if tt.kind == "" {
+				return
+			}
+			if !strings.Contains(o.err.Error(), "KiB more but only 3.0 KiB is free") {
+				t.Errorf("message %q does not say what is needed and free", o.err)
+			}
+			if steps := l.last().steps; steps != 0 {
+				t.Errorf("%d steps ran before the refusal", steps)
+			}
+		})
+	}
+}
