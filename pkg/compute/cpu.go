@@ -66,6 +66,12 @@ func (c *CPU) Embed(table *Weight, tokens []int32, out []float32) error {
 // them.
 func (c *CPU) MatMul(w *Weight, x []float32, nRows int, out []float32) error {
 	n, m := w.Cols(), w.Rows()
+	if nRows <= 0 {
+		if nRows < 0 {
+			return fmt.Errorf("matmul %s: negative row count %d", w.Name, nRows)
+		}
+		return nil
+	}
 	if len(x) < nRows*n || len(out) < nRows*m {
 		return fmt.Errorf("matmul %s: %d inputs / %d outputs for %d rows of %d→%d", w.Name, len(x), len(out), nRows, n, m)
 	}

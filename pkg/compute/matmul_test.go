@@ -70,10 +70,24 @@ func TestMatMulShapeErrors(t *testing.T) {
 	c := NewCPU(1)
 	defer c.Close()
 	w := testWeight(t, dtype.Q8_0, 64, 4)
-	if err := c.MatMul(w, make([]float32, 63), 1, make([]float32, 4)); err == nil {
-		t.Error("short input accepted")
+	tests := []struct {
+		name    string
+		x, out  int // lengths
+		rows    int
+		wantErr bool
+	}{
+		{"short input", 63, 4, 1, true},
+		{"short output", 128, 7, 2, true},
+		{"negative rows", 64, 4, -1, true},
+		{"no rows", 0, 0, 0, false},
+		{"exact", 128, 8, 2, false},
 	}
-	if err := c.MatMul(w, make([]float32, 128), 2, make([]float32, 7)); err == nil {
-		t.Error("short output accepted")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := c.MatMul(w, make([]float32, tt.x), tt.rows, make([]float32, tt.out))
+			if (err != nil) != tt.wantErr {
+				t.Errorf("err = %v, want error: %v", err, tt.wantErr)
+			}
+		})
 	}
 }
