@@ -57,6 +57,7 @@ func (k *caseCheck) run(ex executor.Executor) {
 		k.compareTop(p, res.Logits[p], top, "prompt")
 	}
 	last := res.Logits[n-1]
+	k.checkSampled(res.Token, last, n-1)
 	if n-1 < k.firstDiff {
 		for id, want := range c.LastLogits {
 			k.diff(n-1, "last_logits", id, last[id], float64(want))
@@ -83,6 +84,15 @@ func (k *caseCheck) run(ex executor.Executor) {
 		}
 		k.checkRouting(n + step + 1)
 		logits = r.Logits[0]
+		k.checkSampled(r.Token, logits, n+step)
+	}
+}
+
+// checkSampled checks that the executor's greedy sampler picked the argmax
+// of the logits it returned for position p.
+func (k *caseCheck) checkSampled(tok int32, logits []float32, p int) {
+	if want := argmax(logits); tok != want {
+		k.t.Errorf("position %d: greedy sampler chose %d, argmax is %d", p, tok, want)
 	}
 }
 
