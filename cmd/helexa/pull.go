@@ -109,9 +109,9 @@ func jsonProgress(w io.Writer) hub.ProgressFunc {
 
 // newProgress renders hub events on w: one progress bar per file on a
 // terminal, one line per file start and finish otherwise (or when
-// HF_HUB_DISABLE_PROGRESS_BARS is set). done finishes any open bar.
+// HF_HUB_DISABLE_PROGRESS_BARS is true). done finishes any open bar.
 func newProgress(w io.Writer) (hub.ProgressFunc, func()) {
-	if isTerminal(w) && envvars.HFNoProgress.Get() == "" {
+	if isTerminal(w) && !hub.Truthy(envvars.HFNoProgress.Get()) {
 		b := &barRenderer{w: w, bars: map[string]*progressbar.ProgressBar{}}
 		return b.handle, b.finish
 	}

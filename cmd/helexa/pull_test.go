@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/creack/pty"
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/helexa/helexa/internal/fixtures"
@@ -279,6 +281,52 @@ func TestRunPullsSplitGGUFAsOneModel(t *testing.T) {
 		}
 		if err != nil || !bytes.Equal(got, data) {
 			t.Errorf("shard %s not in the cache intact: %v", name, err)
+		}
+	}
+}
+
+// TestProgressModes: bars only on a terminal and only while
+// HF_HUB_DISABLE_PROGRESS_BARS is not true; otherwise a line per file.
+func TestProgressModes(t *testing.T) {
+	tests := []struct {
+		tty     bool
+		disable string
+		bars    bool
+	}{
+		{tty: true, bars: true},
+		{tty: true, disable: "0", bars: true},
+		{tty: true, disable: "1"},
+		{tty: true, disable: "TRUE"},
+		{tty: false},
+		{tty: false, disable: "0"},
+	}
+	for _, tt := range tests {
+		t.Setenv("HF_HUB_DISABLE_PROGRESS_BARS", tt.disable)
+		ptmx, tty, err := pty.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w io.Writer = tty
+		var buf bytes.Buffer
+		if !tt.tty {
+			w = &buf
+		}
+		progress, done := newProgress(w)
+		progress(hub.Event{Kind: hub.EventStart, File: "a.gguf", Total: 1 << 20})
+		progress(hub.Event{Kind: hub.EventProgress, File: "a.gguf", Bytes: 1 << 19, Total: 1 << 20})
+		progress(hub.Event{Kind: hub.EventDone, File: "a.gguf", Bytes: 1 << 20, Total: 1 << 20})
+		done()
+		tty.Close()
+		if tt.tty {
+			b, _ := io.ReadAll(ptmx) // ends with EIO once the other side is closed
+			buf.Write(b)
+		}
+		ptmx.Close()
+		out := buf.String()
+		gotBars := strings.Contains(out, "100%")
+		gotLines := strings.Contains(out, "downloading a.gguf (1.0 MiB)") && strings.Contains(out, "downloaded  a.gguf")
+		if gotBars != tt.bars || gotLines == tt.bars {
+			t.Errorf("tty %v, HF_HUB_DISABLE_PROGRESS_BARS=%q: bars %v, lines %v, want bars %v; output %q", tt.tty, tt.disable, gotBars, gotLines, tt.bars, out)
 		}
 	}
 }

@@ -69,7 +69,7 @@ func OptionsFromEnv() (Options, error) {
 		CacheDir: root,
 		Endpoint: strings.TrimRight(envvars.HFEndpoint.Get(), "/"),
 		Token:    tokenFromEnv(),
-		Offline:  truthy(envvars.HFOffline.Get()),
+		Offline:  Truthy(envvars.HFOffline.Get()),
 		Aliases:  aliases,
 	}, nil
 }
@@ -146,7 +146,9 @@ func tokenFromEnv() string {
 	return strings.TrimSpace(string(data))
 }
 
-func truthy(s string) bool {
+// Truthy reads a boolean environment value the way huggingface_hub does:
+// 1, true, yes and on (any case) are true; anything else is false.
+func Truthy(s string) bool {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "1", "true", "yes", "on":
 		return true
