@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,6 +95,9 @@ func LoadConfig(path string, required bool) (Config, error) {
 	}
 	if err != nil {
 		return c, fmt.Errorf("read config file: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 { // an empty (just created) file
+		return c, nil
 	}
 	if err := json.Unmarshal(data, &c); err != nil {
 		return c, fmt.Errorf("config file %s is not valid JSON: %w", path, err)

@@ -261,3 +261,36 @@ func TestListAndRemove(t *testing.T) {
 	checkEqual(t, 0, len(list))
 	checkErrorIs(t, tc.Remove(ctx, "org/never"), ErrNotCached)
 }
+
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		mustNoError(t, os.WriteFile(p, []byte(body), 0o644))
+		return p
+	}
+	tests := []struct {
+		name     string
+		path     string
+		required bool
+		cache    string
+		errMsg   string
+	}{
+		{name: "no path", path: ""},
+		{name: "missing, optional", path: filepath.Join(dir, "none.json")},
+		{name: "missing, required", path: filepath.Join(dir, "none.json"), required: true, errMsg: "none.json"},
+		{name: "empty file", path: write("empty.json", " \n"), required: true},
+		{name: "values", path: write("ok.json", `{"hub_cache":"/c"}`), required: true, cache: "/c"},
+		{name: "bad JSON names the file", path: write("bad.json", `{"hub_cache":`), errMsg: "bad.json is not valid JSON"},
+	}
+	for _, tt := range tests {
+		c, err := LoadConfig(tt.path, tt.required)
+		if tt.errMsg != "" {
+			mustError(t, err)
+			checkContains(t, err.Error(), tt.errMsg, tt.name)
+			continue
+		}
+		checkNoError(t, err, tt.name)
+		checkEqual(t, tt.cache, c.HubCache, tt.name)
+	}
+}
