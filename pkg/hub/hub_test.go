@@ -373,15 +373,24 @@ func TestOfflineMode(t *testing.T) {
 	_, err = offline.Resolve(context.Background(), "org/m-GGUF:Q5_K_M")
 	mustErrorIs(t, err, ErrNotCached)
 	checkContains(t, err.Error(), "offline")
+	checkContains(t, err.Error(), "no Q5_K_M in the cache (cached quants: Q8_0)")
+	checkContains(t, err.Error(), "helexa pull org/m-GGUF:Q5_K_M")
 	_, err = offline.Resolve(context.Background(), "org/other")
 	mustErrorIs(t, err, ErrNotCached)
 	checkContains(t, err.Error(), "org/other@main")
 	checkContains(t, err.Error(), "helexa pull org/other")
 
-	// Snapshot present but a file deleted: the error names the file.
+	// Snapshot present but its blob deleted: the error names the file.
+	blob, err := filepath.EvalSymlinks(res.ModelPath)
+	mustNoError(t, err)
+	mustNoError(t, os.Remove(blob))
+	_, err = offline.Resolve(context.Background(), "org/m-GGUF:Q8_0")
+	mustErrorIs(t, err, ErrNotCached)
+	checkContains(t, err.Error(), "missing m-Q8_0.gguf")
 	mustNoError(t, os.Remove(res.ModelPath))
 	_, err = offline.Resolve(context.Background(), "org/m-GGUF:Q8_0")
 	mustErrorIs(t, err, ErrNotCached)
+	checkContains(t, err.Error(), "helexa pull org/m-GGUF:Q8_0")
 
 	// Online but the Hub is unreachable: the cache answers.
 	_, err = online.Resolve(context.Background(), "org/m-GGUF:Q8_0")

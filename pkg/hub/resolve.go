@@ -83,6 +83,11 @@ func (c *Client) resolveCached(r Ref, why string) (*Resolved, error) {
 			ErrNotCached, why, short(commit), r.Repo, c.opts.CacheDir, r.String())
 	}
 	sel, err := selectFiles(r.Repo, files, r.Quant)
+	var qe *QuantError
+	if errors.As(err, &qe) && len(qe.Ambiguous) == 0 {
+		return nil, fmt.Errorf("%w: %s: %s has no %s in the cache (cached quants: %s); run `helexa pull %s` while online",
+			ErrNotCached, why, r.Repo, qe.Want, strings.Join(qe.Available, ", "), r.String())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrNotCached, why, err)
 	}
