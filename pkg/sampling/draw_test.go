@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -210,6 +211,7 @@ func BenchmarkSample(b *testing.B) {
 		p    Params
 	}{
 		{"greedy", Params{}},
+		{"greedy-token-only", Params{}},
 		{"temperature", Params{Temperature: 0.8}},
 		{"top-p", Params{Temperature: 0.8, TopP: 0.95}},
 		{"top-k-top-p-min-p", Params{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05}},
@@ -219,6 +221,14 @@ func BenchmarkSample(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			s := New(c.p, len(logits))
 			s.Accept(history...)
+			if strings.HasSuffix(c.name, "-token-only") {
+				for b.Loop() {
+					if _, err := s.SampleToken(logits); err != nil {
+						b.Fatal(err)
+					}
+				}
+				return
+			}
 			for b.Loop() {
 				if _, _, err := s.Sample(logits); err != nil {
 					b.Fatal(err)
@@ -232,4 +242,54 @@ func BenchmarkSample(b *testing.B) {
 			s.TopLogprobs(logits, 20)
 		}
 	})
+}
+
+// TestSampleTokenMatchesSample: SampleToken picks exactly Sample's tokens
+// (same seed, same history) and fails the same way; it only skips the
+// logprob.
+func TestSampleTokenMatchesSample(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	steps := make([][]float32, 60)
+	for i := range steps {
+		steps[i] = make([]float32, 2000)
+		for j := range steps[i] {
+			steps[i][j] = float32(r.NormFloat64()) * 2
+		}
+		steps[i][r.IntN(2000)] = nan
+	}
+	cases := []struct {
+		name string
+		p    Params
+	}{
+		{"greedy", Params{}},
+		{"greedy with penalties", Params{RepeatPenalty: 1.3, FrequencyPenalty: 0.2}},
+		{"temperature", Params{Temperature: 0.9, Seed: 1}},
+		{"top-p", Params{Temperature: 1.1, TopP: 0.9, Seed: 2}},
+		{"top-k min-p", Params{Temperature: 0.7, TopK: 30, MinP: 0.05, Seed: 3}},
+		{"bias and penalties", Params{Temperature: 1, TopP: 0.95, RepeatPenalty: 1.2, PresencePenalty: 0.5,
+			LogitBias: map[int32]float32{7: 3, 9: -inf}, Seed: 4}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, b := New(c.p, 2000), New(c.p, 2000)
+			for i, logits := range steps {
+				want, _, errA := a.Sample(logits)
+				got, errB := b.SampleToken(logits)
+				if got != want || (errA == nil) != (errB == nil) {
+					t.Fatalf("step %d: SampleToken %d (%v), Sample %d (%v)", i, got, errB, want, errA)
+				}
+				a.Accept(want)
+				b.Accept(got)
+			}
+		})
+	}
+	for _, bad := range [][]float32{{1, 2}, {nan, nan, nan}} {
+		s := New(Params{}, 3)
+		if _, err := s.SampleToken(bad); !errors.Is(err, ErrBadLogits) {
+			t.Errorf("SampleToken(%v): %v, want ErrBadLogits", bad, err)
+		}
+	}
+	if _, err := New(Params{TopP: 2}, 3).SampleToken([]float32{1, 2, 3}); !errors.Is(err, ErrInvalidParams) {
+		t.Errorf("invalid params: %v", err)
+	}
 }

@@ -10,10 +10,11 @@ func (s *Sampler) TopLogprobs(logits []float32, n int) []TokenLogprob {
 	if n <= 0 {
 		return nil
 	}
-	_, m, logZ, ok := logSumExp(logits)
+	_, m, ok := maxFinite(logits)
 	if !ok {
 		return nil
 	}
+	logZ := sumExpLog(logits, m)
 	if cap(s.cands) < len(logits) {
 		s.cands = make([]cand, len(logits))
 	}

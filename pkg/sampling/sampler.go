@@ -96,21 +96,33 @@ func (s *Sampler) Accept(tokens ...int32) {
 // returns it with its log-probability under the raw logits (log-softmax at
 // temperature 1, before bias and penalties), as OpenAI reports logprobs.
 func (s *Sampler) Sample(logits []float32) (token int32, logprob float32, err error) {
+	return s.sample(logits, true)
+}
+
+// SampleToken picks the same token as Sample (and advances the random state
+// the same way) without computing its log-probability, which costs an exp
+// over the whole vocabulary.
+func (s *Sampler) SampleToken(logits []float32) (int32, error) {
+	tok, _, err := s.sample(logits, false)
+	return tok, err
+}
+
+func (s *Sampler) sample(logits []float32, withLogprob bool) (int32, float32, error) {
 	if s.err != nil {
 		return 0, 0, s.err
 	}
 	if len(logits) != s.nVocab {
 		return 0, 0, fmt.Errorf("%w: %d logits for a vocabulary of %d", ErrBadLogits, len(logits), s.nVocab)
 	}
-	best, m, logZ, ok := logSumExp(logits)
+	best, m, ok := maxFinite(logits)
 	if !ok {
 		return 0, 0, fmt.Errorf("%w: no finite logit among %d (NaN/Inf only: the model's output is broken)", ErrBadLogits, len(logits))
 	}
 	tok, err := s.pick(logits, best)
-	if err != nil {
-		return 0, 0, err
+	if err != nil || !withLogprob {
+		return tok, 0, err
 	}
-	return tok, rawLogprob(logits[tok], m, logZ), nil
+	return tok, rawLogprob(logits[tok], m, sumExpLog(logits, m)), nil
 }
 
 // rawLogprob is the log-softmax of x given the max m and log-sum-exp logZ
@@ -208,10 +220,9 @@ func (s *Sampler) applyPenalties(c []cand) {
 	}
 }
 
-// logSumExp returns the index (the lowest on ties) and value m of the
-// largest finite value, and log(sum(exp(x-m))) over the finite values; ok is
-// false when there is none.
-func logSumExp(x []float32) (best int32, m float32, logZ float64, ok bool) {
+// maxFinite returns the index (the lowest on ties) and value m of the
+// largest finite value; ok is false when there is none.
+func maxFinite(x []float32) (best int32, m float32, ok bool) {
 	m = float32(math.Inf(-1))
 	for i, v := range x {
 		if v > m && !math.IsInf(float64(v), 1) {
@@ -221,15 +232,21 @@ func logSumExp(x []float32) (best int32, m float32, logZ float64, ok bool) {
 		}
 	}
 	if !ok {
-		return 0, 0, 0, false
+		return 0, 0, false
 	}
+	return best, m, true
+}
+
+// sumExpLog returns log(sum(exp(x-m))) over the finite values of x, given
+// their maximum m.
+func sumExpLog(x []float32, m float32) float64 {
 	var sum float64
 	for _, v := range x {
 		if v > m-expCutoff && v <= m {
 			sum += math.Exp(float64(v - m))
 		}
 	}
-	return best, m, math.Log(sum), true
+	return math.Log(sum)
 }
 
 // expCutoff: logits more than this far below the max contribute less than
