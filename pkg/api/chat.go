@@ -63,7 +63,7 @@ func (s *Server) chatCompletions(c *gin.Context) {
 // go out as tool_calls deltas; the tokens (logprobs, token_ids) of held
 // text ride along with the next chunk that is sent.
 func (s *Server) streamChat(c *gin.Context, req *ChatCompletionRequest, rreq runner.ChatRequest, base ChatCompletionChunk) {
-	w := &sseWriter{c: c}
+	w := s.newSSEWriter(c)
 	tf := newToolFilter(rreq.Tools)
 	var held []runner.TokenInfo
 	chunk := func(d ChunkDelta, lp *ChoiceLogprobs, finish *string) ChatCompletionChunk {

@@ -53,7 +53,7 @@ func (s *Server) completions(c *gin.Context) {
 
 // streamCompletion streams a completion as SSE chunks.
 func (s *Server) streamCompletion(c *gin.Context, req *CompletionRequest, rreq runner.CompletionRequest, base Completion) {
-	w := &sseWriter{c: c}
+	w := s.newSSEWriter(c)
 	offset := 0
 	res, err := s.cfg.Service.Complete(c.Request.Context(), rreq, func(d runner.Delta) error {
 		ch := CompletionChoice{Text: d.Reasoning + d.Content}

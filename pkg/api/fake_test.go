@@ -27,6 +27,10 @@ type fakeService struct {
 	err      error // returned before any delta
 	midErr   error // returned after the deltas
 	block    bool  // wait for ctx cancellation after the deltas
+	// flood > 0 sends deltas of that many bytes until onDelta fails, then
+	// reports the failure on flooded.
+	flood    int
+	flooded  chan error
 	canceled chan struct{}
 	models   []runner.ModelStatus
 	details  runner.ModelDetails
@@ -35,6 +39,15 @@ type fakeService struct {
 func (f *fakeService) generate(ctx context.Context, onDelta func(runner.Delta) error) (runner.Result, error) {
 	if f.err != nil {
 		return runner.Result{}, f.err
+	}
+	if f.flood > 0 {
+		d := runner.Delta{Content: strings.Repeat("x", f.flood)}
+		for {
+			if err := onDelta(d); err != nil {
+				f.flooded <- err
+				return runner.Result{}, err
+			}
+		}
 	}
 	for _, d := range f.deltas {
 		if err := onDelta(d); err != nil {

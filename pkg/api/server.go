@@ -22,8 +22,11 @@ import (
 	"github.com/helexa/helexa/pkg/runner"
 )
 
-// DefaultMaxBodyBytes is the request-body limit when Config leaves it zero.
-const DefaultMaxBodyBytes = 8 << 20
+// Defaults for the Config fields left zero.
+const (
+	DefaultMaxBodyBytes       = 8 << 20
+	DefaultStreamWriteTimeout = time.Minute
+)
 
 // PullFunc downloads a model into the local cache, reporting progress.
 type PullFunc func(ctx context.Context, model string, progress func(PullProgress)) error
@@ -61,6 +64,10 @@ type Config struct {
 	APIKey string
 	// MaxBodyBytes limits request bodies (413 beyond); 0 = DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// StreamWriteTimeout is how long one streamed event may take to reach
+	// the client; a client that stops reading for longer is dropped and its
+	// generation cancelled. 0 = DefaultStreamWriteTimeout; < 0 = no limit.
+	StreamWriteTimeout time.Duration
 	// Logger receives one line per request; nil = slog.Default().
 	Logger *slog.Logger
 	// Now is the clock (tests); nil = time.Now.
@@ -82,6 +89,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.StreamWriteTimeout == 0 {
+		cfg.StreamWriteTimeout = DefaultStreamWriteTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -14,9 +15,18 @@ import (
 
 // sseWriter writes Server-Sent Events. Headers are committed on the first
 // event, so an error before any output still gets a proper status code.
+// Each event must reach the client within timeout (when > 0): a client that
+// stops reading gets a write error, which cancels its generation, instead
+// of holding its model busy forever.
+// (net/http clears the deadline when the request ends.)
 type sseWriter struct {
 	c       *gin.Context
 	started bool
+	timeout time.Duration
+}
+
+func (s *Server) newSSEWriter(c *gin.Context) *sseWriter {
+	return &sseWriter{c: c, timeout: s.cfg.StreamWriteTimeout}
 }
 
 // send writes one `data:` event holding v as JSON and flushes it.
@@ -38,8 +48,25 @@ func (w *sseWriter) raw(data []byte) error {
 		w.c.Status(http.StatusOK)
 		w.started = true
 	}
+	if w.timeout > 0 {
+		_ = http.NewResponseController(w.c.Writer).SetWriteDeadline(time.Now().Add(w.timeout))
+	}
 	if _, err := fmt.Fprintf(w.c.Writer, "data: %s\n\n", data); err != nil {
 		return fmt.Errorf("writing event: %w", err)
+	}
+	if err := w.flush(); err != nil {
+		return fmt.Errorf("writing event: %w", err)
+	}
+	return nil
+}
+
+// flush sends what is buffered, reporting a failed write (gin's Flush
+// swallows it).
+func (w *sseWriter) flush() error {
+	if u, ok := w.c.Writer.(interface{ Unwrap() http.ResponseWriter }); ok {
+		if fe, ok := u.Unwrap().(interface{ FlushError() error }); ok {
+			return fe.FlushError()
+		}
 	}
 	w.c.Writer.Flush()
 	return nil
