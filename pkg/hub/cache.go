@@ -120,8 +120,11 @@ func cachedFile(p string) bool {
 }
 
 // linkSnapshot points snapshots/<commit>/<file> at blobs/<etag> with a
-// relative symlink, or copies the blob where symlinks are not possible.
-func (c *Client) linkSnapshot(repo, commit, file, etag string) error {
+// relative symlink. Where symlinks are not possible (some Windows setups,
+// FAT/exFAT drives) it does what huggingface_hub does: a blob this pull
+// just downloaded moves into the snapshot (no second copy on disk), an
+// older one is copied.
+func (c *Client) linkSnapshot(repo, commit, file, etag string, newBlob bool) error {
 	dst := c.snapshotPath(repo, commit, file)
 	src := c.blobPath(repo, etag)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -133,10 +136,16 @@ func (c *Client) linkSnapshot(repo, commit, file, etag string) error {
 	}
 	tmp := dst + ".tmp-link"
 	os.Remove(tmp)
-	if err := os.Symlink(rel, tmp); err == nil {
+	if err := c.symlink(rel, tmp); err == nil {
 		if err := os.Rename(tmp, dst); err != nil {
 			os.Remove(tmp)
 			return fmt.Errorf("link %s: %w", file, err)
+		}
+		return nil
+	}
+	if newBlob {
+		if err := os.Rename(src, dst); err != nil {
+			return fmt.Errorf("move %s into the snapshot: %w", file, err)
 		}
 		return nil
 	}

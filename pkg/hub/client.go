@@ -158,9 +158,10 @@ func Truthy(s string) bool {
 
 // Client resolves references and manages the cache. Safe for concurrent use.
 type Client struct {
-	opts   Options
-	http   *http.Client
-	emitMu sync.Mutex
+	opts    Options
+	http    *http.Client
+	emitMu  sync.Mutex
+	symlink func(oldname, newname string) error // os.Symlink; tests simulate a file system without links
 }
 
 // New returns a Client; zero Options fields take their defaults.
@@ -183,7 +184,7 @@ func New(opts Options) *Client {
 			MaxIdleConnsPerHost:   16,
 		}}
 	}
-	return &Client{opts: opts, http: hc}
+	return &Client{opts: opts, http: hc, symlink: os.Symlink}
 }
 
 // CacheDir is the cache root the client uses.

@@ -40,19 +40,21 @@ func (c *Client) fetchFile(ctx context.Context, repo, commit, file, lfsSHA strin
 	blob := c.blobPath(repo, meta.ETag)
 	if blobComplete(blob, meta.Size) {
 		c.emit(Event{Kind: EventCached, Repo: repo, File: file, Total: meta.Size, Message: "reusing cached blob"})
-		return c.linkSnapshot(repo, commit, file, meta.ETag)
+		return c.linkSnapshot(repo, commit, file, meta.ETag, false)
 	}
 	unlock, err := lockFile(ctx, c.lockPath(repo, meta.ETag))
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	newBlob := false
 	if !blobComplete(blob, meta.Size) { // another process may have finished it meanwhile
 		if err := c.download(ctx, repo, file, meta, lfsSHA, blob); err != nil {
 			return err
 		}
+		newBlob = true
 	}
-	if err := c.linkSnapshot(repo, commit, file, meta.ETag); err != nil {
+	if err := c.linkSnapshot(repo, commit, file, meta.ETag, newBlob); err != nil {
 		return err
 	}
 	c.emit(Event{Kind: EventDone, Repo: repo, File: file, Bytes: meta.Size, Total: meta.Size})
