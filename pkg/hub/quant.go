@@ -16,7 +16,7 @@ const (
 )
 
 var (
-	quantTokenRe = regexp.MustCompile(`(?i)(?:^|[-_.])((?:UD-)?(?:IQ[1-4]_(?:XXS|XS|S|M|NL)|Q[2-8]_K(?:_(?:XL|S|M|L))?|Q[4-8]_[01]|TQ[12]_0|BF16|F16|FP16|F32|MXFP4(?:_MOE)?))(?:[-_.]|$)`)
+	quantTokenRe = regexp.MustCompile(`(?i)(?:^|[-_.])((?:UD-)?(?:IQ4_NL_4_[48]|IQ[1-4]_(?:XXS|XS|S|M|NL)|Q[2-8]_K(?:_(?:XL|S|M|L))?|Q4_0_[48]_[48]|Q[4-8]_[01]|TQ[12]_0|BF16|F16|FP16|F32|MXFP4(?:_MOE)?))(?:[-_.]|$)`)
 	splitRe      = regexp.MustCompile(`-(\d{5})-of-(\d{5})\.gguf$`)
 )
 

@@ -75,6 +75,9 @@ func TestQuantOf(t *testing.T) {
 		"model.gguf":                             "",
 		"Meta-Llama-3.1-8B-Instruct-Q3_K_L.gguf": "Q3_K_L",
 		"gpt-oss-20b-MXFP4.gguf":                 "MXFP4",
+		"Llama-3.2-1B-Instruct-Q4_0_4_4.gguf":    "Q4_0_4_4", // ARM repacks, next to a plain Q4_0
+		"Llama-3.2-1B-Instruct-Q4_0_8_8.gguf":    "Q4_0_8_8",
+		"Llama-3.2-1B-Instruct-Q4_0.gguf":        "Q4_0",
 	} {
 		checkEqual(t, want, QuantOf(in), in)
 	}
@@ -107,6 +110,7 @@ func TestSelectFiles(t *testing.T) {
 			want: []string{"config.json", "generation_config.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model.safetensors.index.json", "special_tokens_map.json", "tokenizer.json", "tokenizer_config.json"}},
 		{name: "quant on safetensors", files: []string{"config.json", "model.safetensors"}, quant: "Q8_0", errMsg: "safetensors repository"},
 		{name: "no weights", files: []string{"README.md", "pytorch_model.bin"}, err: ErrNoWeights},
+		{name: "Q4_0 next to ARM repacks", files: []string{"m-Q4_0.gguf", "m-Q4_0_4_4.gguf", "m-Q4_0_4_8.gguf"}, quant: "q4_0", want: []string{"m-Q4_0.gguf"}, picked: "Q4_0"},
 	}
 	for _, tt := range tests {
 		sel, err := selectFiles("org/m", tt.files, tt.quant)
