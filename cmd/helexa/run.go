@@ -46,18 +46,24 @@ type runOptions struct {
 func newRunCmd(s streams) *cobra.Command {
 	var opts runOptions
 	cmd := &cobra.Command{
-		Use:   "run MODEL [PROMPT]",
+		Use:   "run MODEL [PROMPT...]",
 		Short: "Chat with a model in the terminal, or answer one prompt",
 		Long: `Chat with a model in a terminal UI, or answer one prompt and exit.
 
 MODEL is a Hugging Face reference (org/repo[:QUANT], pulled on first use), a
 .gguf file or a model directory. With a PROMPT argument, or with a prompt on
 stdin, the answer is streamed to stdout as plain text and run exits; otherwise
-an interactive chat starts (/help inside lists the commands and keys).
+an interactive chat starts (/help inside lists the commands and keys). Several
+PROMPT words are joined with spaces.
 
 When a helexa daemon answers at HELEXA_HOST, run uses it (the model is not
 loaded twice); otherwise the model is loaded in this process.`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("run needs a MODEL: helexa run MODEL [PROMPT] (a reference such as Qwen/Qwen3-0.6B-GGUF:Q8_0, a .gguf file or a model directory)")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ThinkSet = cmd.Flags().Changed("think")
 			return runRun(cmd.Context(), opts, args, s)
@@ -192,18 +198,40 @@ func isTerminalReader(r io.Reader) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// runLogger is the engine's logger: warnings to stderr for one-shot runs
-// (HELEXA_LOG_LEVEL, when set, wins); nothing while the chat UI owns the
-// terminal.
+// runLogger is the engine's logger: warnings to stderr for one-shot runs,
+// less the failures run reports itself as its error (HELEXA_LOG_LEVEL,
+// when set, wins and shows everything); nothing while the chat UI owns
+// the terminal.
 func runLogger(w io.Writer, interactive bool) *slog.Logger {
 	if interactive {
 		return slog.New(slog.DiscardHandler)
 	}
-	level := slog.LevelWarn
 	if os.Getenv(envvars.LogLevel.Name) != "" {
+		level := slog.LevelWarn
 		_ = level.UnmarshalText([]byte(envvars.LogLevel.Get()))
+		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	return slog.New(dropReported{slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn})})
+}
+
+// dropReported leaves out the engine's log lines for a failed load or
+// request: run prints that error itself, so the line would say it twice.
+type dropReported struct{ slog.Handler }
+
+func (h dropReported) Handle(ctx context.Context, r slog.Record) error {
+	switch r.Message {
+	case "model load failed", "request refused", "request failed":
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h dropReported) WithAttrs(as []slog.Attr) slog.Handler {
+	return dropReported{h.Handler.WithAttrs(as)}
+}
+
+func (h dropReported) WithGroup(name string) slog.Handler {
+	return dropReported{h.Handler.WithGroup(name)}
 }
 
 // connect uses the daemon at HELEXA_HOST when it answers, and an
@@ -241,7 +269,7 @@ func connect(ctx context.Context, log *slog.Logger, router *progressRouter, errw
 // more than a second (downloads show their own progress bars).
 func loadModel(ctx context.Context, svc runner.Service, model string, numCtx int, router *progressRouter, errw io.Writer) (runner.ModelStatus, time.Duration, error) {
 	t0 := time.Now()
-	stop := startSpinner(errw, "loading "+model, router.sawEvents)
+	stop := startSpinner(errw, "loading "+model, router.sawEvents, time.Second)
 	st, err := svc.Load(ctx, runner.LoadRequest{Model: model, NumCtx: numCtx})
 	stop()
 	if err != nil {
@@ -250,9 +278,10 @@ func loadModel(ctx context.Context, svc runner.Service, model string, numCtx int
 	return st, time.Since(t0), nil
 }
 
-// startSpinner draws "label ⠋ 1.2s" on a terminal after a second, until
-// stop is called; quiet reports when something else is drawing progress.
-func startSpinner(w io.Writer, label string, quiet func() bool) (stop func()) {
+// startSpinner draws "label ⠋ 1.2s" on a terminal once after has passed,
+// until stop is called; quiet reports when something else is drawing
+// progress.
+func startSpinner(w io.Writer, label string, quiet func() bool, after time.Duration) (stop func()) {
 	if !isTerminal(w) {
 		return func() {}
 	}
@@ -274,7 +303,7 @@ func startSpinner(w io.Writer, label string, quiet func() bool) (stop func()) {
 				return
 			case <-tick.C:
 			}
-			if time.Since(t0) < time.Second || quiet() {
+			if time.Since(t0) < after || quiet() {
 				continue
 			}
 			fmt.Fprintf(w, "\r\x1b[K%s %c %.1fs", label, frames[i%len(frames)], time.Since(t0).Seconds())

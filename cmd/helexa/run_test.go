@@ -4,14 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/creack/pty"
 
 	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/api"
+	"github.com/helexa/helexa/pkg/hub/hubtest"
 	"github.com/helexa/helexa/pkg/models/chat"
 	"github.com/helexa/helexa/pkg/models/gguf"
 	"github.com/helexa/helexa/pkg/models/tokenizer"
@@ -218,5 +225,291 @@ func TestSecondChatTurnPrefillsOnlyNewTokens(t *testing.T) {
 	}
 	if common-wantCached >= block {
 		t.Errorf("%d shared tokens were prefilled again: more than one block", common-wantCached)
+	}
+}
+
+// TestRunCommandLine runs `helexa run` through the root command: argument
+// checks, a prompt of several words, and engine log lines that would only
+// repeat the error.
+func TestRunCommandLine(t *testing.T) {
+	isolate(t)
+	model := fixtures.Path(t, "models", "stories260K.gguf")
+	tests := []struct {
+		name     string
+		args     []string
+		logLevel string
+		wantOut  string   // a prefix of stdout
+		wantErr  string   // in the error ("" = success)
+		stderr   []string // in stderr
+		noStderr []string // not in stderr
+	}{
+		{name: "no model", args: []string{"run"}, wantErr: "run needs a MODEL"},
+		{name: "prompt of several words", args: []string{"run", model, "--raw", "--temperature", "0", "-n", "4", "Once", "upon", "a", "time"}, wantOut: ", there was a"},
+		{name: "missing file said once", args: []string{"run", "./no/such.gguf", "hi"}, wantErr: "does not exist", noStderr: []string{"model load failed"}},
+		{name: "context too small said once", args: []string{"run", model, "--num-ctx", "16", strings.Repeat("Once upon a time ", 10)},
+			wantErr: "--num-ctx", noStderr: []string{"request refused"}},
+		{name: "HELEXA_LOG_LEVEL shows the engine's lines", args: []string{"run", "./no/such.gguf", "hi"}, logLevel: "warn",
+			wantErr: "does not exist", stderr: []string{"model load failed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("HELEXA_LOG_LEVEL", tt.logLevel)
+			var out, errb bytes.Buffer
+			root := newRootCmd(streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+			root.SetArgs(tt.args)
+			err := root.ExecuteContext(context.Background())
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("helexa %v: %v\nstderr: %s", tt.args, err, errb.String())
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("helexa %v: err = %v, want one mentioning %q", tt.args, err, tt.wantErr)
+			}
+			if !strings.HasPrefix(out.String(), tt.wantOut) {
+				t.Errorf("stdout = %q, want it to start with %q", out.String(), tt.wantOut)
+			}
+			for _, w := range tt.stderr {
+				if !strings.Contains(errb.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errb.String())
+				}
+			}
+			for _, w := range tt.noStderr {
+				if strings.Contains(errb.String(), w) {
+					t.Errorf("stderr repeats the error (%q):\n%s", w, errb.String())
+				}
+			}
+		})
+	}
+}
+
+// TestRunModelForms: MODEL as a path, a relative path, a directory
+// holding a GGUF, and a Hub reference pulled on first use (with progress
+// on stderr).
+func TestRunModelForms(t *testing.T) {
+	isolate(t)
+	model := fixtures.Path(t, "models", "stories260K.gguf")
+	dir := filepath.Join(t.TempDir(), "stories")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(model, filepath.Join(dir, "stories260K.gguf")); err != nil {
+		t.Fatal(err)
+	}
+	weights, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hubtest.New(t)
+	h.AddRepo("tiny/stories-GGUF", map[string][]byte{"stories260K-F32.gguf": weights, "README.md": []byte("card")})
+	t.Setenv("HF_ENDPOINT", h.URL)
+	t.Setenv("HF_HUB_OFFLINE", "")
+	t.Setenv("HF_TOKEN", "")
+	t.Chdir(filepath.Dir(dir))
+
+	tests := []struct {
+		name  string
+		model string
+		pulls bool // progress for the download on stderr
+	}{
+		{"absolute path", model, false},
+		{"directory", dir, false},
+		{"relative directory", "stories", false},
+		{"relative path", filepath.Join("stories", "stories260K.gguf"), false},
+		{"reference pulled on first use", "tiny/stories-GGUF", true},
+		{"reference from the cache", "tiny/stories-GGUF", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := greedyRunOptions()
+			o.Raw, o.NumPredict, o.Temperature = true, 4, 0
+			var out, errb bytes.Buffer
+			if err := runRun(context.Background(), o, []string{tt.model, "Once upon a time"}, streams{In: strings.NewReader(""), Out: &out, Err: &errb}); err != nil {
+				t.Fatalf("run %s: %v\nstderr: %s", tt.model, err, errb.String())
+			}
+			if got := out.String(); got != ", there was a\n" {
+				t.Errorf("run %s printed %q", tt.model, got)
+			}
+			if pulled := strings.Contains(errb.String(), "downloading stories260K-F32.gguf"); pulled != tt.pulls {
+				t.Errorf("download progress shown = %v, want %v; stderr:\n%s", pulled, tt.pulls, errb.String())
+			}
+		})
+	}
+}
+
+// runFake is a runner.Service that records the one request it answers
+// with scripted deltas.
+type runFake struct {
+	runner.Service
+	deltas []runner.Delta
+	chat   *runner.ChatRequest
+	comp   *runner.CompletionRequest
+}
+
+func (f *runFake) answer(onDelta func(runner.Delta) error) (runner.Result, error) {
+	for _, d := range f.deltas {
+		if err := onDelta(d); err != nil {
+			return runner.Result{}, err
+		}
+	}
+	return runner.Result{FinishReason: "stop", Usage: runner.Usage{PromptTokens: 7, CompletionTokens: len(f.deltas)}}, nil
+}
+
+func (f *runFake) Chat(_ context.Context, req runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
+	f.chat = &req
+	return f.answer(onDelta)
+}
+
+func (f *runFake) Complete(_ context.Context, req runner.CompletionRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
+	f.comp = &req
+	return f.answer(onDelta)
+}
+
+// TestOneShotRequest: the flags become the request; thinking is printed
+// apart from the answer, or not at all.
+func TestOneShotRequest(t *testing.T) {
+	thinkThenAnswer := []runner.Delta{{Reasoning: "hmm"}, {Reasoning: " ok"}, {Content: "Blue."}}
+	tests := []struct {
+		name    string
+		opts    func(*runOptions)
+		deltas  []runner.Delta
+		wantOut string
+		check   func(t *testing.T, f *runFake)
+	}{
+		{name: "sampling flags", deltas: []runner.Delta{{Content: "hi"}}, wantOut: "hi\n",
+			opts: func(o *runOptions) {
+				o.Temperature, o.TopP, o.TopK, o.MinP, o.RepeatPenalty = 0.3, 0.9, 12, 0.02, 1.1
+				o.Seed, o.NumPredict, o.NumCtx = 42, 9, 512
+			},
+			check: func(t *testing.T, f *runFake) {
+				want := runner.Options{Sampling: sampling.Params{Temperature: 0.3, TopP: 0.9, TopK: 12, MinP: 0.02, RepeatPenalty: 1.1, Seed: 42}, MaxTokens: 9, NumCtx: 512}
+				if f.chat == nil || !reflect.DeepEqual(f.chat.Options, want) {
+					t.Errorf("request %+v, want options %+v", f.chat, want)
+				}
+				if f.chat.TemplateKwargs != nil {
+					t.Errorf("without --think the template's default should stand, got kwargs %v", f.chat.TemplateKwargs)
+				}
+			}},
+		{name: "system and think", deltas: thinkThenAnswer, wantOut: "Thinking...\nhmm ok\n...done thinking.\n\nBlue.\n",
+			opts: func(o *runOptions) { o.System, o.Think, o.ThinkSet = "Be brief.", true, true },
+			check: func(t *testing.T, f *runFake) {
+				if got := string(f.chat.Messages); got != `[{"role":"system","content":"Be brief."},{"role":"user","content":"Why?"}]` {
+					t.Errorf("messages %s", got)
+				}
+				if v, ok := f.chat.TemplateKwargs["enable_thinking"]; !ok || v != true {
+					t.Errorf("kwargs %v, want enable_thinking true", f.chat.TemplateKwargs)
+				}
+			}},
+		{name: "think off", deltas: []runner.Delta{{Content: "Blue."}}, wantOut: "Blue.\n",
+			opts: func(o *runOptions) { o.Think, o.ThinkSet = false, true },
+			check: func(t *testing.T, f *runFake) {
+				if v, ok := f.chat.TemplateKwargs["enable_thinking"]; !ok || v != false {
+					t.Errorf("kwargs %v, want enable_thinking false", f.chat.TemplateKwargs)
+				}
+			}},
+		{name: "hide thinking", deltas: thinkThenAnswer, wantOut: "Blue.\n", opts: func(o *runOptions) { o.HideThinking = true }},
+		{name: "raw", deltas: []runner.Delta{{Content: " there"}}, wantOut: " there\n",
+			opts: func(o *runOptions) { o.Raw, o.System = true, "ignored" },
+			check: func(t *testing.T, f *runFake) {
+				if f.chat != nil || f.comp == nil || f.comp.Prompt != "Why?" || !f.comp.AddSpecial {
+					t.Errorf("--raw sent chat %+v, completion %+v; want the prompt as is with special tokens", f.chat, f.comp)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := greedyRunOptions()
+			if tt.opts != nil {
+				tt.opts(&o)
+			}
+			reqOpts, err := o.request()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := &runFake{deltas: tt.deltas}
+			var out, errb bytes.Buffer
+			if err := oneShot(context.Background(), f, "m", "Why?", o, reqOpts, streams{Out: &out, Err: &errb}); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tt.wantOut {
+				t.Errorf("stdout = %q, want %q", out.String(), tt.wantOut)
+			}
+			if tt.check != nil {
+				tt.check(t, f)
+			}
+		})
+	}
+}
+
+// TestPlainPrinterTerminal: on a terminal thinking is dimmed, not framed
+// by "Thinking..." lines.
+func TestPlainPrinterTerminal(t *testing.T) {
+	var b bytes.Buffer
+	p := &plainPrinter{w: &b, tty: true}
+	for _, d := range []runner.Delta{{Reasoning: "hmm"}, {Content: "Blue."}} {
+		if err := p.delta(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.finish()
+	if want := "\x1b[2mhmm\x1b[0m\n\nBlue.\n"; b.String() != want {
+		t.Errorf("terminal output %q, want %q", b.String(), want)
+	}
+}
+
+// TestLoadSpinner: the spinner draws on a terminal only, after its delay,
+// and erases itself.
+func TestLoadSpinner(t *testing.T) {
+	tests := []struct {
+		name     string
+		terminal bool
+		quiet    bool
+		after    time.Duration
+		want     bool
+	}{
+		{"terminal", true, false, 0, true},
+		{"not yet", true, false, time.Hour, false},
+		{"downloads draw instead", true, true, 0, false},
+		{"not a terminal", false, false, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			var w io.Writer = &b
+			screen := make(chan string, 1)
+			if tt.terminal {
+				ptmx, tty, err := pty.Open()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer ptmx.Close()
+				defer tty.Close()
+				w = tty
+				go func() { // everything up to the end mark
+					var all []byte
+					buf := make([]byte, 4096)
+					for !bytes.Contains(all, []byte("<end>")) {
+						n, err := ptmx.Read(buf)
+						if err != nil {
+							break
+						}
+						all = append(all, buf[:n]...)
+					}
+					screen <- string(all)
+				}()
+			}
+			stop := startSpinner(w, "loading m", func() bool { return tt.quiet }, tt.after)
+			time.Sleep(350 * time.Millisecond)
+			stop()
+			s := b.String()
+			if tt.terminal {
+				_, _ = io.WriteString(w, "<end>")
+				s = <-screen
+			}
+			if drew := strings.Contains(s, "loading m "); drew != tt.want {
+				t.Errorf("drew = %v, want %v (%q)", drew, tt.want, s)
+			}
+			if tt.want && !strings.HasSuffix(s, "\r\x1b[K<end>") {
+				t.Errorf("the spinner did not erase its line: %q", s)
+			}
+		})
 	}
 }
