@@ -224,14 +224,26 @@ func (c *Client) Resolve(ctx context.Context, ref string) (*Resolved, error) {
 		return c.resolveCached(r, "offline mode (HF_HUB_OFFLINE=1)")
 	}
 	res, err := c.resolveOnline(ctx, r)
-	var netErr *networkError
-	if errors.As(err, &netErr) && ctx.Err() == nil {
-		if cached, cerr := c.resolveCached(r, "the Hub is unreachable"); cerr == nil {
-			c.emit(Event{Kind: EventNotice, Repo: r.Repo, Message: fmt.Sprintf("the Hub is unreachable (%v); using the cached snapshot %s", netErr.err, short(cached.Commit))})
+	if err != nil && ctx.Err() == nil && cacheFallback(err) {
+		if cached, cerr := c.resolveCached(r, "the Hub did not answer"); cerr == nil {
+			c.emit(Event{Kind: EventNotice, Repo: r.Repo, Message: fmt.Sprintf("%v; using the cached snapshot %s", err, short(cached.Commit))})
 			return cached, nil
 		}
 	}
 	return res, err
+}
+
+// cacheFallback says whether a failed online resolve may be answered from
+// the cache, as huggingface_hub does: the Hub is unreachable, down (5xx),
+// rate-limiting (429) or refusing a token (401/403) for files already here.
+// A 404 (the repo, revision or file is gone) is not papered over.
+func cacheFallback(err error) bool {
+	var netErr *networkError
+	if errors.As(err, &netErr) {
+		return true
+	}
+	var he *HTTPError
+	return errors.As(err, &he) && (he.retryable() || errors.Is(he, ErrUnauthorized))
 }
 
 func short(commit string) string {

@@ -134,3 +134,50 @@ func TestCacheWithoutSymlinks(t *testing.T) {
 	mustNoError(t, tc.Remove(ctx, "org/m-GGUF@v2"))
 	checkNoDirExists(t, repoDir)
 }
+
+// TestCacheFallbackWhenTheHubFails: a model already in the cache is used
+// when the Hub cannot answer (down, rate-limiting, refusing the token, no
+// network), with a notice; a 404 is reported, not hidden.
+func TestCacheFallbackWhenTheHubFails(t *testing.T) {
+	tests := []struct {
+		name     string
+		breakHub   func(h *hubtest.Hub, o *Options)
+		fallback bool
+		want     string // in the notice or the error
+	}{
+		{name: "hub down", breakHub: func(h *hubtest.Hub, _ *Options) { h.FailWith("org/m-GGUF", "", 503, 100) }, fallback: true, want: "HTTP 503"},
+		{name: "rate limited", breakHub: func(h *hubtest.Hub, _ *Options) { h.FailWith("org/m-GGUF", "", 429, 100) }, fallback: true, want: "HTTP 429"},
+		{name: "token refused", breakHub: func(h *hubtest.Hub, _ *Options) { h.Gate("org/m-GGUF", "new-token") }, fallback: true, want: "HTTP 401"},
+		{name: "no network", breakHub: func(_ *hubtest.Hub, o *Options) { o.Endpoint = "http://127.0.0.1:1" }, fallback: true, want: "cannot reach the Hub"},
+		{name: "repo gone", breakHub: func(h *hubtest.Hub, _ *Options) { h.FailWith("org/m-GGUF", "", 404, 100) }, want: "HTTP 404"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := hubtest.New(t)
+			commit, _ := ggufRepo(t, h, "org/m-GGUF", "m-Q8_0.gguf")
+			first := newTestClient(t, h)
+			_, err := first.Resolve(context.Background(), "org/m-GGUF")
+			mustNoError(t, err)
+			tc := newTestClient(t, h, func(o *Options) {
+				o.CacheDir, o.MaxRetries = first.cache, 1
+				tt.breakHub(h, o)
+			})
+			res, err := tc.Resolve(context.Background(), "org/m-GGUF")
+			if !tt.fallback {
+				mustError(t, err)
+				checkContains(t, err.Error(), tt.want)
+				return
+			}
+			mustNoError(t, err)
+			checkEqual(t, commit, res.Commit)
+			var notice string
+			for _, e := range tc.events {
+				if e.Kind == EventNotice {
+					notice += e.Message
+				}
+			}
+			checkContains(t, notice, tt.want)
+			checkContains(t, notice, "using the cached snapshot")
+		})
+	}
+}
