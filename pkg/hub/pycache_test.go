@@ -141,7 +141,7 @@ func TestCacheWithoutSymlinks(t *testing.T) {
 func TestCacheFallbackWhenTheHubFails(t *testing.T) {
 	tests := []struct {
 		name     string
-		breakHub   func(h *hubtest.Hub, o *Options)
+		breakHub func(h *hubtest.Hub, o *Options)
 		fallback bool
 		want     string // in the notice or the error
 	}{
