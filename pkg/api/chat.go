@@ -31,7 +31,7 @@ func (s *Server) chatCompletions(c *gin.Context) {
 	if rreq.Options.Logprobs {
 		lps = &ChoiceLogprobs{Content: []TokenLogprob{}}
 	}
-	res, err := s.cfg.Service.Chat(c.Request.Context(), rreq, func(d runner.Delta) error {
+	res, err := s.cfg.Service.Chat(runner.WithRequestID(c.Request.Context(), base.ID), rreq, func(d runner.Delta) error {
 		content.WriteString(d.Content)
 		reasoning.WriteString(d.Reasoning)
 		if lps != nil {
@@ -99,7 +99,7 @@ func (s *Server) streamChat(c *gin.Context, req *ChatCompletionRequest, rreq run
 		held = nil
 		return w.send(chunk(cd, lp, nil))
 	}
-	res, err := s.cfg.Service.Chat(c.Request.Context(), rreq, func(d runner.Delta) error {
+	res, err := s.cfg.Service.Chat(runner.WithRequestID(c.Request.Context(), base.ID), rreq, func(d runner.Delta) error {
 		content, calls := tf.push(d.Content)
 		// Without tools every delta is sent, as it comes.
 		return send(content, d.Reasoning, calls, d.Tokens, tf == nil)

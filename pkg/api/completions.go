@@ -31,7 +31,7 @@ func (s *Server) completions(c *gin.Context) {
 	if rreq.Options.Logprobs {
 		lps = &LegacyLogprobs{}
 	}
-	res, err := s.cfg.Service.Complete(c.Request.Context(), rreq, func(d runner.Delta) error {
+	res, err := s.cfg.Service.Complete(runner.WithRequestID(c.Request.Context(), base.ID), rreq, func(d runner.Delta) error {
 		if lps != nil {
 			appendLegacy(lps, d.Tokens, text.Len())
 		}
@@ -55,7 +55,7 @@ func (s *Server) completions(c *gin.Context) {
 func (s *Server) streamCompletion(c *gin.Context, req *CompletionRequest, rreq runner.CompletionRequest, base Completion) {
 	w := s.newSSEWriter(c)
 	offset := 0
-	res, err := s.cfg.Service.Complete(c.Request.Context(), rreq, func(d runner.Delta) error {
+	res, err := s.cfg.Service.Complete(runner.WithRequestID(c.Request.Context(), base.ID), rreq, func(d runner.Delta) error {
 		ch := CompletionChoice{Text: d.Reasoning + d.Content}
 		if rreq.Options.Logprobs {
 			ch.Logprobs = &LegacyLogprobs{}

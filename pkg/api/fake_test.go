@@ -20,6 +20,7 @@ type fakeService struct {
 	mu       sync.Mutex
 	chatReq  runner.ChatRequest
 	compReq  runner.CompletionRequest
+	reqID    string // the request id the engine was given
 	loadReq  runner.LoadRequest
 	unloaded []string
 	deltas   []runner.Delta
@@ -68,6 +69,7 @@ func (f *fakeService) generate(ctx context.Context, onDelta func(runner.Delta) e
 func (f *fakeService) Chat(ctx context.Context, req runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
 	f.mu.Lock()
 	f.chatReq = req
+	f.reqID = runner.RequestIDFrom(ctx)
 	f.mu.Unlock()
 	return f.generate(ctx, onDelta)
 }
@@ -75,6 +77,7 @@ func (f *fakeService) Chat(ctx context.Context, req runner.ChatRequest, onDelta 
 func (f *fakeService) Complete(ctx context.Context, req runner.CompletionRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
 	f.mu.Lock()
 	f.compReq = req
+	f.reqID = runner.RequestIDFrom(ctx)
 	f.mu.Unlock()
 	return f.generate(ctx, onDelta)
 }

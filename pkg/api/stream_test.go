@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"strings"
@@ -59,5 +60,41 @@ func TestStreamWriteTimeoutDefault(t *testing.T) {
 		if s.cfg.StreamWriteTimeout != tt.want {
 			t.Errorf("StreamWriteTimeout %v became %v, want %v", tt.in, s.cfg.StreamWriteTimeout, tt.want)
 		}
+	}
+}
+
+// TestEngineLogsUnderResponseID: the engine's request log lines carry the
+// id the client sees in the response, so the two can be matched.
+func TestEngineLogsUnderResponseID(t *testing.T) {
+	tests := []struct {
+		name, path, body string
+	}{
+		{"chat", "/v1/chat/completions", chatBody + `}`},
+		{"chat stream", "/v1/chat/completions", chatBody + `,"stream":true}`},
+		{"completion", "/v1/completions", `{"model":"m","prompt":"p"}`},
+		{"completion stream", "/v1/completions", `{"model":"m","prompt":"p","stream":true}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeService{deltas: stdDeltas(), result: stdResult()}
+			ts := newTestServer(t, f, nil)
+			status, out := post(t, ts, tt.path, tt.body)
+			if status != 200 {
+				t.Fatalf("status %d: %s", status, out)
+			}
+			first := out
+			if strings.HasPrefix(out, "data: ") {
+				first = sseEvents(t, out)[0]
+			}
+			var v struct{ ID string }
+			if err := json.Unmarshal([]byte(first), &v); err != nil || v.ID == "" {
+				t.Fatalf("no id in %s: %v", first, err)
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if f.reqID != v.ID {
+				t.Errorf("engine request id %q, response id %q", f.reqID, v.ID)
+			}
+		})
 	}
 }

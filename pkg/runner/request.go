@@ -74,9 +74,15 @@ func WithRequestID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, requestIDKey{}, id)
 }
 
+// RequestIDFrom returns the id WithRequestID put in ctx, or "".
+func RequestIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
 // requestID returns the context's request id or a fresh short one.
 func requestID(ctx context.Context) string {
-	if id, ok := ctx.Value(requestIDKey{}).(string); ok && id != "" {
+	if id := RequestIDFrom(ctx); id != "" {
 		return id
 	}
 	var b [4]byte
