@@ -337,6 +337,11 @@ func TestNotFound(t *testing.T) {
 		mustErrorIs(t, err, ErrNotFound, tt.ref)
 		checkContains(t, err.Error(), tt.want)
 	}
+	// A file the repo lists but the Hub cannot serve: the error names it.
+	h.FailWith("org/m-GGUF", "m-Q4_K_M.gguf", 404, 1)
+	_, err := tc.Resolve(context.Background(), "org/m-GGUF")
+	mustErrorIs(t, err, ErrNotFound)
+	checkContains(t, err.Error(), "org/m-GGUF/m-Q4_K_M.gguf: HTTP 404")
 }
 
 func TestRetriesOn429And5xx(t *testing.T) {
