@@ -66,6 +66,10 @@ type Work struct {
 	History []int32
 	// Sample asks for a token to be sampled after the last input token.
 	Sample bool
+	// SkipLogprob says the caller does not need Result.Logprob (it is then
+	// 0): sampling skips a log-sum-exp over the whole vocabulary. The token
+	// drawn is the same either way; TopLogprobs is unaffected.
+	SkipLogprob bool
 	// TopLogprobs > 0 returns that many most likely tokens with logprobs.
 	TopLogprobs int
 	Logits      LogitsMode

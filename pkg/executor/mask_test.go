@@ -161,3 +161,39 @@ func TestAllowedMaskBad(t *testing.T) {
 		})
 	}
 }
+
+// TestSkipLogprob: Work.SkipLogprob draws the same token (with and without
+// a token mask, greedy and seeded sampling) and only leaves Logprob 0;
+// without it Logprob is the raw log-softmax of the token.
+func TestSkipLogprob(t *testing.T) {
+	ex := loadMaskModel(t)
+	prompt := []int32{1, 7, 9, 4}
+	tests := []struct {
+		name string
+		p    sampling.Params
+		mask []uint64
+	}{
+		{"greedy", sampling.Params{}, nil},
+		{"seeded", sampling.Params{Temperature: 1.5, TopP: 0.95, Seed: 11}, nil},
+		{"greedy masked", sampling.Params{}, maskOf(3, 64, 129)},
+		{"seeded masked", sampling.Params{Temperature: 2, Seed: 12}, maskOf(0, 5, 70, 71, 128)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := executor.Work{Tokens: prompt, Sample: true, Logits: executor.LogitsLast, Allowed: tt.mask}
+			with := stepOne(t, ex, tt.p, w)
+			w.SkipLogprob = true
+			without := stepOne(t, ex, tt.p, w)
+			if with.Err != nil || without.Err != nil {
+				t.Fatalf("errors %v / %v", with.Err, without.Err)
+			}
+			if with.Token != without.Token || without.Logprob != 0 {
+				t.Errorf("SkipLogprob: token %d logprob %g, without it token %d", without.Token, without.Logprob, with.Token)
+			}
+			want := logSoftmax(with.Logits[0])[with.Token]
+			if d := math.Abs(float64(with.Logprob) - want); d > 1e-4 {
+				t.Errorf("logprob %g, want the raw %g", with.Logprob, want)
+			}
+		})
+	}
+}

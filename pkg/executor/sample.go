@@ -8,6 +8,7 @@ import (
 type seqSampler interface {
 	Accept(tokens ...int32)
 	Sample(logits []float32) (int32, float32, error)
+	SampleToken(logits []float32) (int32, error)
 	TopLogprobs(logits []float32, n int) []sampling.TokenLogprob
 }
 
@@ -15,6 +16,26 @@ type seqSampler interface {
 type seqState struct {
 	sampler seqSampler
 	primed  bool // History was fed to the sampler
+}
+
+// sampleWork draws w's next token from logits (the raw logits after its
+// last token) and, unless w.SkipLogprob, the token's log-probability under
+// the raw logits. With a token mask the token is drawn from the masked
+// logits while the logprob stays on the raw ones.
+func (l *Local) sampleWork(s seqSampler, w *Work, logits []float32) (int32, float32, error) {
+	if w.Allowed == nil && !w.SkipLogprob {
+		return s.Sample(logits)
+	}
+	from := logits
+	if w.Allowed != nil {
+		l.masked = applyMask(l.masked, logits, w.Allowed)
+		from = l.masked
+	}
+	tok, err := s.SampleToken(from)
+	if err != nil || w.SkipLogprob {
+		return tok, 0, err
+	}
+	return tok, rawLogprob(logits, tok), nil
 }
 
 // topLogprobs converts the sampler's top tokens to the seam's type.

@@ -12,6 +12,10 @@ import (
 // feeds them with every step. Do not mix a Session with a scheduler that
 // hands out the same blocks.
 type Session struct {
+	// NoLogprob leaves Result.Logprob 0 (Work.SkipLogprob), sparing a
+	// log-sum-exp over the vocabulary per sampled token.
+	NoLogprob bool
+
 	ex     Executor
 	seq    SeqID
 	blocks []int32
@@ -53,7 +57,8 @@ func (s *Session) Prefill(ctx context.Context, tokens []int32, mode LogitsMode) 
 	for len(s.blocks) < need {
 		s.blocks = append(s.blocks, int32(s.first+len(s.blocks)))
 	}
-	res, err := s.ex.Step(ctx, []Work{{Seq: s.seq, Tokens: tokens, Pos: s.pos, Blocks: s.blocks, Sample: true, Logits: mode}})
+	res, err := s.ex.Step(ctx, []Work{{Seq: s.seq, Tokens: tokens, Pos: s.pos, Blocks: s.blocks, Sample: true,
+		SkipLogprob: s.NoLogprob, Logits: mode}})
 	if err != nil {
 		return Result{}, err
 	}
@@ -71,11 +76,13 @@ func (s *Session) Decode(ctx context.Context, token int32) (Result, error) {
 }
 
 // Generate feeds the prompt and then n-1 sampled tokens, returning the n
-// sampled tokens (no stop condition).
+// sampled tokens (no stop condition). It never computes logprobs.
 func (s *Session) Generate(ctx context.Context, prompt []int32, n int) ([]int32, error) {
 	if n <= 0 {
 		return nil, nil
 	}
+	defer func(keep bool) { s.NoLogprob = keep }(s.NoLogprob)
+	s.NoLogprob = true
 	res, err := s.Prefill(ctx, prompt, LogitsNone)
 	if err != nil {
 		return nil, err

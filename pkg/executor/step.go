@@ -195,18 +195,10 @@ func (l *Local) finish(w *Work, o *workOut, res *Result) {
 		res.Top = topLogprobs(st.sampler, o.last, w.TopLogprobs)
 	}
 	if w.Sample {
-		logits := o.last
-		if w.Allowed != nil {
-			l.masked = applyMask(l.masked, o.last, w.Allowed)
-			logits = l.masked
-		}
-		tok, lp, err := st.sampler.Sample(logits)
+		tok, lp, err := l.sampleWork(st.sampler, w, o.last)
 		if err != nil {
 			res.Err = fmt.Errorf("sampling sequence %d: %w", w.Seq, err)
 			return
-		}
-		if w.Allowed != nil {
-			lp = rawLogprob(o.last, tok)
 		}
 		res.Token, res.Logprob = tok, lp
 	}

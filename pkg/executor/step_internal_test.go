@@ -33,6 +33,9 @@ func (panicSampler) Accept(...int32) {}
 func (panicSampler) Sample([]float32) (int32, float32, error) {
 	panic("sampler bug")
 }
+func (panicSampler) SampleToken([]float32) (int32, error) {
+	panic("sampler bug")
+}
 
 // TestSamplerPanic: a panic while sampling one sequence fails only that
 // sequence's result, and the model keeps working.
@@ -47,20 +50,24 @@ func TestSamplerPanic(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	bad, _ := l.NewSeq(sampling.Params{})
-	good, _ := l.NewSeq(sampling.Params{})
-	l.seqs[bad].sampler = panicSampler{}
-	res, err := l.Step(ctx, []Work{
-		{Seq: bad, Tokens: []int32{1, 2}, Blocks: []int32{0}, Sample: true},
-		{Seq: good, Tokens: []int32{1, 2}, Blocks: []int32{1}, Sample: true},
-	})
-	if err != nil {
-		t.Fatalf("step failed as a whole: %v", err)
-	}
-	if res[0].Err == nil || res[1].Err != nil {
-		t.Errorf("errors %v / %v, want only the first", res[0].Err, res[1].Err)
-	}
-	if errors.Is(res[0].Err, ErrDevice) {
-		t.Errorf("sampler panic reported as a device failure: %v", res[0].Err)
+	for _, skip := range []bool{false, true} { // Sample and SampleToken
+		bad, _ := l.NewSeq(sampling.Params{})
+		good, _ := l.NewSeq(sampling.Params{})
+		l.seqs[bad].sampler = panicSampler{}
+		res, err := l.Step(ctx, []Work{
+			{Seq: bad, Tokens: []int32{1, 2}, Blocks: []int32{0}, Sample: true, SkipLogprob: skip},
+			{Seq: good, Tokens: []int32{1, 2}, Blocks: []int32{1}, Sample: true, SkipLogprob: skip},
+		})
+		if err != nil {
+			t.Fatalf("skip %v: step failed as a whole: %v", skip, err)
+		}
+		if res[0].Err == nil || res[1].Err != nil {
+			t.Errorf("skip %v: errors %v / %v, want only the first", skip, res[0].Err, res[1].Err)
+		}
+		if errors.Is(res[0].Err, ErrDevice) {
+			t.Errorf("skip %v: sampler panic reported as a device failure: %v", skip, res[0].Err)
+		}
+		l.FreeSeq(bad)
+		l.FreeSeq(good)
 	}
 }
