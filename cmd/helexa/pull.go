@@ -78,6 +78,10 @@ func printPulled(w io.Writer, res *hub.Resolved, asJSON bool) error {
 			*hub.Resolved
 		}{"pulled", res})
 	}
+	if res.Local {
+		_, err := fmt.Fprintf(w, "%s is a local %s model; nothing to download\n", res.ModelPath, res.Format)
+		return err
+	}
 	rev := res.Revision
 	if len(res.Commit) >= 12 {
 		rev += " (" + res.Commit[:12] + ")"

@@ -330,3 +330,15 @@ func TestProgressModes(t *testing.T) {
 		}
 	}
 }
+
+func TestPullLocalFile(t *testing.T) {
+	hubEnv(t)
+	model := fixtures.Path(t, "models", "stories260K.gguf")
+	out, _, err := execHubCLI(t, "pull", model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := model + " is a local gguf model; nothing to download\n"; out != want {
+		t.Errorf("stdout %q, want %q", out, want)
+	}
+}

@@ -128,6 +128,9 @@ func ParseRef(raw string, aliases map[string]string) (Ref, error) {
 		if fi, statErr := os.Stat(s); statErr == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
 			return localRef(raw, s)
 		}
+		if strings.Contains(s, "/") { // a repo id, not a mistyped alias
+			return Ref{}, err
+		}
 		return Ref{}, withAliasHint(err, aliases)
 	}
 	r.Raw = raw

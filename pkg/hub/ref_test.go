@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/helexa/helexa/pkg/hub/hubtest"
@@ -60,6 +61,11 @@ func TestUnknownAliasListsKnownOnes(t *testing.T) {
 	_, err := ParseRef("llama9:1b", BuiltinAliases())
 	mustErrorIs(t, err, ErrBadReference)
 	checkContains(t, err.Error(), "qwen3:0.6b")
+	for _, ref := range []string{"a/b/c", "org/x:Q4 K"} { // repo ids: the alias list would be noise
+		_, err = ParseRef(ref, BuiltinAliases())
+		mustErrorIs(t, err, ErrBadReference)
+		checkFalse(t, strings.Contains(err.Error(), "known aliases"), err)
+	}
 }
 
 func TestQuantOf(t *testing.T) {
