@@ -18,6 +18,7 @@ func filters() map[string]exec.FilterFunction {
 		fPow:         binaryFilter(pyPow),
 		fFloorDiv:    binaryFilter(pyFloorDiv),
 		fConcat:      binaryFilter(pyConcat),
+		fMul:         binaryFilter(pyMul),
 		"string":     filterString,
 		fGetItem:     filterGetItem,
 		fList:        filterList,

@@ -41,6 +41,42 @@ func pyMod(left, right *exec.Value) (any, error) {
 	return m, nil
 }
 
+// maxRepeat bounds the length of a string or list built by *, so a
+// template cannot exhaust memory.
+const maxRepeat = 1 << 24
+
+// pyMul is Python's * operator: numbers, and str or list times int (a
+// count below one gives an empty result).
+func pyMul(left, right *exec.Value) (any, error) {
+	if left.IsNumber() && right.IsNumber() {
+		if left.IsInteger() && right.IsInteger() {
+			return left.Integer() * right.Integer(), nil
+		}
+		return left.Float() * right.Float(), nil
+	}
+	seq, n := left, right
+	if left.IsInteger() {
+		seq, n = right, left
+	}
+	if !n.IsInteger() || !(seq.IsString() || seq.IsList()) {
+		return nil, fmt.Errorf("unsupported operand types for *: %s and %s", typeName(left), typeName(right))
+	}
+	count := max(n.Integer(), 0)
+	if count > 0 && seq.Len() > maxRepeat/count {
+		return nil, fmt.Errorf("%s * %d is too large", typeName(seq), count)
+	}
+	if seq.IsString() {
+		return strings.Repeat(seq.String(), count), nil
+	}
+	out := make([]any, 0, seq.Len()*count)
+	for range count {
+		for i := range seq.Len() {
+			out = append(out, seq.Index(i).Interface())
+		}
+	}
+	return out, nil
+}
+
 // pyPow is Python's ** operator: int ** non-negative int stays an int.
 func pyPow(left, right *exec.Value) (any, error) {
 	if !left.IsNumber() || !right.IsNumber() {

@@ -16,6 +16,7 @@ const (
 	fPow         = "__py_pow"
 	fFloorDiv    = "__py_floordiv"
 	fConcat      = "__py_concat"
+	fMul         = "__py_mul"
 	fGetItem     = "__py_getitem"
 	fList        = "__py_list"
 	fPrintName   = "__py_print_name"
@@ -30,7 +31,7 @@ const (
 
 // rewriter patches a parsed gonja tree where gonja's evaluator differs from
 // Jinja2, by replacing expression nodes with calls to our own filters:
-//   - a % b, a ** b, a // b          -> Python operator semantics ('%s' % x formatting)
+//   - a % b, a ** b, a // b, a * b   -> Python operator semantics ('%s' % x formatting)
 //   - a ~ b                          -> containers as Python's str() (None inside prints None)
 //   - x[k]                           -> Python indexing (negative indices, ordered dicts)
 //   - x is defined / undefined       -> a key present with a null value is defined
@@ -198,6 +199,8 @@ func rewriteBinary(b *nodes.BinaryExpression) nodes.Node {
 		name = fFloorDiv
 	case tokens.Tilde:
 		name = fConcat
+	case tokens.Multiply:
+		name = fMul
 	default:
 		return b
 	}

@@ -2,6 +2,8 @@ package chat
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -27,5 +29,53 @@ func TestContainerText(t *testing.T) {
 				t.Errorf("%q\n got: %q, %v\nwant: %q", c.src, got, err, c.want)
 			}
 		})
+	}
+}
+
+// TestMultiply: * follows Python (expected values are Jinja2's output);
+// a negative count used to panic inside gonja.
+func TestMultiply(t *testing.T) {
+	cases := []struct{ src, want string }{
+		{`{{ 'x' * -1 }}|{{ 'ab' * 3 }}|{{ 3 * '-' }}|{{ 'x' * 0 }}`, "|ababab|---|"},
+		{`{{ [1, none] * 2 }}|{{ 2 * 3 }}|{{ 2 * 1.5 }}`, "[1, None, 1, None]|6|3.0"},
+	}
+	for _, c := range cases {
+		tpl, err := Compile(c.src)
+		if err != nil {
+			t.Fatalf("compile %q: %v", c.src, err)
+		}
+		if got, err := tpl.Render(context.Background(), Input{}); err != nil || got != c.want {
+			t.Errorf("%q\n got: %q, %v\nwant: %q", c.src, got, err, c.want)
+		}
+	}
+	for _, src := range []string{`{{ 'x' * 'y' }}`, `{{ {} * 2 }}`, `{{ 'x' * 100000000000 }}`} {
+		tpl, err := Compile(src)
+		if err != nil {
+			t.Fatalf("compile %q: %v", src, err)
+		}
+		if _, err := tpl.Render(context.Background(), Input{}); !errors.Is(err, ErrTemplate) {
+			t.Errorf("%s: want ErrTemplate, got %v", src, err)
+		}
+	}
+}
+
+// TestRenderPanicRecovered: a panic inside gonja (its cycler() with no
+// items indexes an empty slice) becomes an ErrTemplate error.
+func TestRenderPanicRecovered(t *testing.T) {
+	tpl, err := Compile(`a{{ cycler() }}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := tpl.Render(context.Background(), Input{})
+	if !errors.Is(err, ErrTemplate) || !strings.Contains(err.Error(), "panicked") || out != "" {
+		t.Fatalf("want a recovered panic as ErrTemplate, got %q, %v", out, err)
+	}
+	// rendering goes on working after a recovered panic
+	tpl, err = Compile(`{{ 'ok' }}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := tpl.Render(context.Background(), Input{}); err != nil || out != "ok" {
+		t.Fatalf("after a panic: %q, %v", out, err)
 	}
 }
