@@ -138,6 +138,11 @@ func TestMultilineInput(t *testing.T) {
 	if got := messagesOf(t, reqs[0])[0].Content; got != "line one\nline two\nline three\npasted\nlines" {
 		t.Errorf("sent %q", got)
 	}
+	var tr []string // the transcript without the padding of wrapped lines
+	for _, l := range strings.Split(d.transcript(), "\n") {
+		tr = append(tr, strings.TrimRight(l, " "))
+	}
+	contains(t, "transcript", strings.Join(tr, "\n"), "› line one\n  line two\n  line three\n  pasted\n  lines\n")
 }
 
 func TestContextFullNotice(t *testing.T) {

@@ -208,7 +208,7 @@ func PrefillRate(u runner.Usage) float64 {
 }
 
 func answerStats(u runner.Usage) string {
-	s := fmt.Sprintf("%d tokens", u.CompletionTokens)
+	s := fmt.Sprintf("%d %s", u.CompletionTokens, plural(u.CompletionTokens, "token", "tokens"))
 	if r := DecodeRate(u); r > 0 {
 		s += fmt.Sprintf(" · %.1f tok/s", r)
 	}

@@ -62,7 +62,7 @@ func TestLoadProgress(t *testing.T) {
 	d.enter()
 	progress <- "downloading m-Q8_0.gguf 42% of 1.0 GiB"
 	d.settle(func() bool { return d.m.loading != nil && d.m.loading.progress != "" })
-	contains(t, "status line while loading", d.screen(), "loading org/repo:Q8_0", "downloading m-Q8_0.gguf 42%")
+	contains(t, "status line while loading", d.screen(), "loading org/repo:Q8_0", "downloading m-Q8_0.gguf 42%", "Ctrl+C stops")
 	d.ctrl('c')
 	d.settle(func() bool { return d.m.loading == nil })
 	contains(t, "transcript", d.transcript(), "Loading org/repo:Q8_0 stopped.")

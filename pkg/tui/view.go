@@ -113,7 +113,8 @@ func (m *Model) render(e *entry) string {
 	wrap := lipgloss.NewStyle().Width(w)
 	switch e.kind {
 	case kindUser:
-		return styleUser.Render(wrap.Render("› " + e.text))
+		// Continuation lines line up under the first one.
+		return styleUser.Render(wrap.Render("› " + strings.ReplaceAll(e.text, "\n", "\n  ")))
 	case kindInfo:
 		return styleInfo.Render(wrap.Render(e.text))
 	case kindNotice:
@@ -197,7 +198,7 @@ func (m *Model) statusLine() string {
 	case m.gen != nil && m.gen.stopping:
 		left += " · stopping…"
 	case m.gen != nil:
-		left += fmt.Sprintf(" · %s generating (%d tokens)", m.spin.View(), m.gen.tokens)
+		left += fmt.Sprintf(" · %s generating (%d %s)", m.spin.View(), m.gen.tokens, plural(m.gen.tokens, "token", "tokens"))
 	case m.last != nil:
 		if r := DecodeRate(*m.last); r > 0 {
 			left += fmt.Sprintf(" · %.1f tok/s", r)
@@ -210,7 +211,7 @@ func (m *Model) statusLine() string {
 	switch {
 	case m.quitHint:
 		hint = "Ctrl+C again, Ctrl+D or /bye quits"
-	case m.gen != nil:
+	case m.gen != nil, m.loading != nil:
 		hint = "Ctrl+C stops"
 	}
 	return styleStatus.Render(fitLine(left, hint, m.width))
