@@ -278,15 +278,21 @@ func TestParallelRangesWithDropAndKilledProcess(t *testing.T) {
 }
 
 func TestServerWithoutRangeSupportRestarts(t *testing.T) {
-	h := hubtest.New(t)
-	_, files := ggufRepo(t, h, "org/m-GGUF", "m-Q8_0.gguf")
-	h.DisableRanges()
-	h.DropAfter("org/m-GGUF", "m-Q8_0.gguf", 1000, 1)
-	tc := newTestClient(t, h)
-	res, err := tc.Resolve(context.Background(), "org/m-GGUF")
-	mustNoError(t, err)
-	got, _ := os.ReadFile(res.ModelPath)
-	checkEqual(t, files["m-Q8_0.gguf"], got)
+	for _, threshold := range []int64{0, 1024} { // sequential, then parallel ranges first
+		h := hubtest.New(t)
+		_, files := ggufRepo(t, h, "org/m-GGUF", "m-Q8_0.gguf")
+		h.DisableRanges()
+		h.DropAfter("org/m-GGUF", "m-Q8_0.gguf", 1000, 1)
+		tc := newTestClient(t, h, func(o *Options) { o.ParallelThreshold = threshold })
+		res, err := tc.Resolve(context.Background(), "org/m-GGUF")
+		mustNoError(t, err, "threshold ", threshold)
+		got, _ := os.ReadFile(res.ModelPath)
+		checkEqual(t, files["m-Q8_0.gguf"], got)
+		blob := filepath.Join(tc.cache, "models--org--m-GGUF", "blobs", hubtest.SHA256(files["m-Q8_0.gguf"]))
+		checkFileExists(t, blob)
+		checkNoFileExists(t, blob+".incomplete.parallel")
+		checkNoFileExists(t, blob+".incomplete.json")
+	}
 }
 
 func TestChecksumMismatchDeletesPartial(t *testing.T) {
