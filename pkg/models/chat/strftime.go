@@ -26,9 +26,25 @@ func strftime(t time.Time, format string) string {
 			continue
 		}
 		i++
+		if format[i] == '-' && i+1 < len(format) { // glibc: no padding
+			i++
+			b.WriteString(unpadded(directive(t, format[i])))
+			continue
+		}
 		b.WriteString(directive(t, format[i]))
 	}
 	return b.String()
+}
+
+// unpadded drops the zero or space padding of a numeric field.
+func unpadded(s string) string {
+	if s == "" || !(s[0] == ' ' || s[0] >= '0' && s[0] <= '9') {
+		return s
+	}
+	if t := strings.TrimLeft(s, "0 "); t != "" {
+		return t
+	}
+	return "0"
 }
 
 func directive(t time.Time, c byte) string {
@@ -71,12 +87,43 @@ func directive(t time.Time, c byte) string {
 		return t.Format("MST")
 	case 'w':
 		return fmt.Sprintf("%d", int(t.Weekday()))
+	case 'u':
+		return fmt.Sprintf("%d", (int(t.Weekday())+6)%7+1)
+	case 'U', 'W':
+		return fmt.Sprintf("%02d", weekOfYear(t, c == 'W'))
+	case 'V':
+		_, w := t.ISOWeek()
+		return fmt.Sprintf("%02d", w)
+	case 'G':
+		y, _ := t.ISOWeek()
+		return fmt.Sprintf("%d", y)
+	case 'g':
+		y, _ := t.ISOWeek()
+		return fmt.Sprintf("%02d", y%100)
+	case 'C':
+		return fmt.Sprintf("%02d", t.Year()/100)
 	case 'F':
 		return t.Format("2006-01-02")
-	case 'T':
+	case 'T', 'X':
 		return t.Format("15:04:05")
+	case 'D', 'x':
+		return t.Format("01/02/06")
+	case 'R':
+		return t.Format("15:04")
+	case 'c':
+		return t.Format("Mon Jan _2 15:04:05 2006")
 	case '%':
 		return "%"
 	}
 	return "%" + string(c)
+}
+
+// weekOfYear is %U (weeks start on Sunday) or %W (on Monday): days before
+// the year's first such day are in week 0.
+func weekOfYear(t time.Time, monday bool) int {
+	wd := int(t.Weekday())
+	if monday {
+		wd = (wd + 6) % 7
+	}
+	return (t.YearDay() + 6 - wd) / 7
 }
