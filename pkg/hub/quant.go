@@ -21,15 +21,22 @@ var (
 )
 
 // quantPreference is the order used when no quant was asked for.
-var quantPreference = []string{
-	"Q4_K_M", "Q4_K_S", "Q5_K_M", "Q4_0", "Q5_K_S", "Q4_1", "Q5_0", "Q5_1", "IQ4_XS", "IQ4_NL",
-	"Q6_K", "Q8_0", "Q3_K_L", "Q3_K_M", "Q3_K_S", "BF16", "F16", "Q2_K", "F32",
+func quantPreference() []string {
+	return []string{
+		"Q4_K_M", "Q4_K_S", "Q5_K_M", "Q4_0", "Q5_K_S", "Q4_1", "Q5_0", "Q5_1", "IQ4_XS", "IQ4_NL",
+		"Q6_K", "Q8_0", "Q3_K_L", "Q3_K_M", "Q3_K_S", "BF16", "F16", "Q2_K", "F32",
+	}
 }
 
-// safetensorsFiles are the non-weight files fetched for a safetensors repo.
-var safetensorsFiles = map[string]bool{
-	"config.json": true, "generation_config.json": true, "tokenizer.json": true,
-	"tokenizer_config.json": true, "special_tokens_map.json": true, "model.safetensors.index.json": true,
+// isSafetensorsSideFile reports the non-weight files fetched for a
+// safetensors repo.
+func isSafetensorsSideFile(f string) bool {
+	switch f {
+	case "config.json", "generation_config.json", "tokenizer.json",
+		"tokenizer_config.json", "special_tokens_map.json", "model.safetensors.index.json":
+		return true
+	}
+	return false
 }
 
 // QuantOf returns the quant label in a GGUF file name (upper case), or "".
@@ -93,7 +100,7 @@ func selectSafetensors(files []string) selection {
 		if strings.Contains(f, "/") {
 			continue
 		}
-		if safetensorsFiles[f] || strings.HasSuffix(f, ".safetensors") {
+		if isSafetensorsSideFile(f) || strings.HasSuffix(f, ".safetensors") {
 			sel.Files = append(sel.Files, f)
 		}
 	}
@@ -199,7 +206,7 @@ func hasLabel(labels []string, want string) bool {
 }
 
 func defaultQuant(labels []string) string {
-	for _, p := range quantPreference {
+	for _, p := range quantPreference() {
 		if hasLabel(labels, p) {
 			return p
 		}
