@@ -157,8 +157,13 @@ func (m *Manager) relay(ctx context.Context, r *request, cancel context.CancelFu
 		}
 		for _, ev := range r.out.take() {
 			if ev.done {
-				if cbErr != nil {
+				switch {
+				case cbErr != nil:
 					ev.err = cbErr
+				case ev.err == nil && ctx.Err() != nil:
+					// The caller gave up before it saw the end: its
+					// request is cancelled even if generation won the race.
+					ev.res.FinishReason, ev.err = "cancelled", ctx.Err()
 				}
 				return ev.res, ev.err
 			}

@@ -223,6 +223,12 @@ func TestSchedulerPanicPoisonsInsteadOfCrashing(t *testing.T) {
 	if _, err := m.Load(context.Background(), LoadRequest{Model: "toy"}); err != nil {
 		t.Fatal(err)
 	}
+	var long, short output
+	var wg sync.WaitGroup
+	wg.Go(func() { long = complete(context.Background(), m, seeded("a long one", 1, 0)) })
+	gate <- struct{}{} // its prefill: over 100 steps are left
+	wg.Go(func() { short = complete(context.Background(), m, seeded("short", 2, 2)) })
+	waitFor(t, "both requests in flight", func() bool { return activeOn(m, "toy") == 2 })
 	stepper := make(chan struct{})
 	go func() { // release steps until the test ends
 		for {
@@ -234,11 +240,6 @@ func TestSchedulerPanicPoisonsInsteadOfCrashing(t *testing.T) {
 		}
 	}()
 	defer close(stepper)
-	var long, short output
-	var wg sync.WaitGroup
-	wg.Go(func() { long = complete(context.Background(), m, seeded("a long one", 1, 0)) })
-	waitFor(t, "the long request running", func() bool { return activeOn(m, "toy") == 1 })
-	wg.Go(func() { short = complete(context.Background(), m, seeded("short", 2, 2)) })
 	wg.Wait()
 	if short.err != nil || len(short.tokens) != 2 {
 		t.Errorf("the request whose FreeSeq panicked still has its answer: %v, %d tokens", short.err, len(short.tokens))

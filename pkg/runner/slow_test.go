@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -84,5 +85,52 @@ func TestPreflightLazyKVMemory(t *testing.T) {
 				t.Errorf("%d steps ran before the refusal", steps)
 			}
 		})
+	}
+}
+
+// TestCancelRemovesSequenceBetweenSteps: a cancelled request leaves the
+// batch at the next step boundary (its step in progress completes), its
+// executor sequence and KV blocks are freed, and the model stays ready.
+func TestCancelRemovesSequenceBetweenSteps(t *testing.T) {
+	gate := make(chan struct{})
+	l := &fakeLoader{setup: func(f *fakeExec) { f.gate = gate }}
+	m := newTestManager(t, l, nil)
+	if _, err := m.Load(context.Background(), LoadRequest{Model: "toy"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var o output
+	done := make(chan struct{})
+	go func() { o = complete(ctx, m, seeded("cancel me", 1, 100)); close(done) }()
+	for range 5 { // prefill and four decode steps
+		gate <- struct{}{}
+	}
+	cancel()
+	stepper := make(chan struct{})
+	defer close(stepper)
+	go func() {
+		for {
+			select {
+			case gate <- struct{}{}:
+			case <-stepper:
+				return
+			}
+		}
+	}()
+	<-done
+	if o.reason != "cancelled" || !errors.Is(o.err, context.Canceled) {
+		t.Errorf("got %q, %v; want cancelled", o.reason, o.err)
+	}
+	ex := l.last()
+	waitFor(t, "the sequence freed", func() bool { return ex.liveSeqs() == 0 })
+	waitFor(t, "its blocks released", func() bool { s := m.Metrics(); return s.KVBlocksUsed == 0 && s.RunningSeqs == 0 })
+	ex.mu.Lock()
+	steps := ex.steps
+	ex.mu.Unlock()
+	if steps > 7 {
+		t.Errorf("%d steps ran for a request cancelled after 5", steps)
+	}
+	if ps, _ := m.PS(context.Background()); len(ps) != 1 || ps[0].State != StateReady {
+		t.Errorf("after the cancel: %+v", ps)
 	}
 }
