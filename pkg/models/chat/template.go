@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/nikolalohinski/gonja/v2/builtins"
@@ -135,12 +136,34 @@ func (t *Template) Render(ctx context.Context, in Input) (out string, err error)
 		if raised.msg != nil {
 			return "", &TemplateError{Message: *raised.msg}
 		}
-		return "", fmt.Errorf("%w: %v", ErrTemplate, rerr)
+		return "", fmt.Errorf("%w: %s", ErrTemplate, renderMessage(rerr.Error()))
 	}
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
 	return b.String(), nil
+}
+
+// Parts of gonja's nested render errors (see renderMessage).
+var (
+	reErrLine    = regexp.MustCompile(`at line (\d+)`)
+	reErrWrapper = regexp.MustCompile(`^(?s).*(?:invalid call to filter '__py_\w+': |ControlStructure\(Line=\d+ Col=\d+\): )`)
+	reErrFilter  = regexp.MustCompile(`^unable to evaluate filter &\{<Token.*?> (\w+) .*?\}: (?:invalid call to filter '\w+': )?`)
+)
+
+// renderMessage shortens gonja's render error, which nests every enclosing
+// expression and our internal filters, to "line N: innermost cause".
+func renderMessage(msg string) string {
+	lines := reErrLine.FindAllStringSubmatch(msg, -1)
+	cause := strings.TrimPrefix(msg, "unable to execute template: ")
+	if loc := reErrWrapper.FindStringIndex(cause); loc != nil && loc[1] < len(cause) {
+		cause = cause[loc[1]:]
+	}
+	cause = reErrFilter.ReplaceAllString(cause, "filter $1: ")
+	if len(lines) == 0 {
+		return cause
+	}
+	return "line " + lines[len(lines)-1][1] + ": " + cause
 }
 
 // raisedError records the message of a raise_exception call during one
