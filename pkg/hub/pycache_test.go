@@ -122,7 +122,8 @@ func TestCacheWithoutSymlinks(t *testing.T) {
 	res, err = tc.Resolve(ctx, "org/m-GGUF:Q8_0@v2")
 	mustNoError(t, err)
 	checkEqual(t, gets, h.Stats("org/m-GGUF", "m-Q8_0.gguf").Gets, "existing blob reused")
-	got, _ = os.ReadFile(filepath.Join(repoDir, "snapshots", commit2, "m-Q8_0.gguf"))
+	checkEqual(t, filepath.Join(repoDir, "snapshots", commit2, "m-Q8_0.gguf"), res.ModelPath)
+	got, _ = os.ReadFile(res.ModelPath)
 	checkTrue(t, bytes.Equal(same, got), "copied content")
 	checkFileExists(t, blob)
 
