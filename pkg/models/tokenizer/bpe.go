@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -182,14 +183,23 @@ func (t *Tokenizer) emitBytes(raw string, out []int32) []int32 {
 	return out
 }
 
+// maxCachedWord is the longest word (bytes) the word cache keeps: longer
+// ones are rare and would let one text fill the cache's memory.
+const maxCachedWord = 256
+
 // encodeWord tokenizes one pre-tokenized word (raw bytes) with the cache.
+// The cache keeps a copy of the word, never a slice of the caller's text,
+// so a cached word does not pin a whole prompt in memory.
 func (t *Tokenizer) encodeWord(sc *scratch, word string, out []int32) []int32 {
+	if len(word) > maxCachedWord {
+		return t.encodeWordUncached(sc, word, out)
+	}
 	if ids, ok := t.cache.get(word); ok {
 		return append(out, ids...)
 	}
 	start := len(out)
 	out = t.encodeWordUncached(sc, word, out)
-	t.cache.put(word, append([]int32(nil), out[start:]...))
+	t.cache.put(strings.Clone(word), append([]int32(nil), out[start:]...))
 	return out
 }
 
