@@ -1,11 +1,13 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -198,21 +200,43 @@ func (m *Model) show(args []string) tea.Cmd {
 	}
 	switch what {
 	case "info":
-		d, err := m.svc.Show(m.ctx, m.model)
-		if err != nil {
-			m.errorf("%v", err)
-			return nil
+		// Asked off the update loop: a daemon may take a while to answer.
+		svc, ctx, model := m.svc, m.ctx, m.model
+		m.showing = true
+		return func() tea.Msg {
+			ctx, cancel := context.WithTimeout(ctx, showTimeout)
+			defer cancel()
+			d, err := svc.Show(ctx, model)
+			return shownMsg{model: model, details: d, err: err}
 		}
-		if d.Context > 0 {
-			m.details = d
-		}
-		m.addEntry(&entry{kind: kindInfo, text: FormatDetails(d)})
 	case "parameters":
 		m.addEntry(&entry{kind: kindInfo, text: m.parametersText()})
 	default:
 		m.errorf("usage: /show info | /show parameters")
 	}
 	return nil
+}
+
+// showTimeout bounds a /show info request.
+const showTimeout = 30 * time.Second
+
+// shownMsg carries the answer to /show info.
+type shownMsg struct {
+	model   string
+	details runner.ModelDetails
+	err     error
+}
+
+func (m *Model) onShown(msg shownMsg) {
+	m.showing = false
+	if msg.err != nil {
+		m.errorf("/show info: %v", msg.err)
+		return
+	}
+	if msg.model == m.model && msg.details.Context > 0 {
+		m.details = msg.details
+	}
+	m.addEntry(&entry{kind: kindInfo, text: FormatDetails(msg.details)})
 }
 
 func (m *Model) parametersText() string {

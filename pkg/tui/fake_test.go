@@ -20,8 +20,11 @@ type fakeService struct {
 	chats   []runner.ChatRequest
 	loads   []runner.LoadRequest
 	details runner.ModelDetails
-	// loadGate, when set, holds every Load until it is closed.
+	// loadGate, when set, holds every Load until it is closed; showGate
+	// every Show, which then fails with showErr when set.
 	loadGate chan struct{}
+	showGate chan struct{}
+	showErr  error
 	chat     func(ctx context.Context, req runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error)
 }
 
@@ -60,7 +63,17 @@ func (f *fakeService) Unload(context.Context, string) error { return nil }
 
 func (f *fakeService) PS(context.Context) ([]runner.ModelStatus, error) { return nil, nil }
 
-func (f *fakeService) Show(_ context.Context, model string) (runner.ModelDetails, error) {
+func (f *fakeService) Show(ctx context.Context, model string) (runner.ModelDetails, error) {
+	if f.showGate != nil {
+		select {
+		case <-f.showGate:
+		case <-ctx.Done():
+			return runner.ModelDetails{}, ctx.Err()
+		}
+	}
+	if f.showErr != nil {
+		return runner.ModelDetails{}, f.showErr
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	d := f.details
@@ -150,7 +163,7 @@ func (d *driver) dispatch(msg tea.Msg) {
 		}
 	case tea.QuitMsg:
 		d.quit = true
-	case deltaMsg, doneMsg, loadedMsg, progressMsg:
+	case deltaMsg, doneMsg, loadedMsg, progressMsg, shownMsg:
 		d.send(msg)
 	}
 }
@@ -175,7 +188,7 @@ func (d *driver) ctrl(r rune) { d.key(tea.KeyPressMsg{Code: r, Mod: tea.ModCtrl}
 func (d *driver) say(s string) {
 	d.typeText(s)
 	d.enter()
-	d.settle(func() bool { return d.m.gen == nil && d.m.loading == nil })
+	d.settle(func() bool { return d.m.gen == nil && d.m.loading == nil && !d.m.showing })
 }
 
 // screen is the rendered view without ANSI codes.

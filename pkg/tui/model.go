@@ -50,6 +50,7 @@ type Model struct {
 	answers  int
 	quitHint bool
 	quitting bool
+	showing  bool // a /show info request is out
 }
 
 // New builds the chat model. ctx bounds every request it makes.
@@ -177,6 +178,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onDone(msg)
 	case loadedMsg:
 		return m, m.onLoaded(msg)
+	case shownMsg:
+		m.onShown(msg)
+		return m, nil
 	case progressMsg:
 		if m.loading != nil {
 			m.loading.progress = msg.text

@@ -70,3 +70,31 @@ func TestLoadProgress(t *testing.T) {
 		t.Errorf("after a stopped /load: model %q, quit %v", d.m.model, d.quit)
 	}
 }
+
+// TestShowInfoAsync: /show info asks the service off the update loop, so
+// the UI keeps answering keys while a daemon takes its time.
+func TestShowInfoAsync(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"answer", nil, "architecture qwen3"},
+		{"error", runner.Errorf(runner.KindNotFound, "model %q is not loaded", "test-model"), `error: /show info: model "test-model" is not loaded`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			svc := &fakeService{details: runner.ModelDetails{Arch: "qwen3", Context: 4096}, showGate: make(chan struct{}), showErr: tt.err}
+			d := newDriver(t, svc, nil)
+			d.typeText("/show info")
+			d.enter()
+			d.typeText("still typing")
+			if got := d.m.input.Value(); got != "still typing" || !d.m.showing {
+				t.Fatalf("while /show info waits: input %q, showing %v", got, d.m.showing)
+			}
+			close(svc.showGate)
+			d.settle(func() bool { return !d.m.showing })
+			contains(t, "transcript", d.transcript(), tt.want)
+		})
+	}
+}
