@@ -233,8 +233,11 @@ func TestContextCancelKeepsPartial(t *testing.T) {
 	h.DropAfter("org/m-GGUF", "m-Q8_0.gguf", 1500, 100)
 	ctx, cancel := context.WithCancel(context.Background())
 	tc := newTestClient(t, h, func(o *Options) { o.RetryBase = time.Hour })
+	blob := filepath.Join(tc.cache, "models--org--m-GGUF", "blobs", hubtest.SHA256(files["m-Q8_0.gguf"]))
 	go func() {
-		for h.Stats("org/m-GGUF", "m-Q8_0.gguf").Bytes < 1500 {
+		// Cancel once the client has the 1500 bytes on disk and waits to retry
+		// (what the server sent may still be in flight).
+		for fileSize(blob+".incomplete") < 1500 {
 			time.Sleep(time.Millisecond)
 		}
 		cancel()
@@ -242,7 +245,6 @@ func TestContextCancelKeepsPartial(t *testing.T) {
 	_, err := tc.Resolve(ctx, "org/m-GGUF")
 	mustErrorIs(t, err, context.Canceled)
 	checkContains(t, err.Error(), "resumes next time")
-	blob := filepath.Join(tc.cache, "models--org--m-GGUF", "blobs", hubtest.SHA256(files["m-Q8_0.gguf"]))
 	fi, err := os.Stat(blob + ".incomplete")
 	mustNoError(t, err)
 	checkEqual(t, int64(1500), fi.Size())
