@@ -277,3 +277,42 @@ func TestServeDetachAndStop(t *testing.T) {
 		t.Errorf("daemon log: %v\n%s", err, b)
 	}
 }
+
+func TestStopNames(t *testing.T) {
+	t.Setenv("HELEXA_API_KEY", "")
+	tests := []struct {
+		name, arg string
+		unloaded  string // "" = nothing
+		errText   string
+	}{
+		{"by name", "org/a:Q8_0", "org/a:Q8_0", ""},
+		{"by path", "/cache/a.gguf", "org/a:Q8_0", ""},
+		{"not loaded", "org/b:Q4_K_M", "", `model "org/b:Q4_K_M" is not loaded; ` + "`helexa ps`"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &psFake{models: []runner.ModelStatus{{Name: "org/a:Q8_0", Path: "/cache/a.gguf", State: runner.StateReady}}}
+			host := startAPI(t, f)
+			var out bytes.Buffer
+			err := runStop(context.Background(), stopOptions{Host: host}, tt.arg, streams{Out: &out})
+			if tt.errText != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.errText) {
+					t.Fatalf("err %v, want %q", err, tt.errText)
+				}
+				if len(f.unloaded) != 0 {
+					t.Errorf("unloaded %v", f.unloaded)
+				}
+				return
+			}
+			if err != nil || len(f.unloaded) != 1 || f.unloaded[0] != tt.unloaded || out.String() != "unloaded "+tt.unloaded+"\n" {
+				t.Errorf("err %v, unloaded %v, output %q", err, f.unloaded, out.String())
+			}
+		})
+	}
+	var errOut bytes.Buffer
+	root := newRootCmd(streams{Out: io.Discard, Err: &errOut})
+	root.SetArgs([]string{"stop"})
+	if err := root.Execute(); err == nil || !strings.Contains(err.Error(), "helexa ps") {
+		t.Errorf("stop without a model: %v", err)
+	}
+}

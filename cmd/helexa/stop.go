@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -17,8 +18,13 @@ func newStopCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stop MODEL",
 		Short: "Unload a model from the daemon",
-		Long:  "Unload MODEL from the daemon at HELEXA_HOST, freeing its memory (also how a poisoned model is recovered).\nTo stop the daemon itself, use `helexa serve --stop`.",
-		Args:  cobra.ExactArgs(1),
+		Long:  "Unload MODEL (its name or path as `helexa ps` shows it) from the daemon at HELEXA_HOST, freeing its memory (also how a poisoned model is recovered).\nTo stop the daemon itself, use `helexa serve --stop`.",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return errors.New("stop takes one model name; `helexa ps` lists the loaded models (to stop the daemon itself: `helexa serve --stop`)")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runStop(cmd.Context(), opts, args[0], s)
 		},
@@ -32,9 +38,23 @@ func runStop(ctx context.Context, opts stopOptions, model string, s streams) err
 	if err != nil {
 		return err
 	}
-	if err := c.Unload(ctx, model); err != nil {
+	loaded, err := c.PS(ctx)
+	if err != nil {
 		return daemonError(c, err)
 	}
-	_, err = fmt.Fprintf(s.Out, "unloaded %s\n", model)
+	name := ""
+	for _, m := range loaded {
+		if m.Name == model || (m.Path != "" && m.Path == model) {
+			name = m.Name
+			break
+		}
+	}
+	if name == "" {
+		return fmt.Errorf("model %q is not loaded; `helexa ps` lists the loaded models", model)
+	}
+	if err := c.Unload(ctx, name); err != nil {
+		return daemonError(c, err)
+	}
+	_, err = fmt.Fprintf(s.Out, "unloaded %s\n", name)
 	return err
 }
