@@ -140,6 +140,21 @@ func TestRunChatInPTY(t *testing.T) {
 	if !strings.Contains(scr, "/2048") {
 		t.Errorf("status line lacks the context size 2048:\n%s", scr)
 	}
+	// Ctrl+C (a key in the UI's raw mode, not a signal) stops a long
+	// answer and leaves the chat running.
+	if _, err := ptmx.Write([]byte("/set num_predict 0\rTell me more\r")); err != nil {
+		t.Fatal(err)
+	}
+	waitScreen(t, screen, "› Tell me more", "generating")
+	if _, err := ptmx.Write([]byte{3}); err != nil {
+		t.Fatal(err)
+	}
+	waitScreen(t, screen, "[stopped]")
+	select {
+	case err := <-exited:
+		t.Fatalf("Ctrl+C during an answer ended helexa run (%v); screen:\n%s", err, screen.String())
+	default:
+	}
 	if _, err := ptmx.Write([]byte("/bye\r")); err != nil {
 		t.Fatal(err)
 	}
