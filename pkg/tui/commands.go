@@ -61,7 +61,7 @@ func (m *Model) command(line string) tea.Cmd {
 			m.errorf("usage: /save FILE")
 			return nil
 		}
-		m.save(rest)
+		m.save(expandHome(rest))
 	case "/stats":
 		m.addEntry(&entry{kind: kindInfo, text: m.statsText()})
 	default:
@@ -79,6 +79,17 @@ func absIfExists(model string) string {
 		}
 	}
 	return model
+}
+
+// expandHome turns a leading "~/" into the home directory, as a shell
+// would.
+func expandHome(path string) string {
+	if rest, ok := strings.CutPrefix(path, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	return path
 }
 
 func (m *Model) errorf(format string, args ...any) {

@@ -186,6 +186,7 @@ func TestOtherErrorShown(t *testing.T) {
 func TestSlashCommands(t *testing.T) {
 	dir := t.TempDir()
 	saved := filepath.Join(dir, "sub", "chat.json")
+	t.Setenv("HOME", filepath.Join(dir, "home"))
 	tests := []struct {
 		name  string
 		lines []string
@@ -242,8 +243,13 @@ func TestSlashCommands(t *testing.T) {
 				t.Errorf("saved %+v", c)
 			}
 		}},
+		{"save to ~", []string{"hi", "/save ~/chats/one.json"}, func(t *testing.T, d *driver, _ *fakeService) {
+			if _, err := os.Stat(filepath.Join(dir, "home", "chats", "one.json")); err != nil {
+				t.Errorf("/save ~/… did not write under the home directory: %v\n%s", err, d.transcript())
+			}
+		}},
 		{"stats", []string{"/stats", "hi", "/stats"}, func(t *testing.T, d *driver, _ *fakeService) {
-			contains(t, "transcript", d.transcript(), "No answers yet.", "prompt    10 tokens (4 from cache)", "generated 3 tokens, 20.0 tok/s", "Context: 13 of 4096")
+			contains(t, "transcript", d.transcript(), "No answers yet.", "prompt    10 tokens (4 from cache)", "generated 3 tokens, 20.0 tok/s", "Context: 13 of 4096", "Session (1 answer):")
 		}},
 		{"load", []string{"/load other.gguf"}, func(t *testing.T, d *driver, svc *fakeService) {
 			if d.m.model != "other.gguf" || len(svc.loads) != 1 || svc.loads[0].Model != "other.gguf" {
