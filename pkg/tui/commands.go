@@ -55,7 +55,7 @@ func (m *Model) command(line string) tea.Cmd {
 			m.errorf("usage: /load MODEL (a reference such as Qwen/Qwen3-0.6B-GGUF:Q8_0, a .gguf path or a model directory)")
 			return nil
 		}
-		return m.load(absIfExists(args[0]))
+		return m.load(absIfExists(expandHome(args[0])))
 	case "/save":
 		if rest == "" {
 			m.errorf("usage: /save FILE")

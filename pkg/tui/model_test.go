@@ -257,6 +257,11 @@ func TestSlashCommands(t *testing.T) {
 			}
 			contains(t, "transcript", d.transcript(), "Loaded other.gguf")
 		}},
+		{"load from ~", []string{"/load ~/m.gguf"}, func(t *testing.T, d *driver, svc *fakeService) {
+			if want := filepath.Join(dir, "home", "m.gguf"); len(svc.loads) != 1 || svc.loads[0].Model != want {
+				t.Errorf("loads %+v, want %s", svc.loads, want)
+			}
+		}},
 		{"num_ctx reloads", []string{"/set num_ctx 8192"}, func(t *testing.T, d *driver, svc *fakeService) {
 			if len(svc.loads) != 1 || svc.loads[0].NumCtx != 8192 || d.m.details.Context != 8192 {
 				t.Errorf("loads %+v, context %d", svc.loads, d.m.details.Context)
