@@ -91,7 +91,7 @@ func runBench(ctx context.Context, opts benchOptions, model string, s streams) e
 	if err := opts.validate(); err != nil {
 		return err
 	}
-	svc, closeSvc, err := benchService(opts.Host)
+	svc, closeSvc, err := benchService(opts.Host, runLogger(s.Err, false))
 	if err != nil {
 		return err
 	}
@@ -120,8 +120,10 @@ func runBench(ctx context.Context, opts benchOptions, model string, s streams) e
 }
 
 // benchService returns the engine to measure: a daemon client or an
-// in-process Manager (closed by the returned func).
-func benchService(host string) (runner.Service, func(), error) {
+// in-process Manager (closed by the returned func) logging to log (as run
+// does: warnings only, unless HELEXA_LOG_LEVEL is set, so the per-request
+// lines do not bury the table).
+func benchService(host string, log *slog.Logger) (runner.Service, func(), error) {
 	if host != "" {
 		c, err := daemonClient(host)
 		if err != nil {
@@ -132,7 +134,7 @@ func benchService(host string) (runner.Service, func(), error) {
 		}
 		return c, func() {}, nil
 	}
-	mgr, _, err := newServeEngine(slog.Default())
+	mgr, _, err := newServeEngine(log)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/helexa/helexa/internal/fixtures"
+)
+
+// TestBenchInProcess runs `helexa bench` on the smallest fixture model: one
+// row per concurrency level with positive decode throughput, and no
+// per-request log lines burying the table.
+func TestBenchInProcess(t *testing.T) {
+	model := fixtures.Path(t, "models", "stories260K.gguf")
+	t.Setenv("HF_HUB_CACHE", filepath.Join(t.TempDir(), "hf"))
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	t.Setenv("HELEXA_LOG_LEVEL", "")
+	tests := []struct {
+		name string
+		json bool
+	}{
+		{"table", false},
+		{"json", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			root := newRootCmd(streams{Out: &out, Err: &errOut})
+			args := []string{"bench", model, "--concurrency", "1,3", "-n", "8"}
+			if tt.json {
+				args = append(args, "--json")
+			}
+			root.SetArgs(args)
+			if err := root.ExecuteContext(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(errOut.String(), "request finished") {
+				t.Errorf("per-request log lines on stderr:\n%s", errOut.String())
+			}
+			if !tt.json {
+				for _, want := range []string{"DECODE tok/s", "\n             1 ", "\n             3 "} {
+					if !strings.Contains(out.String(), want) {
+						t.Errorf("table lacks %q:\n%s", want, out.String())
+					}
+				}
+				return
+			}
+			var levels []benchLevel
+			if err := json.Unmarshal(out.Bytes(), &levels); err != nil || len(levels) != 2 {
+				t.Fatalf("%v: %s", err, out.String())
+			}
+			for i, lv := range levels {
+				if lv.Concurrency != []int{1, 3}[i] || lv.GeneratedTokens <= 0 || lv.DecodeTPS <= 0 {
+					t.Errorf("level %+v", lv)
+				}
+			}
+		})
+	}
+}
