@@ -89,3 +89,50 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// allBytesAreTokens reports whether a byte-level vocabulary has a token for
+// every byte of s. Some have none for a few bytes (Falcon: several control
+// characters; StarCoder: 0xF1); like llama.cpp, encoding drops those bytes.
+func allBytesAreTokens(tk *Tokenizer, s string) bool {
+	if tk.Kind() != KindBPE {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if _, ok := tk.TokenID(string(tk.bl.enc[s[i]])); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzEncodeFamilies: every vocabulary of the fixture pairs (each
+// pre-tokenizer family, SentencePiece and byte-level) encodes arbitrary
+// text without error or panic, and decodes valid UTF-8 back to it (when
+// the vocabulary can represent every byte of it).
+func FuzzEncodeFamilies(f *testing.F) {
+	for _, s := range []string{"Hello world", "  x\t\n\n y", "東京!🚀 naïve", "3.14159 1000000", "<|endoftext|> <s>", "\xc3", "'ll 'S"} {
+		f.Add(s)
+	}
+	var vocabs []*Tokenizer
+	for _, p := range loadPairs(f) {
+		vocabs = append(vocabs, loadGGUF(f, "tokenizer", p.Vocab))
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, tk := range vocabs {
+			ids, err := tk.Encode(s, false, false)
+			if err != nil {
+				t.Fatalf("%s/%s: Encode(%q): %v", tk.Kind(), tk.Pre(), s, err)
+			}
+			if !utf8.ValidString(s) || !allBytesAreTokens(tk, s) {
+				continue
+			}
+			want := s
+			if tk.Kind() == KindSPM {
+				want = strings.ReplaceAll(s, "▁", " ")
+			}
+			if got := tk.Decode(ids); got != want {
+				t.Fatalf("%s/%s: Decode(Encode(%q)) = %q", tk.Kind(), tk.Pre(), s, got)
+			}
+		}
+	})
+}
