@@ -222,6 +222,9 @@ func parseRetryAfter(s string) time.Duration {
 
 // retryable says whether an attempt's error is worth another try.
 func retryable(err error) bool {
+	if errors.Is(err, errLinkExpired) { // wraps the CDN's 403, but a fresh link is ready
+		return true
+	}
 	var he *HTTPError
 	if errors.As(err, &he) {
 		return he.retryable()

@@ -24,7 +24,15 @@ var (
 	errDropped = errors.New("connection dropped before the end of the file")
 	// errNoRange: the server answered a range request with the whole file.
 	errNoRange = errors.New("server ignored the Range header")
+	// errLinkExpired: the CDN refused a signed link; a fresh one was asked for.
+	errLinkExpired = errors.New("the download link expired")
 )
+
+// linkExpired: a CDN (a host other than the Hub's) refusing a link the Hub
+// handed out means the link's signature expired, not that access is denied.
+func linkExpired(status int, u, endpoint string) bool {
+	return (status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusGone) && !sameHost(u, endpoint)
+}
 
 // fetchFile makes snapshots/<commit>/<file> exist, reusing a cached blob
 // when there is one and downloading it otherwise.
@@ -49,7 +57,7 @@ func (c *Client) fetchFile(ctx context.Context, repo, commit, file, lfsSHA strin
 	defer unlock()
 	newBlob := false
 	if !blobComplete(blob, meta.Size) { // another process may have finished it meanwhile
-		if err := c.download(ctx, repo, file, meta, lfsSHA, blob); err != nil {
+		if err := c.download(ctx, repo, commit, file, meta, lfsSHA, blob); err != nil {
 			return err
 		}
 		newBlob = true
@@ -68,13 +76,14 @@ func blobComplete(p string, size int64) bool {
 
 // download fetches a file into blob via blob.incomplete, verifies it and
 // renames it into place. The caller holds the blob's lock.
-func (c *Client) download(ctx context.Context, repo, file string, meta *fileMeta, lfsSHA, blob string) error {
+func (c *Client) download(ctx context.Context, repo, commit, file string, meta *fileMeta, lfsSHA, blob string) error {
 	if err := os.MkdirAll(filepath.Dir(blob), 0o755); err != nil {
 		return fmt.Errorf("create blobs folder: %w", err)
 	}
 	what := repo + "/" + file
 	auth := sameHost(meta.Location, c.opts.Endpoint)
 	dl := newTransfer(c, blob, meta.Location, auth, what, meta.Size)
+	dl.renewURL = func(ctx context.Context) (*fileMeta, error) { return c.headFile(ctx, repo, commit, file) }
 	if err := dl.run(ctx, repo, file); err != nil {
 		return err
 	}
@@ -161,7 +170,8 @@ func (d *transfer) getRange(ctx context.Context, from, to int64, add func(int64)
 		}
 		h.Set("Range", r)
 	}
-	resp, err := d.c.doFollow(ctx, d.url, d.auth, h)
+	u, auth := d.location()
+	resp, err := d.c.doFollow(ctx, u, auth, h)
 	if err != nil {
 		return 0, err
 	}
@@ -171,6 +181,14 @@ func (d *transfer) getRange(ctx context.Context, from, to int64, add func(int64)
 	case resp.StatusCode == http.StatusOK && h.Get("Range") != "":
 		return 0, errNoRange
 	case resp.StatusCode == http.StatusOK:
+	case linkExpired(resp.StatusCode, u, d.c.opts.Endpoint):
+		// Not the Hub's gated-repo 403: the CDN refuses a link the Hub signed.
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
+		cause := fmt.Errorf("the download server answered HTTP %d (%s)", resp.StatusCode, strings.TrimSpace(string(body)))
+		if err := d.renew(ctx, u, cause); err != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("%s: %w: %w", d.what, errLinkExpired, cause)
 	default:
 		return 0, httpError(resp, d.what)
 	}

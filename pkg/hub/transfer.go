@@ -25,11 +25,17 @@ type transfer struct {
 	part      string   // <etag>.incomplete
 	scratch   string   // <etag>.incomplete.parallel
 	statePath string   // <etag>.incomplete.json
-	url       string
-	auth      bool
 	what      string
 	size      int64 // -1 when unknown
 	written   atomic.Int64
+
+	mu       sync.Mutex // guards url, auth and renewals
+	url      string
+	auth     bool
+	renewals int
+	// renewURL asks the Hub again for the file's download location: signed
+	// CDN links expire (after about an hour), and a long download outlives them.
+	renewURL func(context.Context) (*fileMeta, error)
 }
 
 // partState is the state file: the valid prefix of the scratch file (or,
@@ -46,6 +52,39 @@ func newTransfer(c *Client, blob, url string, auth bool, what string, size int64
 }
 
 func (d *transfer) add(n int64) { d.written.Add(n) }
+
+// location is the URL to GET the file from, and whether to send the token.
+func (d *transfer) location() (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.url, d.auth
+}
+
+// maxRenewals bounds how many fresh links one download asks for (real
+// links last about an hour each), so a CDN that refuses every link fails
+// the download instead of looping.
+const maxRenewals = 50
+
+// renew replaces the download URL that failed (refused with cause) with a
+// fresh one from the Hub; of several workers that saw the same link fail,
+// only the first asks.
+func (d *transfer) renew(ctx context.Context, failed string, cause error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.url != failed {
+		return nil
+	}
+	if d.renewURL == nil || d.renewals >= maxRenewals {
+		return fmt.Errorf("%s: the download server refused %d fresh links in a row: %w", d.what, d.renewals, cause)
+	}
+	d.renewals++
+	meta, err := d.renewURL(ctx)
+	if err != nil {
+		return err
+	}
+	d.url, d.auth = meta.Location, sameHost(meta.Location, d.c.opts.Endpoint)
+	return nil
+}
 
 func (d *transfer) run(ctx context.Context, repo, file string) error {
 	prefix, err := d.startPrefix()
@@ -160,6 +199,9 @@ func (d *transfer) withRetry(ctx context.Context, f func() (int64, error)) error
 		}
 		if n > 0 {
 			fails = 0
+		}
+		if errors.Is(err, errLinkExpired) && ctx.Err() == nil {
+			continue // a fresh link is ready; renew bounds how often that happens
 		}
 		if !retryable(err) || fails >= d.c.opts.MaxRetries || ctx.Err() != nil {
 			if ctx.Err() != nil {

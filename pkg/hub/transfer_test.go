@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/helexa/helexa/pkg/hub/hubtest"
 )
@@ -102,4 +107,56 @@ func TestVerifyFile(t *testing.T) {
 			checkFalse(t, errors.Is(err, ErrChecksum), "an interrupted check is not a mismatch")
 		}
 	}
+}
+
+// TestExpiredCDNLinkIsRenewed: signed CDN links expire during a long
+// download; the CDN's 403 then means "ask the Hub again", not "access
+// denied", for sequential resumes and parallel ranges alike.
+func TestExpiredCDNLinkIsRenewed(t *testing.T) {
+	tests := []struct {
+		name      string
+		threshold int64
+		uses      int
+		drops     int
+	}{
+		{name: "sequential, link used up by a dropped connection", threshold: 1 << 30, uses: 1, drops: 2},
+		{name: "parallel ranges outlive their links", threshold: 16 << 10, uses: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := hubtest.New(t)
+			data := randBytes(t, 200_000)
+			h.AddRepo("org/m-GGUF", map[string][]byte{"m-Q8_0.gguf": data})
+			h.ExpireLinks(tt.uses)
+			if tt.drops > 0 {
+				h.DropAfter("org/m-GGUF", "m-Q8_0.gguf", 50_000, tt.drops)
+			}
+			tc := newTestClient(t, h, func(o *Options) { o.ParallelThreshold, o.Connections = tt.threshold, 4 })
+			res, err := tc.Resolve(context.Background(), "org/m-GGUF")
+			mustNoError(t, err)
+			got, _ := os.ReadFile(res.ModelPath)
+			checkTrue(t, bytes.Equal(data, got), "file intact")
+			st := h.Stats("org/m-GGUF", "m-Q8_0.gguf")
+			checkTrue(t, st.Heads > 1, "the Hub was asked for a fresh link: ", st.Heads, " HEADs")
+		})
+	}
+	// A CDN that refuses every fresh link ends the download with its own
+	// message (not the Hub's "gated repository" advice) instead of looping.
+	cdn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "Request has expired", http.StatusForbidden)
+	}))
+	defer cdn.Close()
+	heads := 0
+	d := newTransfer(New(Options{Endpoint: "http://hub.invalid", RetryBase: time.Millisecond}), filepath.Join(t.TempDir(), "etag"),
+		cdn.URL+"/blob", false, "org/m/f.gguf", 1000)
+	d.renewURL = func(context.Context) (*fileMeta, error) {
+		heads++
+		return &fileMeta{Location: fmt.Sprintf("%s/blob?sig=%d", cdn.URL, heads)}, nil
+	}
+	err := d.run(context.Background(), "org/m", "f.gguf")
+	mustError(t, err)
+	checkContains(t, err.Error(), "refused 50 fresh links")
+	checkContains(t, err.Error(), "Request has expired")
+	checkFalse(t, strings.Contains(err.Error(), "gated"), err)
+	checkEqual(t, maxRenewals, heads)
 }

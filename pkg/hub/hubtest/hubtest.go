@@ -34,6 +34,11 @@ type Hub struct {
 	stats  map[string]*Stats
 	cdnTok bool // an Authorization header reached the CDN
 	noRng  bool
+	// linkUses > 0: each CDN link (one per redirect) serves that many GETs,
+	// then answers 403 like an expired signed URL.
+	linkUses int
+	links    int            // redirects issued
+	linkUsed map[string]int // GETs served per link
 }
 
 type repo struct {
@@ -159,6 +164,15 @@ func (h *Hub) FailWith(id, file string, status, times int) {
 // midway or make two downloads overlap.
 func (h *Hub) Throttle(id, file string, bytesPerSecond int64) {
 	h.withFault(id, file, func(f *fault) { f.rate = bytesPerSecond })
+}
+
+// ExpireLinks makes every CDN link the Hub redirects to good for `uses`
+// content GETs; after that the CDN answers 403 "Request has expired", as a
+// signed CDN URL does after its expiry time. 0 turns expiry off.
+func (h *Hub) ExpireLinks(uses int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.linkUses, h.linkUsed = uses, map[string]int{}
 }
 
 // DisableRanges makes the CDN ignore Range headers (answer 200 with the whole file).
@@ -341,7 +355,11 @@ func (h *Hub) serveResolve(w http.ResponseWriter, r *http.Request, id, rev, file
 		w.Header().Set("ETag", `"`+GitSHA1([]byte("version https://git-lfs.github.com/spec/v1\noid sha256:"+sum))+`"`)
 		w.Header().Set("X-Linked-Etag", `"`+sum+`"`)
 		w.Header().Set("X-Linked-Size", fmt.Sprint(len(data)))
-		loc := fmt.Sprintf("%s/blobs/%s?repo=%s&file=%s", h.CDNURL, sum, url.QueryEscape(id), url.QueryEscape(file))
+		h.mu.Lock()
+		h.links++
+		link := h.links
+		h.mu.Unlock()
+		loc := fmt.Sprintf("%s/blobs/%s?repo=%s&file=%s&sig=%d", h.CDNURL, sum, url.QueryEscape(id), url.QueryEscape(file), link)
 		http.Redirect(w, r, loc, http.StatusFound)
 		return
 	}
@@ -354,6 +372,15 @@ func (h *Hub) serveCDN(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	if r.Header.Get("Authorization") != "" {
 		h.cdnTok = true
+	}
+	if h.linkUses > 0 && r.Method == http.MethodGet {
+		sig := r.URL.Query().Get("sig")
+		if h.linkUsed[sig] >= h.linkUses {
+			h.mu.Unlock()
+			http.Error(w, "<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>", http.StatusForbidden)
+			return
+		}
+		h.linkUsed[sig]++
 	}
 	rp := h.repos[id]
 	var data []byte
