@@ -9,6 +9,7 @@ import (
 
 	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/hub"
+	"github.com/helexa/helexa/pkg/hub/hubtest"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -125,5 +126,50 @@ func TestGGUFLoaderJSONMode(t *testing.T) {
 		if err := json.Unmarshal([]byte(o.text), &v); err != nil {
 			t.Errorf("seed %d: output %q (%s) does not parse: %v", seed, o.text, o.reason, err)
 		}
+	}
+}
+
+// TestGGUFLoaderPullsOnFirstRequest: a request naming a Hub reference that
+// is not in the cache downloads it (from a fake Hub) and generates; a
+// reference the Hub lacks is a 404-kind error.
+func TestGGUFLoaderPullsOnFirstRequest(t *testing.T) {
+	data, err := os.ReadFile(fixtures.Path(t, "models", "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := hubtest.New(t)
+	fake.AddRepo("tiny/stories-GGUF", map[string][]byte{"stories260K-F32.gguf": data})
+	cfg := DefaultConfig()
+	cfg.NumCtx, cfg.KeepAlive = 256, -1
+	hc := hub.New(hub.Options{CacheDir: t.TempDir(), Endpoint: fake.URL})
+	m := NewManager(cfg, &GGUFLoader{Hub: hc, Threads: 2, Log: slog.New(slog.DiscardHandler)}, nil)
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+
+	tests := []struct {
+		name, model string
+		unload      bool // unload it first, so it is loaded again from the cache
+		kind        Kind
+	}{
+		{"pulled on first use", "tiny/stories-GGUF:F32", false, ""},
+		{"loaded from the cache the second time", "tiny/stories-GGUF:F32", true, ""},
+		{"missing repository", "tiny/nothing-GGUF:F32", false, KindNotFound},
+		{"missing quant", "tiny/stories-GGUF:Q4_K_M", false, KindNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.unload {
+				if err := m.Unload(context.Background(), tt.model); err != nil {
+					t.Fatal(err)
+				}
+			}
+			o := complete(context.Background(), m, CompletionRequest{Model: tt.model, Prompt: "Once upon a time",
+				AddSpecial: true, Options: Options{MaxTokens: 4}})
+			if kindOf(o.err) != tt.kind || (tt.kind == "" && len(o.tokens) == 0) {
+				t.Fatalf("got %v (%d tokens), want kind %q", o.err, len(o.tokens), tt.kind)
+			}
+		})
+	}
+	if st := fake.Stats("tiny/stories-GGUF", "stories260K-F32.gguf"); st.Gets != 1 {
+		t.Errorf("the model file was fetched %d times, want once", st.Gets)
 	}
 }
