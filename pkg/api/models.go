@@ -157,7 +157,18 @@ func (s *Server) getModel(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if isLocalPath(id) {
+		s.fail(c, runner.Errorf(runner.KindNotFound,
+			"model %q is neither loaded nor in the local cache; a request naming the file loads it (or POST /api/load)", id))
+		return
+	}
 	s.fail(c, runner.Errorf(runner.KindNotFound,
 		"model %q is neither loaded nor in the local cache; pull it (`helexa pull %s` or POST /api/pull), "+
 			"or see GET /v1/models for the models available", id, id))
+}
+
+// isLocalPath reports an id that names a file rather than a Hub reference.
+func isLocalPath(id string) bool {
+	return strings.HasPrefix(id, "/") || strings.HasPrefix(id, "./") || strings.HasPrefix(id, "../") ||
+		strings.HasSuffix(strings.ToLower(id), ".gguf")
 }

@@ -100,6 +100,7 @@ func TestGetModel(t *testing.T) {
 		{"org/b", StateAvailable, 200},
 		{"org/nope", "", 404},
 		{"org/a-GGUF", "", 404}, // exact references only
+		{"models/y.gguf", "", 404},
 	}
 	for _, c := range cases {
 		status, out := get(t, ts, "/v1/models/"+c.id)
@@ -110,6 +111,9 @@ func TestGetModel(t *testing.T) {
 		if status != 200 {
 			if !strings.Contains(out, "neither loaded nor in the local cache") || !strings.Contains(out, "not_found") {
 				t.Errorf("%s: error %s", c.id, out)
+			}
+			if isFile := strings.HasSuffix(c.id, ".gguf"); isFile == strings.Contains(out, "helexa pull") {
+				t.Errorf("%s: advice %s (pull only for Hub references)", c.id, out)
 			}
 			continue
 		}
