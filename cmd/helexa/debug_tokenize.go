@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -26,9 +29,11 @@ type debugTokenizeOptions struct {
 func newDebugTokenizeCmd(s streams) *cobra.Command {
 	opts := &debugTokenizeOptions{}
 	cmd := &cobra.Command{
-		Use:   "tokenize MODEL.gguf",
+		Use:   "tokenize MODEL",
 		Short: "Tokenize the text on stdin with a model's vocabulary (vocab-only GGUFs work too)",
-		Long: "Reads UTF-8 text from stdin, exactly as given (a trailing newline is part of the text), and prints its token ids.\n" +
+		Long: "MODEL is a .gguf file, a Hugging Face tokenizer.json (tokenizer_config.json is read from beside it) or a\n" +
+			"directory holding one. Reads UTF-8 text from stdin, exactly as given (a trailing newline is part of the text),\n" +
+			"and prints one \"id<TAB>piece\" line per token (the piece is the text the token stands for), or {\"ids\":[...]} with --json.\n" +
 			"--add-special adds BOS/EOS as the vocabulary asks; --parse-special turns special and added tokens written in\n" +
 			"the text (e.g. <|im_end|>, <think>) into their ids; without it they are tokenized as plain text.",
 		Args: cobra.ExactArgs(1),
@@ -43,14 +48,48 @@ func newDebugTokenizeCmd(s streams) *cobra.Command {
 	return cmd
 }
 
-// loadTokenizer opens a GGUF file and builds its tokenizer.
+// loadTokenizer builds the tokenizer of a GGUF file, of a Hugging Face
+// tokenizer.json (with the tokenizer_config.json beside it, if any), or of a
+// directory holding a tokenizer.json.
 func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		tj := filepath.Join(path, "tokenizer.json")
+		if _, err := os.Stat(tj); err != nil {
+			return nil, fmt.Errorf("%s has no tokenizer.json: give a .gguf file, a tokenizer.json or a directory holding one", path)
+		}
+		path = tj
+	}
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		return loadHFTokenizer(path)
+	}
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	return tokenizer.FromGGUF(f)
+}
+
+// loadHFTokenizer reads a tokenizer.json and the tokenizer_config.json in
+// the same directory (optional).
+func loadHFTokenizer(path string) (*tokenizer.Tokenizer, error) {
+	tok, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := os.ReadFile(filepath.Join(filepath.Dir(path), "tokenizer_config.json"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	t, err := tokenizer.FromHF(tok, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
 }
 
 func runDebugTokenize(ctx context.Context, opts debugTokenizeOptions, s streams) error {
@@ -78,7 +117,7 @@ func runDebugTokenize(ctx context.Context, opts debugTokenizeOptions, s streams)
 		}{ids})
 	}
 	for _, id := range ids {
-		if _, err := fmt.Fprintf(s.Out, "%d\t%q\n", id, tk.TokenText(id)); err != nil {
+		if _, err := fmt.Fprintf(s.Out, "%d\t%q\n", id, tk.Piece(id, true)); err != nil {
 			return err
 		}
 	}
@@ -95,7 +134,7 @@ type debugDetokenizeOptions struct {
 func newDebugDetokenizeCmd(s streams) *cobra.Command {
 	opts := &debugDetokenizeOptions{}
 	cmd := &cobra.Command{
-		Use:   "detokenize MODEL.gguf --ids 1,2,3",
+		Use:   "detokenize MODEL --ids 1,2,3",
 		Short: "Print the text of token ids with a model's vocabulary (exactly, nothing added)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
