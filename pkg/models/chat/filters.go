@@ -20,6 +20,7 @@ func filters() map[string]exec.FilterFunction {
 		fConcat:      binaryFilter(pyConcat),
 		fMul:         binaryFilter(pyMul),
 		"string":     filterString,
+		"trim":       filterTrim,
 		fGetItem:     filterGetItem,
 		fList:        filterList,
 		fPrintName:   filterPrintName,
@@ -231,6 +232,19 @@ func filterString(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Val
 		return errValue(errors.New("string() takes no arguments"))
 	}
 	return exec.AsValue(text(in))
+}
+
+// filterTrim is Jinja's trim(chars=None): like Python, any value is first
+// turned into text (a list of content parts gives its str()).
+func filterTrim(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+	if in.IsError() {
+		return in
+	}
+	strip, err := stripArg("trim", va)
+	if err != nil {
+		return errValue(err)
+	}
+	return exec.AsValue(strings.TrimFunc(text(in), strip))
 }
 
 func filterPrintValue(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {

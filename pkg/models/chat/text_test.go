@@ -79,3 +79,23 @@ func TestRenderPanicRecovered(t *testing.T) {
 		t.Fatalf("after a panic: %q, %v", out, err)
 	}
 }
+
+// TestTrim: Jinja's trim turns any value into text first (Llama 3.x
+// templates trim message content, which may be a list of parts).
+func TestTrim(t *testing.T) {
+	cases := []struct{ src, want string }{
+		{`[{{ '  a b \n' | trim }}]`, "[a b]"},
+		{`[{{ 'xxaxx' | trim('x') }}][{{ 'xxaxx' | trim(chars='x') }}]`, "[a][a]"},
+		{`[{{ [{'type': 'text', 'text': ' hi '}] | trim }}]`, "[[{'type': 'text', 'text': ' hi '}]]"},
+		{`[{{ 3 | trim }}][{{ nope | trim }}]`, "[3][]"},
+	}
+	for _, c := range cases {
+		tpl, err := Compile(c.src)
+		if err != nil {
+			t.Fatalf("compile %q: %v", c.src, err)
+		}
+		if got, err := tpl.Render(context.Background(), Input{}); err != nil || got != c.want {
+			t.Errorf("%q\n got: %q, %v\nwant: %q", c.src, got, err, c.want)
+		}
+	}
+}
