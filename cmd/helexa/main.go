@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -15,8 +16,20 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRootCmd(streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
-	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		os.Exit(1)
+	os.Exit(exitCode(ctx, root.ExecuteContext(ctx), os.Stderr))
+}
+
+// exitCode reports err and picks the exit status: 0 on success, 130 (like a
+// shell) when Ctrl+C or SIGTERM cancelled the command — quietly, since the
+// user asked for it — and 1 for any other error.
+func exitCode(ctx context.Context, err error, stderr *os.File) int {
+	switch {
+	case err == nil:
+		return 0
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		return 130
+	default:
+		fmt.Fprintln(stderr, "Error:", err)
+		return 1
 	}
 }
