@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"math"
 	"testing"
+
+	"github.com/helexa/helexa/internal/fixtures"
+	"github.com/helexa/helexa/pkg/models/gguf"
+	"github.com/helexa/helexa/pkg/models/tokenizer"
 )
 
 func TestJSONStatePrefixes(t *testing.T) {
@@ -170,6 +174,78 @@ func TestJSONModeLogprobsAreRaw(t *testing.T) {
 				if err := json.Unmarshal([]byte(o.text), &v); err != nil {
 					t.Errorf("JSON mode output %q: %v", o.text, err)
 				}
+			}
+		})
+	}
+}
+
+func qwen3Texts(t testing.TB) [][]byte {
+	t.Helper()
+	f, err := gguf.Open(fixtures.Path(t, "models", "qwen3-tiny-Q8_0.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tk, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := ggufTokenizer{tk}
+	texts := make([][]byte, g.VocabSize())
+	for i := range texts {
+		texts[i] = []byte(g.TokenText(int32(i)))
+	}
+	return texts
+}
+
+// BenchmarkJSONMaskQwen3 times one JSON-mode mask over the Qwen3
+// vocabulary: the scheduler computes one per JSON-mode sequence per step.
+func BenchmarkJSONMaskQwen3(b *testing.B) {
+	texts := qwen3Texts(b)
+	var s jsonState
+	s.feed([]byte(`{"name": "x`))
+	mask := make([]uint64, (len(texts)+63)/64)
+	for b.Loop() {
+		jsonMask(&s, texts, -1, mask)
+	}
+}
+
+// TestJSONMaskLargeVocab checks the mask over a real 152k-token vocabulary
+// (split across workers) against a token-by-token check, in several states.
+func TestJSONMaskLargeVocab(t *testing.T) {
+	texts := qwen3Texts(t)
+	tests := []struct {
+		prefix  string
+		maxCost int
+	}{
+		{``, -1},
+		{`{"name": "x`, -1},
+		{`{"name": "x`, 3},
+		{`{"a": [1, 2`, -1},
+		{`{"a": tr`, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.prefix, func(t *testing.T) {
+			var s jsonState
+			if !s.feed([]byte(tt.prefix)) {
+				t.Fatal("bad prefix")
+			}
+			mask := make([]uint64, (len(texts)+63)/64)
+			found := jsonMask(&s, texts, tt.maxCost, mask)
+			n := 0
+			for id, text := range texts {
+				var trial jsonState
+				s.cloneInto(&trial)
+				want := len(text) > 0 && trial.feed(text) && (tt.maxCost < 0 || trial.closeCost() <= tt.maxCost)
+				if got := mask[id/64]&(1<<(uint(id)%64)) != 0; got != want {
+					t.Fatalf("token %d %q: allowed %v, want %v", id, text, got, want)
+				}
+				if want {
+					n++
+				}
+			}
+			if found != (n > 0) || n == 0 {
+				t.Errorf("found %v with %d allowed tokens", found, n)
 			}
 		})
 	}
