@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,7 +23,7 @@ func main() {
 // exitCode reports err and picks the exit status: 0 on success, 130 (like a
 // shell) when Ctrl+C or SIGTERM cancelled the command — quietly, since the
 // user asked for it — and 1 for any other error.
-func exitCode(ctx context.Context, err error, stderr *os.File) int {
+func exitCode(ctx context.Context, err error, stderr io.Writer) int {
 	switch {
 	case err == nil:
 		return 0
