@@ -179,3 +179,49 @@ func TestFromHFErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestFromHFNormalizerNFC: Qwen's tokenizer.json normalises text to NFC
+// before splitting, so a decomposed "é" (e + U+0301) tokenizes like "é".
+func TestFromHFNormalizerNFC(t *testing.T) {
+	tokJSON, cfgJSON := hfFromGGUF(t, "vocab-qwen3.gguf", qwen2Regex,
+		map[string]any{"bos_token": nil, "eos_token": "<|im_end|>", "add_bos_token": false})
+	var doc map[string]any
+	if err := json.Unmarshal(tokJSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	plain := loadGGUF(t, "tokenizer", "vocab-qwen3.gguf") // no normalizer
+	doc["normalizer"] = map[string]any{"type": "NFC"}
+	tokJSON, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nfc, err := FromHF(tokJSON, cfgJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, text, same string }{
+		{"decomposed", "cafe\u0301 au lait", "café au lait"},
+		{"composed unchanged", "café au lait", "café au lait"},
+		{"ascii", "Hello world", "Hello world"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := nfc.Encode(tc.text, false, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := plain.Encode(tc.same, false, false)
+			if !equalIDs(got, want) {
+				t.Errorf("NFC Encode(%q) = %v, want %v (the ids of %q)", tc.text, got, want, tc.same)
+			}
+			if dec := nfc.Decode(got); dec != tc.same {
+				t.Errorf("decode = %q, want %q", dec, tc.same)
+			}
+		})
+	}
+	// without the normalizer the decomposed form keeps its combining mark
+	got, _ := plain.Encode("cafe\u0301", false, false)
+	if dec := plain.Decode(got); dec != "cafe\u0301" {
+		t.Errorf("plain decode = %q", dec)
+	}
+}
