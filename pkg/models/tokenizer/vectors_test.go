@@ -101,8 +101,19 @@ func loadVectors(t testing.TB, p vectorPair) []vectorCase {
 // are plain text and need no entry: every vector file passes as is today.
 var addedTokenCases = map[string][]int{}
 
+// requiredFamilies are the vocabularies the tokenizer issue names; the
+// fixture pairs must cover every one.
+var requiredFamilies = []string{"llama-bpe", "qwen2", "gpt-2", "deepseek-llm", "deepseek-coder", "falcon",
+	"starcoder", "refact", "mpt", "llama-spm", "phi-3"}
+
 func TestVectors(t *testing.T) {
-	for _, p := range loadPairs(t) {
+	pairs := loadPairs(t)
+	for _, fam := range requiredFamilies {
+		if !slices.ContainsFunc(pairs, func(p vectorPair) bool { return p.Inp == "ggml-vocab-"+fam+".gguf.inp" }) {
+			t.Errorf("pairs.json has no vectors for %s", fam)
+		}
+	}
+	for _, p := range pairs {
 		name := strings.TrimSuffix(p.Inp, ".gguf.inp")
 		t.Run(name, func(t *testing.T) {
 			tk := loadGGUF(t, "tokenizer", p.Vocab)
