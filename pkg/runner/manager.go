@@ -226,7 +226,7 @@ func (m *Manager) evictForMemory(ctx context.Context, name string, opts LoadOpti
 		return
 	}
 	for {
-		free, known := m.freeMemory()
+		free, known := m.freeMemory(ctx)
 		if !known || free >= need {
 			return
 		}
@@ -247,20 +247,35 @@ func (m *Manager) evictForMemory(ctx context.Context, name string, opts LoadOpti
 	}
 }
 
-// freeMemory reports memory free for new models, when known.
-func (m *Manager) freeMemory() (int64, bool) {
+// freeMemory reports memory free for new models, when known: Config's
+// FreeMemory, or a fresh reading from a loaded model's executor (taken
+// again after each eviction, so it sees the memory the evicted model gave
+// back). An executor reporting 0 does not know.
+func (m *Manager) freeMemory(ctx context.Context) (int64, bool) {
 	if m.cfg.FreeMemory != nil {
 		return m.cfg.FreeMemory(), true
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	var sched *scheduler
 	for _, e := range m.models {
-		if e.sched != nil {
-			return e.sched.gauges().mem.FreeBytes, true
+		if e.sched != nil && e.state == StateReady {
+			sched = e.sched
+			break
 		}
 	}
-	return 0, false
+	m.mu.Unlock()
+	if sched == nil {
+		return 0, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, memoryQueryTimeout)
+	defer cancel()
+	free := sched.memory(ctx).FreeBytes
+	return free, free > 0
 }
+
+// memoryQueryTimeout bounds the wait for a busy model's loop to read its
+// executor's memory; past it the last reading is used.
+const memoryQueryTimeout = 2 * time.Second
 
 // idleLRULocked picks the least recently used model nobody is using.
 func (m *Manager) idleLRULocked() *entry {

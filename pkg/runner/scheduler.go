@@ -29,8 +29,11 @@ type scheduler struct {
 	pool     *blockPool
 
 	incoming chan *request
-	ctx      context.Context // the model's lifetime
-	done     chan struct{}
+	// memq asks the loop for a fresh executor.Memory reading (the executor
+	// is only driven from the loop's goroutine).
+	memq chan chan executor.MemoryInfo
+	ctx  context.Context // the model's lifetime
+	done chan struct{}
 	// onPoison is called (from the scheduler goroutine) when a step fails.
 	onPoison func(error)
 	// stopErr is what requests still in flight get when the loop ends;
@@ -78,6 +81,7 @@ func newScheduler(ctx context.Context, name string, m *Model, cfg Config, log *s
 		name: name, model: m, exec: m.Executor, info: info, cfg: cfg, log: log, counters: c,
 		pool:     newBlockPool(info.NumBlocks, info.BlockSize),
 		incoming: make(chan *request),
+		memq:     make(chan chan executor.MemoryInfo),
 		ctx:      ctx,
 		done:     make(chan struct{}),
 		onPoison: onPoison,
@@ -85,6 +89,32 @@ func newScheduler(ctx context.Context, name string, m *Model, cfg Config, log *s
 	s.g.mem = m.Executor.Memory()
 	s.publish()
 	return s
+}
+
+// memory returns a fresh executor.Memory reading taken by the loop (between
+// steps), or the last snapshot when the loop has ended or does not answer
+// before ctx ends (a long step).
+func (s *scheduler) memory(ctx context.Context) executor.MemoryInfo {
+	reply := make(chan executor.MemoryInfo, 1)
+	select {
+	case s.memq <- reply:
+		select {
+		case mem := <-reply:
+			return mem
+		case <-ctx.Done():
+		}
+	case <-s.done:
+	case <-ctx.Done():
+	}
+	return s.gauges().mem
+}
+
+func (s *scheduler) answerMemory(reply chan executor.MemoryInfo) {
+	mem := s.exec.Memory()
+	s.mu.Lock()
+	s.g.mem = mem
+	s.mu.Unlock()
+	reply <- mem
 }
 
 // submit hands a request to the loop; it fails when the loop has ended.
@@ -124,6 +154,9 @@ func (s *scheduler) run() {
 			select {
 			case r := <-s.incoming:
 				s.enqueue(r)
+			case reply := <-s.memq:
+				s.answerMemory(reply)
+				continue
 			case <-s.ctx.Done():
 				s.stop(Errorf(KindBusy, "model %q was unloaded while the request was running; send it again", s.name))
 				return
@@ -160,6 +193,8 @@ func (s *scheduler) drainIncoming() {
 		select {
 		case r := <-s.incoming:
 			s.enqueue(r)
+		case reply := <-s.memq:
+			s.answerMemory(reply)
 		default:
 			return
 		}

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/helexa/helexa/pkg/executor"
 )
 
 // TestSlowConsumerDoesNotStallTheBatch: a caller that stops reading its
@@ -133,4 +136,84 @@ func TestCancelRemovesSequenceBetweenSteps(t *testing.T) {
 	if ps, _ := m.PS(context.Background()); len(ps) != 1 || ps[0].State != StateReady {
 		t.Errorf("after the cancel: %+v", ps)
 	}
+}
+
+// hostMemory is a shared "free memory" that loaded fake models take from
+// and give back when closed.
+type hostMemory struct {
+	mu   sync.Mutex
+	free int64
+}
+
+func (h *hostMemory) add(n int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.free += n
+}
+
+func (h *hostMemory) get() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.free
+}
+
+// memExec reports the host's live free memory and returns its share on Close.
+type memExec struct {
+	*fakeExec
+	host *hostMemory
+	size int64
+}
+
+func (e memExec) Memory() executor.MemoryInfo {
+	mem := e.fakeExec.Memory()
+	mem.FreeBytes = e.host.get()
+	return mem
+}
+
+func (e memExec) Close() error {
+	e.host.add(e.size)
+	return e.fakeExec.Close()
+}
+
+// TestMemoryEvictionUsesLiveReadings: with no Config.FreeMemory, the free
+// memory is read afresh from a loaded executor before each eviction, so
+// only as many idle models are evicted as the new one needs (a reading
+// taken when a model loaded would be stale).
+func TestMemoryEvictionUsesLiveReadings(t *testing.T) {
+	host := &hostMemory{free: 100}
+	l := &fakeLoader{}
+	wrap := wrapLoader{l, func(md *Model) {
+		host.add(-40) // each model takes 40
+		md.Executor = memExec{md.Executor.(*fakeExec), host, 40}
+	}}
+	m := newTestManager(t, l, nil)
+	m.loader = estimatingWrap{wrap, 40}
+	ctx := context.Background()
+	for _, name := range []string{"a", "b", "c"} { // c needs a to go (free 20 < 40)
+		if _, err := m.Load(ctx, LoadRequest{Model: name}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond) // distinct last-use times
+	}
+	ps, _ := m.PS(ctx)
+	var names []string
+	for _, st := range ps {
+		names = append(names, st.Name)
+	}
+	if !slices.Equal(names, []string{"b", "c"}) {
+		t.Errorf("loaded %v, want [b c]: only the least recently used model evicted", names)
+	}
+	if got := host.get(); got != 20 {
+		t.Errorf("free memory %d, want 20", got)
+	}
+}
+
+// estimatingWrap adds a size estimate to a wrapLoader.
+type estimatingWrap struct {
+	wrapLoader
+	need int64
+}
+
+func (e estimatingWrap) EstimateBytes(context.Context, string, LoadOptions) (int64, error) {
+	return e.need, nil
 }
