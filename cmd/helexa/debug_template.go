@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -32,10 +31,10 @@ func newDebugTemplateCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "template (MODEL | --template FILE) --messages FILE.json [--tools FILE.json] [--kwargs JSON] [--add-generation-prompt]",
 		Short: "Render a chat template and print the prompt exactly (no trailing newline added)",
-		Long: "Render the chat template of MODEL (a .gguf file, a tokenizer_config.json, or a directory\n" +
-			"holding one) or of a Jinja file given with --template, for the OpenAI-style messages in\n" +
-			"--messages (a JSON array; '-' reads stdin). --kwargs sets extra template variables, e.g.\n" +
-			`'{"enable_thinking": false}'. The prompt is printed byte for byte, nothing added.`,
+		Long: "Render the chat template of MODEL (a .gguf file, a tokenizer_config.json, or a model directory with\n" +
+			"tokenizer_config.json or chat_template.jinja) or of a Jinja file given with --template, for the\n" +
+			"OpenAI-style messages in --messages (a JSON array; '-' reads stdin). --kwargs sets extra template\n" +
+			`variables, e.g. '{"enable_thinking": false}'. The prompt is printed byte for byte, nothing added.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -88,14 +87,22 @@ func loadDebugTemplate(opts debugTemplateOptions, logTo io.Writer) (*chat.Templa
 	if st, err := os.Stat(path); err != nil {
 		return nil, err
 	} else if st.IsDir() {
-		path = filepath.Join(path, "tokenizer_config.json")
+		t, err := chat.FromDir(path)
+		if errors.Is(err, chat.ErrNoTemplate) {
+			return nil, fmt.Errorf("%w (give the template with --template FILE)", err)
+		}
+		return t, err
 	}
 	if strings.HasSuffix(strings.ToLower(path), ".json") {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
 		}
-		return chat.FromTokenizerConfig(data)
+		t, err := chat.FromTokenizerConfig(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return t, nil
 	}
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -110,6 +117,9 @@ func debugTemplateInput(opts debugTemplateOptions, stdin io.Reader) (chat.Input,
 	in := chat.Input{AddGenerationPrompt: opts.AddGenerationPrompt}
 	if opts.Messages == "" {
 		return in, errors.New("--messages FILE.json is required (a JSON array of messages; '-' reads stdin)")
+	}
+	if opts.Messages == "-" && opts.Tools == "-" {
+		return in, errors.New("stdin can hold only one of --messages and --tools; give the other as a file")
 	}
 	msgs, err := readJSONArg(opts.Messages, stdin)
 	if err != nil {

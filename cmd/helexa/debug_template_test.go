@@ -95,3 +95,45 @@ func TestDebugTemplateFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestDebugTemplateSources: MODEL may be a model directory (template in
+// tokenizer_config.json or chat_template.jinja) or a tokenizer_config.json;
+// one without a template says how to give one.
+func TestDebugTemplateSources(t *testing.T) {
+	dir := t.TempDir()
+	msgs := filepath.Join(dir, "m.json")
+	write := func(path, body string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(msgs, `[{"role":"user","content":"hi"}]`)
+	withJinja := filepath.Join(dir, "jinja")
+	os.Mkdir(withJinja, 0o755)
+	write(filepath.Join(withJinja, "tokenizer_config.json"), `{"bos_token": "<s>"}`)
+	write(filepath.Join(withJinja, "chat_template.jinja"), `{{ bos_token }}{{ messages[0].content }}`)
+	withConfig := filepath.Join(dir, "config")
+	os.Mkdir(withConfig, 0o755)
+	write(filepath.Join(withConfig, "tokenizer_config.json"), `{"chat_template": "[{{ messages[0].content }}]"}`)
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	for _, tc := range []struct{ model, want string }{
+		{withJinja, "<s>hi"},
+		{withConfig, "[hi]"},
+		{filepath.Join(withConfig, "tokenizer_config.json"), "[hi]"},
+	} {
+		got, err := runTemplateCmd(t, "", tc.model, "--messages", msgs)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: got %q, %v; want %q", tc.model, got, err, tc.want)
+		}
+	}
+	_, err := runTemplateCmd(t, "", empty, "--messages", msgs)
+	if err == nil || !strings.Contains(err.Error(), "no chat_template") || !strings.Contains(err.Error(), "--template") {
+		t.Errorf("directory without a template: %v", err)
+	}
+	_, err = runTemplateCmd(t, "[]", "--template", filepath.Join(withJinja, "chat_template.jinja"), "--messages", "-", "--tools", "-")
+	if err == nil || !strings.Contains(err.Error(), "stdin") {
+		t.Errorf("--messages - --tools -: %v", err)
+	}
+}

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/helexa/helexa/pkg/models/gguf"
@@ -64,8 +67,6 @@ func specialTokenDefaults(f *gguf.File) map[string]any {
 func FromTokenizerConfig(data []byte) (*Template, error) {
 	var cfg struct {
 		ChatTemplate json.RawMessage `json:"chat_template"`
-		BOS          json.RawMessage `json:"bos_token"`
-		EOS          json.RawMessage `json:"eos_token"`
 	}
 	if err := json.Unmarshal(data, &cfg); err != nil {
 		return nil, fmt.Errorf("tokenizer_config.json: %w", err)
@@ -78,13 +79,77 @@ func FromTokenizerConfig(data []byte) (*Template, error) {
 	if err != nil {
 		return nil, err
 	}
+	return t.WithDefaults(specialTokenStrings(data)), nil
+}
+
+// FromDir compiles the chat template of a Hugging Face model directory:
+// chat_template in tokenizer_config.json, else the chat_template.jinja file
+// newer transformers versions save beside it, else chat_template.json
+// ({"chat_template": ...}). bos_token and eos_token come from
+// tokenizer_config.json when it exists. A directory with none of these gives
+// ErrNoTemplate.
+func FromDir(dir string) (*Template, error) {
+	cfg, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json"))
+	switch {
+	case err == nil:
+		t, err := FromTokenizerConfig(cfg)
+		if !errors.Is(err, ErrNoTemplate) {
+			return t, err
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	src, err := templateFile(dir)
+	if err != nil {
+		return nil, err
+	}
+	t, err := Compile(src)
+	if err != nil {
+		return nil, err
+	}
+	return t.WithDefaults(specialTokenStrings(cfg)), nil
+}
+
+// templateFile reads dir/chat_template.jinja, or else the template in
+// dir/chat_template.json.
+func templateFile(dir string) (string, error) {
+	src, err := os.ReadFile(filepath.Join(dir, "chat_template.jinja"))
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return string(src), err
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "chat_template.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%w: %s has no chat_template in a tokenizer_config.json and no chat_template.jinja", ErrNoTemplate, dir)
+	}
+	if err != nil {
+		return "", err
+	}
+	var doc struct {
+		ChatTemplate json.RawMessage `json:"chat_template"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return "", fmt.Errorf("chat_template.json: %w", err)
+	}
+	return pickTemplate(doc.ChatTemplate)
+}
+
+// specialTokenStrings reads bos_token and eos_token from a
+// tokenizer_config.json.
+func specialTokenStrings(cfg []byte) map[string]any {
+	var tok struct {
+		BOS json.RawMessage `json:"bos_token"`
+		EOS json.RawMessage `json:"eos_token"`
+	}
 	defaults := map[string]any{}
-	for kw, raw := range map[string]json.RawMessage{"bos_token": cfg.BOS, "eos_token": cfg.EOS} {
+	if json.Unmarshal(cfg, &tok) != nil {
+		return defaults
+	}
+	for kw, raw := range map[string]json.RawMessage{"bos_token": tok.BOS, "eos_token": tok.EOS} {
 		if s, ok := addedTokenContent(raw); ok {
 			defaults[kw] = s
 		}
 	}
-	return t.WithDefaults(defaults), nil
+	return defaults
 }
 
 func pickTemplate(raw json.RawMessage) (string, error) {

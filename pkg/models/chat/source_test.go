@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -144,5 +145,53 @@ func TestFromGGUFVocabs(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("%s: got %q, %v; want %q", vocab, got, err, want)
 		}
+	}
+}
+
+// TestFromDir: a Hugging Face model directory's template comes from
+// tokenizer_config.json, else chat_template.jinja, else chat_template.json;
+// bos_token / eos_token from tokenizer_config.json in every case.
+func TestFromDir(t *testing.T) {
+	const tpl = `{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}{{ eos_token }}`
+	quoted, _ := json.Marshal(tpl)
+	cfg := `{"bos_token": "<s>", "eos_token": {"content": "</s>"}}`
+	cases := []struct {
+		name    string
+		files   map[string]string
+		want    string
+		wantErr error
+	}{
+		{"tokenizer_config", map[string]string{"tokenizer_config.json": `{"chat_template": ` + string(quoted) + `, "bos_token": "B"}`,
+			"chat_template.jinja": "ignored"}, "Bhi", nil},
+		{"chat_template.jinja", map[string]string{"tokenizer_config.json": cfg, "chat_template.jinja": tpl}, "<s>hi</s>", nil},
+		{"chat_template.json", map[string]string{"tokenizer_config.json": cfg, "chat_template.json": `{"chat_template": ` + string(quoted) + `}`}, "<s>hi</s>", nil},
+		{"jinja without config", map[string]string{"chat_template.jinja": tpl}, "hi", nil},
+		{"nothing", map[string]string{"tokenizer_config.json": cfg}, "", ErrNoTemplate},
+		{"empty dir", nil, "", ErrNoTemplate},
+		{"bad config", map[string]string{"tokenizer_config.json": `{`, "chat_template.jinja": tpl}, "", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, body := range c.files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tp, err := FromDir(dir)
+			if c.want == "" {
+				if err == nil || (c.wantErr != nil && !errors.Is(err, c.wantErr)) {
+					t.Fatalf("want error %v, got %v", c.wantErr, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := tp.Render(context.Background(), Input{Messages: json.RawMessage(`[{"role":"user","content":"hi"}]`)})
+			if err != nil || got != c.want {
+				t.Fatalf("got %q, %v; want %q", got, err, c.want)
+			}
+		})
 	}
 }
