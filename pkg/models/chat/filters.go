@@ -21,6 +21,8 @@ func filters() map[string]exec.FilterFunction {
 		fMul:         binaryFilter(pyMul),
 		"string":     filterString,
 		"trim":       filterTrim,
+		"reverse":    filterReverse,
+		"round":      filterRound,
 		fGetItem:     filterGetItem,
 		fList:        filterList,
 		fPrintName:   filterPrintName,

@@ -99,3 +99,32 @@ func TestTrim(t *testing.T) {
 		}
 	}
 }
+
+// TestReverseAndRound: reverse keeps the order reversed (gonja sorted it)
+// and round is Python's; expected values are Jinja2's output.
+func TestReverseAndRound(t *testing.T) {
+	cases := []struct{ src, want string }{
+		{`{{ [3,1,2] | reverse | list }}|{{ 'abé' | reverse }}|{{ {'b': 1, 'a': 2} | reverse | list }}|{{ [none, 'x'] | reverse | list }}`,
+			"[2, 1, 3]|éba|['a', 'b']|['x', None]"},
+		{`{{ 2.5 | round }}|{{ 3.5 | round }}|{{ 5 | round }}|{{ 2.675 | round(2) }}|{{ 1234.5 | round(-2) }}`, "2.0|4.0|5|2.67|1200.0"},
+		{`{{ 2.1 | round(method='ceil') }}|{{ 2.9 | round(0, 'floor') }}|{{ 5 | round(method='floor') }}|{{ -2.5 | round }}`, "3.0|2.0|5.0|-2.0"},
+	}
+	for _, c := range cases {
+		tpl, err := Compile(c.src)
+		if err != nil {
+			t.Fatalf("compile %q: %v", c.src, err)
+		}
+		if got, err := tpl.Render(context.Background(), Input{}); err != nil || got != c.want {
+			t.Errorf("%q\n got: %q, %v\nwant: %q", c.src, got, err, c.want)
+		}
+	}
+	for _, src := range []string{`{{ 1 | reverse }}`, `{{ 'x' | round }}`, `{{ 1.5 | round(method='up') }}`} {
+		tpl, err := Compile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tpl.Render(context.Background(), Input{}); !errors.Is(err, ErrTemplate) {
+			t.Errorf("%s: want ErrTemplate, got %v", src, err)
+		}
+	}
+}
