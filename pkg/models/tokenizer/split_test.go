@@ -19,14 +19,12 @@ func TestFastSplittersMatchRegex(t *testing.T) {
 		"I'm you'RE it'S 'll 'LL 'x", "1234567 12 3.14 ٣٤٥ ½", "   \n\n  \n x  ", "a!!\r\n\r\nb", "🚀🚀 😶‍🌫️ naïve é",
 		"  trailing  ", "\n", "", "ab\u00a0\u00a0", "Hello,\u00a0world!\u2028\u2028next",
 	}
-	for _, p := range loadPairs(t) {
-		raw, err := os.ReadFile(fixtures.Path(t, "tokenizer", p.Inp))
-		if err != nil {
-			t.Fatal(err)
-		}
-		texts = append(texts, strings.Split(string(raw), "\n__ggml_vocab_test__\n")...)
-		break // the inputs are the same in every .inp file
+	// the inputs are the same in every .inp file
+	raw, err := os.ReadFile(fixtures.Path(t, "tokenizer", loadPairs(t)[0].Inp))
+	if err != nil {
+		t.Fatal(err)
 	}
+	texts = append(texts, strings.Split(string(raw), "\n__ggml_vocab_test__\n")...)
 	for _, tc := range []struct{ pre, regex string }{
 		{"llama-bpe", reLlama3},
 		{"qwen2", reQwen2},
