@@ -20,11 +20,14 @@ const (
 // Error is an engine error with a kind.
 type Error struct {
 	Kind Kind
-	Msg  string
-	Err  error // optional cause
+	Msg  string // what failed; empty when the cause's own message says it all
+	Err  error  // optional cause
 }
 
 func (e *Error) Error() string {
+	if e.Msg == "" && e.Err != nil {
+		return e.Err.Error() // the cause says it all
+	}
 	if e.Err != nil {
 		return fmt.Sprintf("%s: %v", e.Msg, e.Err)
 	}

@@ -150,9 +150,12 @@ func looksLikePath(name string) bool {
 func resolveError(name string, err error) error {
 	switch {
 	case errors.Is(err, hub.ErrBadReference):
-		return &Error{Kind: KindBadRequest, Msg: fmt.Sprintf("invalid model reference %q", name), Err: err}
+		// The hub's errors name the reference and say what is wrong.
+		return &Error{Kind: KindBadRequest, Err: err}
 	case errors.Is(err, hub.ErrNotFound), errors.Is(err, hub.ErrQuantNotFound),
-		errors.Is(err, hub.ErrNotCached), errors.Is(err, hub.ErrNoWeights), errors.Is(err, os.ErrNotExist):
+		errors.Is(err, hub.ErrNotCached), errors.Is(err, hub.ErrNoWeights):
+		return &Error{Kind: KindNotFound, Err: err}
+	case errors.Is(err, os.ErrNotExist):
 		return &Error{Kind: KindNotFound, Msg: fmt.Sprintf("model %q not found", name), Err: err}
 	case errors.Is(err, hub.ErrUnauthorized):
 		return &Error{Kind: KindUnauthorized, Msg: fmt.Sprintf("access to model %q denied (set HF_TOKEN, or accept the licence on the Hub)", name), Err: err}

@@ -74,6 +74,7 @@ func (s *scheduler) buildBatch() (batch []executor.Work, seqs []*sequence, prefi
 		q.history = nil
 		if w.Sample {
 			w.TopLogprobs = q.req.opts.TopLogprobs
+			w.SkipLogprob = !q.req.opts.Logprobs && q.req.opts.TopLogprobs == 0
 			if !s.constrain(q, &w) {
 				continue
 			}
