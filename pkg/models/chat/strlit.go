@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -19,10 +20,9 @@ var (
 // with Python's unicode-escape rules ("\<newline>" is dropped, "\d" stays
 // "\d", "\x41" is "A"); gonja runs them through Go's strconv.Unquote, which
 // keeps "\<newline>" as a literal "\n", rejects "\d" and ends a literal
-// like 'a\\' at the wrong quote. The Python value is written back with
-// every backslash, quote and carriage return as a \xHH escape, a form both
-// parsers read alike. Literals without a backslash, text outside tags,
-// comments and raw blocks are left untouched.
+// like 'a\\' at the wrong quote. The Python value is written back in a form
+// both parsers read alike (see gonjaLiteral). Literals without a backslash,
+// text outside tags, comments and raw blocks are left untouched.
 func normalizeStringLiterals(src string) (string, error) {
 	if !strings.Contains(src, `\`) {
 		return src, nil
@@ -88,11 +88,15 @@ func copyTag(b *strings.Builder, src string, pos int) (int, error) {
 			if !strings.Contains(raw, `\`) {
 				b.WriteString(src[i:after])
 			} else {
-				val, err := pyUnescape(raw)
+				lit, lost, err := gonjaLiteral(raw)
 				if err != nil {
 					return 0, fmt.Errorf("string literal %s: %w", src[i:after], err)
 				}
-				b.WriteString(gonjaLiteral(val))
+				b.WriteString(lit)
+				if lost > 0 && safeToBreakBefore(src[after:]) {
+					// a "\<newline>" took a line: keep error line numbers right
+					b.WriteString(strings.Repeat("\n", lost))
+				}
 			}
 			i = after - 1
 		case depth == 0 && strings.HasPrefix(src[i:], end):
@@ -127,26 +131,65 @@ func scanPyLiteral(src string, pos int) (raw string, end int, err error) {
 	return "", 0, fmt.Errorf("unterminated string literal at byte %d", pos)
 }
 
-// pyUnescape decodes s with Python's unicode-escape rules.
-func pyUnescape(s string) (string, error) {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
+// gonjaLiteral decodes the content of a Python string literal (Python's
+// unicode-escape rules) and writes the value as a single-quoted literal
+// that gonja decodes to the same value: raw text is kept (raw newlines
+// too, so the line count stays), and every backslash, quote and line break
+// that came from an escape is written as \xHH, a form that neither gonja's
+// quote scan, nor its \" / \' replacement, nor strconv.Unquote alters. lost
+// counts the "\<newline>" continuations, which drop a line.
+func gonjaLiteral(raw string) (lit string, lost int, err error) {
+	var b, esc strings.Builder
+	b.WriteByte('\'')
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
 		if c != '\\' {
-			b.WriteByte(c)
+			writeGonjaByte(&b, c, false)
 			continue
 		}
-		if i+1 == len(s) {
-			return "", fmt.Errorf(`\ at end of string`)
+		if i+1 == len(raw) {
+			return "", 0, errors.New(`\ at end of string`)
 		}
 		i++
-		n, err := pyEscape(&b, s[i:])
+		if raw[i] == '\n' {
+			lost++
+		}
+		esc.Reset()
+		n, err := pyEscape(&esc, raw[i:])
 		if err != nil {
-			return "", err
+			return "", 0, err
+		}
+		for _, c := range []byte(esc.String()) {
+			writeGonjaByte(&b, c, true)
 		}
 		i += n - 1
 	}
-	return b.String(), nil
+	b.WriteByte('\'')
+	return b.String(), lost, nil
+}
+
+// writeGonjaByte writes one byte of a literal's value; escaped says it came
+// from an escape sequence (a newline then must not start a new line).
+func writeGonjaByte(b *strings.Builder, c byte, escaped bool) {
+	switch {
+	case c == '\\' || c == '\'' || c == '"' || c == '\r' || (c == '\n' && escaped):
+		fmt.Fprintf(b, `\x%02x`, c)
+	default:
+		b.WriteByte(c)
+	}
+}
+
+// safeToBreakBefore reports whether a newline may precede rest inside a
+// tag: gonja mis-parses some expressions broken before a keyword (e.g.
+// "'a'\nif c else 'b'"), so only punctuation and tag ends qualify.
+func safeToBreakBefore(rest string) bool {
+	rest = strings.TrimLeft(rest, " \t")
+	for _, p := range []string{"%}", "-%}", "+%}", "}}", "-}}", ")", "]", "}", ",", "|", "~", "+", "."} {
+		if strings.HasPrefix(rest, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // pyEscape writes the value of the escape whose text (after the backslash)
@@ -187,22 +230,4 @@ func pyEscape(b *strings.Builder, s string) (int, error) {
 	_, n := utf8.DecodeRuneInString(s)
 	b.WriteString(s[:n])
 	return n, nil
-}
-
-// gonjaLiteral writes val as a single-quoted literal that gonja decodes to
-// val: no raw backslash, quote or carriage return, so neither its lexer's
-// quote scan nor its \" / \' replacement nor Unquote can alter it.
-func gonjaLiteral(val string) string {
-	var b strings.Builder
-	b.WriteByte('\'')
-	for i := 0; i < len(val); i++ {
-		switch c := val[i]; c {
-		case '\\', '\'', '"', '\r':
-			fmt.Fprintf(&b, `\x%02x`, c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('\'')
-	return b.String()
 }

@@ -50,3 +50,23 @@ func TestStringLiteralErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestStringLiteralLineBreaks: a continued literal followed by a keyword
+// still parses (gonja cannot parse a line break before "if").
+func TestStringLiteralLineBreaks(t *testing.T) {
+	cases := []struct{ src, want string }{
+		{"{{ 'a\\\nb' if true else 'c' }}", "ab"},
+		{"{% set x = 'a\\\nb' %}{{ x }}", "ab"},
+		{"{{ ('a\\\nb') ~ 'c\\\nd' | upper }}", "abCD"},
+		{"{{ 'x\\ny\ny' }}", "x\ny\ny"},
+	}
+	for _, c := range cases {
+		tpl, err := Compile(c.src)
+		if err != nil {
+			t.Fatalf("compile %q: %v", c.src, err)
+		}
+		if got, err := tpl.Render(context.Background(), Input{}); err != nil || got != c.want {
+			t.Errorf("%q\n got: %q, %v\nwant: %q", c.src, got, err, c.want)
+		}
+	}
+}
