@@ -99,6 +99,9 @@ func loadDebugTemplate(opts debugTemplateOptions, logTo io.Writer) (*chat.Templa
 			return nil, err
 		}
 		t, err := chat.FromTokenizerConfig(data)
+		if errors.Is(err, chat.ErrNoTemplate) {
+			return nil, fmt.Errorf("%s: %w (give the template with --template FILE)", path, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}

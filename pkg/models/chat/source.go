@@ -119,7 +119,7 @@ func templateFile(dir string) (string, error) {
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "chat_template.json"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("%w: %s has no chat_template in a tokenizer_config.json and no chat_template.jinja", ErrNoTemplate, dir)
+		return "", fmt.Errorf("%s: %w, and no chat_template.jinja", dir, ErrNoTemplate)
 	}
 	if err != nil {
 		return "", err
