@@ -6,6 +6,7 @@ package envvars
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -22,6 +23,25 @@ func (v Var) Get() string {
 		return s
 	}
 	return v.Default
+}
+
+// IsSet reports whether the variable is set to a non-empty value (as
+// opposed to falling back on its default).
+func (v Var) IsSet() bool { return os.Getenv(v.Name) != "" }
+
+// Int returns the variable's value (or default) as a non-negative integer;
+// an unset variable without a default is 0. A malformed value is an error
+// naming the variable.
+func (v Var) Int() (int, error) {
+	s := strings.TrimSpace(v.Get())
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s=%q: want a non-negative integer", v.Name, s)
+	}
+	return n, nil
 }
 
 // The variables.
@@ -44,12 +64,13 @@ var (
 	HFToken         = Var{"HF_TOKEN", "", "Hugging Face access token for gated or private repos"}
 	HFOffline       = Var{"HF_HUB_OFFLINE", "", "1 = never touch the network; resolve models from the cache only"}
 	HFNoProgress    = Var{"HF_HUB_DISABLE_PROGRESS_BARS", "", "1 = no progress bars"}
+	Fixtures        = Var{"HELEXA_FIXTURES", "", "tests only: the shared fixtures directory (default: ../shared/fixtures beside the repository)"}
 )
 
 // All lists every variable, in the order --help shows them.
 func All() []Var {
 	return []Var{Host, APIKey, KeepAlive, MaxLoadedModels, NumParallel, MaxQueue, NumCtx, ChunkSize,
-		NumThreads, Config, StateDir, LogLevel, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress}
+		NumThreads, Config, StateDir, LogLevel, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, Fixtures}
 }
 
 // Help renders the table shown at the end of `helexa --help`.

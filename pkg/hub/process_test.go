@@ -21,7 +21,7 @@ import (
 // binary re-executed into TestHelperProcessPull), to kill one mid-download
 // or to run two at once on one cache.
 
-const helperEnv = "HELEXA_HUB_TEST_HELPER"
+const helperEnv = "HUB_TEST_HELPER" // not HELEXA_*: a test-only switch, not a setting
 
 // TestHelperProcessPull is not a test: it is the child process. It pulls
 // $HELPER_REF into $HELPER_CACHE from $HELPER_ENDPOINT and prints the model
