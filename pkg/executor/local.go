@@ -9,7 +9,6 @@ import (
 
 	"github.com/helexa/helexa/pkg/compute"
 	"github.com/helexa/helexa/pkg/models/arch"
-	"github.com/helexa/helexa/pkg/models/gguf"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -48,7 +47,7 @@ const defaultSeqsPerPool = 4
 // Local is the in-process CPU Executor: the model's weights stay mapped
 // from the GGUF file, the KV pool is F32 in host memory.
 type Local struct {
-	file    *gguf.File
+	file    weightsFile
 	model   *arch.Model
 	be      *compute.CPU
 	kv      *compute.KVCache
@@ -64,19 +63,15 @@ type Local struct {
 
 var _ Executor = (*Local)(nil)
 
-// LoadLocal opens a GGUF model and prepares it for CPU inference.
+// LoadLocal opens a model (a GGUF file, or a Hugging Face directory with
+// config.json and safetensors weights) and prepares it for CPU inference.
 func LoadLocal(ctx context.Context, path string, opts LocalOptions) (*Local, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := gguf.Open(path)
+	f, m, err := openModel(path)
 	if err != nil {
 		return nil, err
-	}
-	m, err := arch.Load(f)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := fillDefaults(&opts, &m.HP); err != nil {
 		f.Close()

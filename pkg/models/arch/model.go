@@ -33,6 +33,8 @@ type layer struct {
 	// MoE FFN
 	router                     *compute.Weight
 	gateExps, upExps, downExps *compute.Weight
+	// per-expert matrices (safetensors checkpoints store one per expert)
+	gateE, upE, downE []*compute.Weight
 }
 
 // Load reads the hyperparameters and weights of a supported architecture.
@@ -122,10 +124,17 @@ func (m *Model) loadLayer(t *tensors, i int) {
 	}
 }
 
+// tensorSource is where tensors are looked up: a GGUF file, or a
+// safetensors checkpoint seen through GGUF-style tensor infos.
+type tensorSource interface {
+	Tensor(name string) (*gguf.TensorInfo, bool)
+	TensorData(t *gguf.TensorInfo) []byte
+}
+
 // tensors looks tensors up by name, checking shapes and types and keeping
 // the first error.
 type tensors struct {
-	f   *gguf.File
+	f   tensorSource
 	err error
 }
 

@@ -49,7 +49,8 @@ func (m *Model) moe(be compute.Backend, il, rows int, x, out []float32, s *Scrat
 			r := p / k
 			copy(in[j*d:(j+1)*d], x[r*d:(r+1)*d])
 		}
-		if err := denseFFN(be, l.gateExps.Mat(e), l.upExps.Mat(e), l.downExps.Mat(e), in, len(picks), o, &ms.sub); err != nil {
+		gate, up, down := l.expert(e)
+		if err := denseFFN(be, gate, up, down, in, len(picks), o, &ms.sub); err != nil {
 			return err
 		}
 		for j, p := range picks {

@@ -1,0 +1,225 @@
+package arch
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/helexa/helexa/pkg/compute"
+)
+
+// hfArchitectures maps the Hugging Face model classes helexa runs to its
+// architecture names.
+var hfArchitectures = map[string]string{
+	"LlamaForCausalLM":    "llama",
+	"Qwen2ForCausalLM":    "qwen2",
+	"Qwen3ForCausalLM":    "qwen3",
+	"Qwen3MoeForCausalLM": "qwen3moe",
+}
+
+// SupportedHF lists the Hugging Face architectures (config.json
+// "architectures") helexa can run.
+func SupportedHF() []string {
+	out := make([]string, 0, len(hfArchitectures))
+	for k := range hfArchitectures {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// UnsupportedHFArchError reports a config.json architecture helexa cannot
+// run.
+type UnsupportedHFArchError struct{ Architectures []string }
+
+func (e *UnsupportedHFArchError) Error() string {
+	got := "(config.json has no \"architectures\")"
+	if len(e.Architectures) > 0 {
+		got = fmt.Sprintf("%q", strings.Join(e.Architectures, ", "))
+	}
+	return fmt.Sprintf("unsupported architecture %s: helexa supports %s (GGUF: %s)",
+		got, strings.Join(SupportedHF(), ", "), strings.Join(Supported(), ", "))
+}
+
+// Unwrap lets errors.Is(err, ErrUnsupported) match.
+func (e *UnsupportedHFArchError) Unwrap() error { return ErrUnsupported }
+
+// HFConfig is the part of a Hugging Face config.json helexa reads.
+type HFConfig struct {
+	Architectures         []string       `json:"architectures"`
+	HiddenSize            int            `json:"hidden_size"`
+	NumHiddenLayers       int            `json:"num_hidden_layers"`
+	NumAttentionHeads     int            `json:"num_attention_heads"`
+	NumKeyValueHeads      int            `json:"num_key_value_heads"`
+	HeadDim               int            `json:"head_dim"`
+	IntermediateSize      int            `json:"intermediate_size"`
+	MoEIntermediateSize   int            `json:"moe_intermediate_size"`
+	NumExperts            int            `json:"num_experts"`
+	NumExpertsPerTok      int            `json:"num_experts_per_tok"`
+	NormTopKProb          *bool          `json:"norm_topk_prob"`
+	DecoderSparseStep     int            `json:"decoder_sparse_step"`
+	MLPOnlyLayers         []int          `json:"mlp_only_layers"`
+	RMSNormEps            float64        `json:"rms_norm_eps"`
+	RopeTheta             float64        `json:"rope_theta"`
+	RopeScaling           *HFRopeScaling `json:"rope_scaling"`
+	MaxPositionEmbeddings int            `json:"max_position_embeddings"`
+	TieWordEmbeddings     bool           `json:"tie_word_embeddings"`
+	VocabSize             int            `json:"vocab_size"`
+	HiddenAct             string         `json:"hidden_act"`
+	AttentionBias         bool           `json:"attention_bias"`
+	MLPBias               bool           `json:"mlp_bias"`
+}
+
+// HFRopeScaling is config.json's rope_scaling.
+type HFRopeScaling struct {
+	RopeType                      string  `json:"rope_type"`
+	Type                          string  `json:"type"` // older name of rope_type
+	Factor                        float64 `json:"factor"`
+	LowFreqFactor                 float64 `json:"low_freq_factor"`
+	HighFreqFactor                float64 `json:"high_freq_factor"`
+	OriginalMaxPositionEmbeddings int     `json:"original_max_position_embeddings"`
+}
+
+// ParseHFConfig decodes a config.json.
+func ParseHFConfig(raw []byte) (*HFConfig, error) {
+	var c HFConfig
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("config.json: %w", err)
+	}
+	return &c, nil
+}
+
+// Arch is the helexa architecture of the config's first supported
+// "architectures" entry, or an *UnsupportedHFArchError.
+func (c *HFConfig) Arch() (string, error) {
+	for _, a := range c.Architectures {
+		if name, ok := hfArchitectures[a]; ok {
+			return name, nil
+		}
+	}
+	return "", &UnsupportedHFArchError{Architectures: c.Architectures}
+}
+
+// hparams turns the config into HParams (NVocab is filled from the
+// embedding) and the RoPE frequency factors (llama3 scaling), if any.
+func (c *HFConfig) hparams(v variant) (HParams, []float32, error) {
+	for _, f := range []struct {
+		key string
+		v   int
+	}{{"hidden_size", c.HiddenSize}, {"num_hidden_layers", c.NumHiddenLayers},
+		{"num_attention_heads", c.NumAttentionHeads}, {"max_position_embeddings", c.MaxPositionEmbeddings}} {
+		if f.v <= 0 || f.v > 1<<30 {
+			return HParams{}, nil, fmt.Errorf("config.json: %s = %d, want a positive size", f.key, f.v)
+		}
+	}
+	h := HParams{NEmbd: c.HiddenSize, NLayer: c.NumHiddenLayers, NHead: c.NumAttentionHeads,
+		NHeadKV: c.NumKeyValueHeads, HeadDim: c.HeadDim, NCtxTrain: c.MaxPositionEmbeddings,
+		Eps: float32(c.RMSNormEps), RopeBase: float32(c.RopeTheta), RopeScale: 1}
+	if h.NHeadKV <= 0 {
+		h.NHeadKV = h.NHead
+	}
+	if h.HeadDim <= 0 {
+		h.HeadDim = h.NEmbd / h.NHead
+	}
+	h.NRot = h.HeadDim
+	if h.RopeBase == 0 {
+		h.RopeBase = 10000
+	}
+	if err := c.checkFeatures(v); err != nil {
+		return h, nil, err
+	}
+	if v.moe {
+		h.NExpert, h.NExpertUse = c.NumExperts, c.NumExpertsPerTok
+		if h.NExpert <= 0 || h.NExpertUse <= 0 {
+			return h, nil, fmt.Errorf("config.json: num_experts %d and num_experts_per_tok %d must be positive", h.NExpert, h.NExpertUse)
+		}
+	}
+	factors, err := c.ropeScaling(&h)
+	if err != nil {
+		return h, nil, err
+	}
+	return h, factors, checkHParams(&h, "config.json")
+}
+
+// checkFeatures rejects options the forward pass does not implement.
+func (c *HFConfig) checkFeatures(v variant) error {
+	switch {
+	case c.HiddenAct != "" && c.HiddenAct != "silu":
+		return fmt.Errorf("%w: config.json hidden_act %q (helexa implements silu)", ErrUnsupported, c.HiddenAct)
+	case c.AttentionBias || c.MLPBias:
+		return fmt.Errorf("%w: config.json attention_bias/mlp_bias (llama with biases)", ErrUnsupported)
+	case v.moe && c.NormTopKProb != nil && !*c.NormTopKProb:
+		return fmt.Errorf("%w: config.json norm_topk_prob false (helexa renormalises the top-k router weights)", ErrUnsupported)
+	case v.moe && (len(c.MLPOnlyLayers) > 0 || c.DecoderSparseStep > 1):
+		return fmt.Errorf("%w: config.json mlp_only_layers/decoder_sparse_step (dense layers in a MoE model)", ErrUnsupported)
+	}
+	return nil
+}
+
+// ropeScaling applies rope_scaling: none/default, linear (a frequency
+// scale) or llama3 (per-frequency factors, computed as llama.cpp's
+// converter writes rope_freqs).
+func (c *HFConfig) ropeScaling(h *HParams) ([]float32, error) {
+	rs := c.RopeScaling
+	if rs == nil {
+		return nil, nil
+	}
+	typ := rs.RopeType
+	if typ == "" {
+		typ = rs.Type
+	}
+	switch typ {
+	case "", "default", "none":
+		return nil, nil
+	case "linear":
+		if rs.Factor <= 0 {
+			return nil, fmt.Errorf("config.json: rope_scaling factor %g must be positive", rs.Factor)
+		}
+		h.RopeScale = float32(1 / rs.Factor)
+		return nil, nil
+	case "llama3":
+		return llama3Factors(rs, float64(h.RopeBase), h.NRot)
+	}
+	return nil, fmt.Errorf("%w: config.json rope_scaling type %q (helexa supports linear and llama3)", ErrUnsupported, typ)
+}
+
+func llama3Factors(rs *HFRopeScaling, base float64, dims int) ([]float32, error) {
+	low, high, orig := rs.LowFreqFactor, rs.HighFreqFactor, float64(rs.OriginalMaxPositionEmbeddings)
+	if low == 0 {
+		low = 1
+	}
+	if high == 0 {
+		high = 4
+	}
+	if orig == 0 {
+		orig = 8192
+	}
+	if rs.Factor <= 0 || high <= low {
+		return nil, fmt.Errorf("config.json: llama3 rope_scaling factor %g, low_freq_factor %g, high_freq_factor %g are inconsistent", rs.Factor, low, high)
+	}
+	lowWave, highWave := orig/low, orig/high
+	out := make([]float32, dims/2)
+	for i := range out {
+		freq := 1 / math.Pow(base, float64(2*i)/float64(dims))
+		wave := 2 * math.Pi / freq
+		switch {
+		case wave < highWave:
+			out[i] = 1
+		case wave > lowWave:
+			out[i] = float32(rs.Factor)
+		default:
+			smooth := (orig/wave - low) / (high - low)
+			out[i] = float32(1 / ((1-smooth)/rs.Factor + smooth))
+		}
+	}
+	return out, nil
+}
+
+// ropeFor is the RoPE of a model loaded from Hugging Face weights: their
+// q/k rows are in the original (unpermuted) order, which rotates halves
+// (NEOX) for every supported architecture, llama included.
+func ropeFor(h *HParams, factors []float32) compute.Rope {
+	return compute.Rope{Mode: compute.RopeNeox, Dims: h.NRot, Base: h.RopeBase, FreqScale: h.RopeScale, FreqFactors: factors}
+}
