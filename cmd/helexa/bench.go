@@ -20,7 +20,7 @@ import (
 type benchOptions struct {
 	Host        string // a daemon address; empty = in-process engine
 	Concurrency []int
-	Tokens      int
+	NumPredict  int // tokens to generate per sequence
 	Prompt      string
 	Temperature float32
 	NumCtx      int
@@ -28,7 +28,7 @@ type benchOptions struct {
 }
 
 func newBenchCmd(s streams) *cobra.Command {
-	opts := benchOptions{Concurrency: []int{1, 2, 4, 8}, Tokens: 128, Prompt: "Once upon a time"}
+	opts := benchOptions{Concurrency: []int{1, 2, 4, 8}, NumPredict: 128, Prompt: "Once upon a time"}
 	cmd := &cobra.Command{
 		Use:   "bench MODEL",
 		Short: "Measure aggregate decode throughput at several concurrency levels",
@@ -38,18 +38,18 @@ sequences share each weight read). Runs an in-process engine by default, or
 against a daemon with --host. A warm-up request loads the model first.
 Sequences stop early at an end-of-generation token; the table shows the
 tokens actually generated.`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBench(cmd.Context(), opts, args[0], s)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Host, "host", "", "benchmark the daemon at this address instead of an in-process engine")
+	f.StringVar(&opts.Host, "host", "", "daemon address host:port to benchmark (default: an in-process engine)")
 	f.IntSliceVar(&opts.Concurrency, "concurrency", opts.Concurrency, "comma-separated concurrency levels")
-	f.IntVarP(&opts.Tokens, "tokens", "n", opts.Tokens, "tokens to generate per sequence")
+	addNumPredictFlag(cmd, &opts.NumPredict, opts.NumPredict, "tokens to generate per sequence", "tokens")
 	f.StringVar(&opts.Prompt, "prompt", opts.Prompt, "prompt (raw completion, no chat template)")
 	f.Float32Var(&opts.Temperature, "temperature", 0, "sampling temperature (0 = greedy)")
-	f.IntVar(&opts.NumCtx, "num-ctx", 0, "context size to load the model with (default HELEXA_NUM_CTX)")
+	addNumCtxFlag(cmd, &opts.NumCtx)
 	f.BoolVar(&opts.JSON, "json", false, "print the results as JSON")
 	return cmd
 }
@@ -78,8 +78,8 @@ func (o benchOptions) validate() error {
 			return fmt.Errorf("--concurrency level %d: want 1..1024", c)
 		}
 	}
-	if o.Tokens < 1 {
-		return fmt.Errorf("--tokens %d: want at least 1", o.Tokens)
+	if o.NumPredict < 1 {
+		return fmt.Errorf("-n/--num-predict %d: want at least 1 token per sequence", o.NumPredict)
 	}
 	if o.Temperature < 0 {
 		return fmt.Errorf("--temperature %g: want >= 0", o.Temperature)
@@ -181,7 +181,7 @@ func benchLevelRun(ctx context.Context, svc runner.Service, model string, opts b
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runs[i], errs[i] = benchOne(ctx, svc, model, opts, opts.Tokens, uint64(i+1))
+			runs[i], errs[i] = benchOne(ctx, svc, model, opts, opts.NumPredict, uint64(i+1))
 		}()
 	}
 	wg.Wait()

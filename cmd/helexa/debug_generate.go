@@ -11,12 +11,12 @@ import (
 
 // debugGenerateOptions are the flags of `helexa debug generate`.
 type debugGenerateOptions struct {
-	Model   string
-	Tokens  string
-	N       int
-	Chunk   int
-	Threads int
-	JSON    bool
+	Model      string
+	Tokens     string
+	NumPredict int
+	Chunk      int
+	Threads    int
+	JSON       bool
 }
 
 func newDebugGenerateCmd(s streams) *cobra.Command {
@@ -24,7 +24,7 @@ func newDebugGenerateCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "generate MODEL.gguf --tokens 1,2,3 -n N",
 		Short: "Greedily continue a token sequence by N tokens (never stops at EOS)",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Model = args[0]
 			return runDebugGenerate(cmd.Context(), *opts, s)
@@ -32,7 +32,7 @@ func newDebugGenerateCmd(s streams) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Tokens, "tokens", "", "comma-separated prompt token ids (required)")
-	f.IntVarP(&opts.N, "n", "n", 32, "number of tokens to generate")
+	addNumPredictFlag(cmd, &opts.NumPredict, 32, "number of tokens to generate", "n")
 	bindEngineFlags(cmd, &opts.Chunk, &opts.Threads)
 	f.BoolVar(&opts.JSON, "json", false, "print JSON instead of text")
 	return cmd
@@ -43,16 +43,16 @@ func runDebugGenerate(ctx context.Context, opts debugGenerateOptions, s streams)
 	if err != nil {
 		return err
 	}
-	if opts.N < 0 {
-		return fmt.Errorf("-n %d: must be zero or more", opts.N)
+	if opts.NumPredict < 0 {
+		return fmt.Errorf("-n %d: must be zero or more", opts.NumPredict)
 	}
-	what := fmt.Sprintf("%d prompt tokens + -n %d", len(tokens), opts.N)
-	sess, closeAll, err := openDebugSession(ctx, opts.Model, len(tokens)+opts.N, what, opts.Chunk, opts.Threads)
+	what := fmt.Sprintf("%d prompt tokens + -n %d", len(tokens), opts.NumPredict)
+	sess, closeAll, err := openDebugSession(ctx, opts.Model, len(tokens)+opts.NumPredict, what, opts.Chunk, opts.Threads)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
-	out, err := sess.Generate(ctx, tokens, opts.N)
+	out, err := sess.Generate(ctx, tokens, opts.NumPredict)
 	if err != nil {
 		return fmt.Errorf("debug generate: %w", err)
 	}

@@ -28,7 +28,7 @@ func newDebugInfoCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "info MODEL.gguf",
 		Short: "Show a GGUF model's architecture, hyperparameters, tensor types, parameter count and size",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Model = args[0]
 			return runDebugInfo(cmd.Context(), *opts, s)

@@ -33,7 +33,7 @@ func newDebugLogitsCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "logits MODEL.gguf --tokens 1,2,3",
 		Short: "Print the model's next-token logits at every position of a token sequence",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Model = args[0]
 			return runDebugLogits(cmd.Context(), *opts, s)

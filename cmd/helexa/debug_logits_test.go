@@ -76,7 +76,7 @@ func TestDebugLogits(t *testing.T) {
 func TestDebugGenerate(t *testing.T) {
 	ref := loadStoriesShort(t)
 	var out bytes.Buffer
-	opts := debugGenerateOptions{Model: fixtures.Path(t, "models", "stories260K.gguf"), Tokens: tokenFlag(ref.Tokens), N: 12, JSON: true}
+	opts := debugGenerateOptions{Model: fixtures.Path(t, "models", "stories260K.gguf"), Tokens: tokenFlag(ref.Tokens), NumPredict: 12, JSON: true}
 	if err := runDebugGenerate(context.Background(), opts, streams{Out: &out}); err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestDebugGenerateBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := runDebugGenerate(context.Background(), debugGenerateOptions{Model: tt.model, Tokens: tt.tokens, N: tt.n}, streams{Out: &bytes.Buffer{}})
+			err := runDebugGenerate(context.Background(), debugGenerateOptions{Model: tt.model, Tokens: tt.tokens, NumPredict: tt.n}, streams{Out: &bytes.Buffer{}})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err %v, want it to mention %q", err, tt.want)
 			}

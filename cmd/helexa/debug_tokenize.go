@@ -36,7 +36,7 @@ func newDebugTokenizeCmd(s streams) *cobra.Command {
 			"and prints one \"id<TAB>piece\" line per token (the piece is the text the token stands for), or {\"ids\":[...]} with --json.\n" +
 			"--add-special adds BOS/EOS as the vocabulary asks; --parse-special turns special and added tokens written in\n" +
 			"the text (e.g. <|im_end|>, <think>) into their ids; without it they are tokenized as plain text.",
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Model = args[0]
 			return runDebugTokenize(cmd.Context(), *opts, s)
@@ -136,7 +136,7 @@ func newDebugDetokenizeCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "detokenize MODEL --ids 1,2,3",
 		Short: "Print the text of token ids with a model's vocabulary (exactly, nothing added)",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Model = args[0]
 			return runDebugDetokenize(cmd.Context(), *opts, s)

@@ -23,13 +23,13 @@ func newListCmd(s streams) *cobra.Command {
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List the models in the local Hugging Face cache",
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runList(cmd.Context(), opts, s)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a JSON array")
-	cmd.Flags().StringVar(&opts.CacheDir, "cache-dir", "", "cache root (default: $HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the models as JSON")
+	addCacheDirFlag(cmd, &opts.CacheDir)
 	return cmd
 }
 

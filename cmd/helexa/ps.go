@@ -32,12 +32,12 @@ func newPsCmd(s streams) *cobra.Command {
 		Long: `List the models loaded by the daemon at HELEXA_HOST: size (weights + KV),
 processor, context, state (loading, ready, busy, poisoned), active requests
 and when an idle model will be unloaded.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runPs(cmd.Context(), opts, s)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Host, "host", "", "daemon address (default $HELEXA_HOST or 127.0.0.1:13131)")
+	addHostFlag(cmd, &opts.Host)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the models as JSON")
 	return cmd
 }

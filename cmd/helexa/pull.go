@@ -36,13 +36,13 @@ MODEL is org/repo[:QUANT][@REVISION] (e.g. Qwen/Qwen3-0.6B-GGUF:Q8_0), an
 hf.co/ URL, or an alias such as qwen3:0.6b. Without a quant, Q4_K_M is picked
 (or the closest available). Safetensors repos fetch config, tokenizer and
 *.safetensors files. Interrupted downloads resume.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPull(cmd.Context(), opts, args, s)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print progress events and the result as JSON lines")
-	cmd.Flags().StringVar(&opts.CacheDir, "cache-dir", "", "cache root (default: $HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub)")
+	addCacheDirFlag(cmd, &opts.CacheDir)
 	return cmd
 }
 

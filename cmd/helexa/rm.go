@@ -20,12 +20,12 @@ func newRmCmd(s streams) *cobra.Command {
 		Long: `Remove a model from the Hugging Face cache: with a quant (org/repo:Q8_0) only
 that quant's files, otherwise the whole snapshot of the revision (default main).
 Blobs that no other snapshot uses are deleted.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRm(cmd.Context(), opts, args, s)
 		},
 	}
-	cmd.Flags().StringVar(&opts.CacheDir, "cache-dir", "", "cache root (default: $HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub)")
+	addCacheDirFlag(cmd, &opts.CacheDir)
 	return cmd
 }
 

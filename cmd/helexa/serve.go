@@ -46,7 +46,7 @@ directory) and waits until it answers; --stop stops it.
 The default address is 127.0.0.1:13131 (HELEXA_HOST). Binding a non-loopback
 address requires HELEXA_API_KEY (clients then send "Authorization: Bearer KEY"),
 or --insecure.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), opts, s)
 		},

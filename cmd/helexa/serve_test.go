@@ -217,7 +217,7 @@ func TestBenchSummary(t *testing.T) {
 	if err := printBench(&out, "m", []benchLevel{lv}); err != nil || !strings.Contains(out.String(), "DECODE tok/s") || !strings.Contains(out.String(), "15.0") {
 		t.Errorf("table %v:\n%s", err, out.String())
 	}
-	for _, bad := range []benchOptions{{Concurrency: nil, Tokens: 1}, {Concurrency: []int{0}, Tokens: 1}, {Concurrency: []int{1}, Tokens: 0}} {
+	for _, bad := range []benchOptions{{Concurrency: nil, NumPredict: 1}, {Concurrency: []int{0}, NumPredict: 1}, {Concurrency: []int{1}, NumPredict: 0}} {
 		if bad.validate() == nil {
 			t.Errorf("validate accepted %+v", bad)
 		}

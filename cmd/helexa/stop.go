@@ -29,7 +29,7 @@ func newStopCmd(s streams) *cobra.Command {
 			return runStop(cmd.Context(), opts, args[0], s)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Host, "host", "", "daemon address (default $HELEXA_HOST or 127.0.0.1:13131)")
+	addHostFlag(cmd, &opts.Host)
 	return cmd
 }
 
