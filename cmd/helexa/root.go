@@ -50,15 +50,20 @@ func subcommands() []func(streams) *cobra.Command {
 	}
 }
 
+// setupLogging sends the default logger to w at HELEXA_LOG_LEVEL.
 func setupLogging(w io.Writer) {
-	level := slog.LevelInfo
-	switch strings.ToLower(envvars.LogLevel.Get()) {
-	case "debug":
-		level = slog.LevelDebug
-	case "warn":
-		level = slog.LevelWarn
-	case "error":
-		level = slog.LevelError
+	slog.SetDefault(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: logLevel(slog.LevelInfo)})))
+}
+
+// logLevel is HELEXA_LOG_LEVEL (debug, info, warn, error; any case), or def
+// when it is unset or not a level.
+func logLevel(def slog.Level) slog.Level {
+	if !envvars.LogLevel.IsSet() {
+		return def
 	}
-	slog.SetDefault(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})))
+	level := def
+	if err := level.UnmarshalText([]byte(strings.TrimSpace(envvars.LogLevel.Get()))); err != nil {
+		return def
+	}
+	return level
 }

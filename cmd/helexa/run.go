@@ -206,10 +206,8 @@ func runLogger(w io.Writer, interactive bool) *slog.Logger {
 	if interactive {
 		return slog.New(slog.DiscardHandler)
 	}
-	if os.Getenv(envvars.LogLevel.Name) != "" {
-		level := slog.LevelWarn
-		_ = level.UnmarshalText([]byte(envvars.LogLevel.Get()))
-		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	if envvars.LogLevel.IsSet() {
+		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: logLevel(slog.LevelWarn)}))
 	}
 	return slog.New(dropReported{slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn})})
 }
