@@ -48,12 +48,24 @@ func newDebugLogitsCmd(s streams) *cobra.Command {
 }
 
 // bindEngineFlags adds the --chunk and --threads flags shared by the debug
-// commands that run a model.
+// commands that run a model, defaulting to HELEXA_CHUNK_SIZE and
+// HELEXA_NUM_THREADS. A malformed variable fails the command (as it fails
+// run and serve) unless the flag that overrides it is given.
 func bindEngineFlags(cmd *cobra.Command, chunk, threads *int) {
-	defChunk, _ := strconv.Atoi(envvars.ChunkSize.Get())
-	defThreads, _ := strconv.Atoi(envvars.NumThreads.Get())
-	cmd.Flags().IntVar(chunk, "chunk", defChunk, "prefill chunk size in tokens (env "+envvars.ChunkSize.Name+")")
-	cmd.Flags().IntVar(threads, "threads", defThreads, "CPU threads, 0 = all cores (env "+envvars.NumThreads.Name+")")
+	defChunk, chunkErr := envvars.ChunkSize.Int()
+	defThreads, threadsErr := envvars.NumThreads.Int()
+	f := cmd.Flags()
+	f.IntVar(chunk, "chunk", defChunk, "prefill chunk size in tokens (env "+envvars.ChunkSize.Name+")")
+	f.IntVar(threads, "threads", defThreads, "CPU threads, 0 = all cores (env "+envvars.NumThreads.Name+")")
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		if chunkErr != nil && !f.Changed("chunk") {
+			return fmt.Errorf("%w (or pass --chunk)", chunkErr)
+		}
+		if threadsErr != nil && !f.Changed("threads") {
+			return fmt.Errorf("%w (or pass --threads)", threadsErr)
+		}
+		return nil
+	}
 }
 
 // logitsReport is the JSON `debug logits` prints.
