@@ -59,7 +59,7 @@ func writePIDFile(path string, pid int, addr string) error {
 func readPIDFile(path string) (int, string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, "", err
+		return 0, "", fmt.Errorf("reading the pid file: %w", err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	pid, err := strconv.Atoi(strings.TrimSpace(lines[0]))
@@ -131,7 +131,10 @@ func waitHealthy(ctx context.Context, c *api.Client, exited <-chan error, limit 
 		}
 		select {
 		case err := <-exited:
-			return fmt.Errorf("the daemon exited before answering (%v); see its log below", err)
+			if err == nil {
+				err = errors.New("exit status 0")
+			}
+			return fmt.Errorf("the daemon exited before answering (%w); see its log below", err)
 		case <-deadline.C:
 			return fmt.Errorf("the daemon did not answer at %s within %s; see its log below", c.Addr(), limit)
 		case <-ctx.Done():

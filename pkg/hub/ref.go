@@ -170,7 +170,7 @@ func localRef(raw, s string) (Ref, error) {
 	}
 	abs, err := filepath.Abs(s)
 	if err != nil {
-		return Ref{}, fmt.Errorf("%w: %s: %v", ErrBadReference, s, err)
+		return Ref{}, fmt.Errorf("%w: %s: %w", ErrBadReference, s, err)
 	}
 	return Ref{Raw: raw, Path: abs}, nil
 }
@@ -208,13 +208,13 @@ func parseHubRef(s string) (Ref, error) {
 			r.Quant = val
 		} else {
 			if err := checkRevision(val); err != nil {
-				return Ref{}, fmt.Errorf("%w %q: %v", ErrBadReference, s, err)
+				return Ref{}, fmt.Errorf("%w %q: %w", ErrBadReference, s, err)
 			}
 			r.Revision = val
 		}
 	}
 	if err := checkRepoID(r.Repo); err != nil {
-		return Ref{}, fmt.Errorf("%w %q: %v", ErrBadReference, s, err)
+		return Ref{}, fmt.Errorf("%w %q: %w", ErrBadReference, s, err)
 	}
 	return r, nil
 }
