@@ -91,7 +91,7 @@ func runBench(ctx context.Context, opts benchOptions, model string, s streams) e
 	if err := opts.validate(); err != nil {
 		return err
 	}
-	svc, closeSvc, err := benchService(opts.Host, runLogger(s.Err, false))
+	svc, closeSvc, err := benchService(ctx, opts.Host, runLogger(s.Err, false))
 	if err != nil {
 		return err
 	}
@@ -123,13 +123,13 @@ func runBench(ctx context.Context, opts benchOptions, model string, s streams) e
 // in-process Manager (closed by the returned func) logging to log (as run
 // does: warnings only, unless HELEXA_LOG_LEVEL is set, so the per-request
 // lines do not bury the table).
-func benchService(host string, log *slog.Logger) (runner.Service, func(), error) {
+func benchService(ctx context.Context, host string, log *slog.Logger) (runner.Service, func(), error) {
 	if host != "" {
 		c, err := daemonClient(host)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := c.Health(context.Background()); err != nil {
+		if err := c.Health(ctx); err != nil {
 			return nil, nil, daemonError(c, err)
 		}
 		return c, func() {}, nil
@@ -139,9 +139,9 @@ func benchService(host string, log *slog.Logger) (runner.Service, func(), error)
 		return nil, nil, err
 	}
 	return mgr, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		_ = mgr.Close(ctx)
+		_ = mgr.Close(cctx)
 	}, nil
 }
 
