@@ -22,9 +22,10 @@ type Resolver interface {
 }
 
 // GGUFLoader is the real Loader: it resolves a reference through the hub
-// (a local .gguf path, or org/repo[:QUANT] downloaded into the Hugging Face
-// cache), then loads the tokenizer, chat template and an in-process CPU
-// executor from the GGUF file.
+// (a local .gguf path or model directory, or org/repo[:QUANT] downloaded
+// into the Hugging Face cache), then loads the tokenizer, chat template and
+// an in-process CPU executor from the GGUF file, or from a Hugging Face
+// safetensors directory (see loadHF).
 type GGUFLoader struct {
 	Hub Resolver
 	// Executor options; zero values take the executor's defaults. NumCtx
@@ -55,8 +56,12 @@ func (l *GGUFLoader) Load(ctx context.Context, name string, opts LoadOptions) (*
 	if err != nil {
 		return nil, resolveError(name, err)
 	}
-	if res.Format != hub.FormatGGUF {
-		return nil, Errorf(KindBadRequest, "model %q is a %s directory; only GGUF models can be loaded for now (use a GGUF repository or file)", name, res.Format)
+	switch res.Format {
+	case hub.FormatSafetensors:
+		return l.loadHF(ctx, res, opts, log)
+	case hub.FormatGGUF:
+	default:
+		return nil, Errorf(KindBadRequest, "model %q has format %q; helexa loads GGUF files and Hugging Face safetensors directories", name, res.Format)
 	}
 	f, err := gguf.Open(res.ModelPath)
 	if err != nil {
@@ -134,8 +139,11 @@ func details(f *gguf.File, res *hub.Resolved, info executor.Info) ModelDetails {
 // CPU weights are mapped, so this is what they can take in RAM).
 func (l *GGUFLoader) EstimateBytes(_ context.Context, name string, _ LoadOptions) (int64, error) {
 	st, err := os.Stat(name)
-	if err != nil || st.IsDir() {
+	if err != nil {
 		return 0, nil
+	}
+	if st.IsDir() {
+		return dirWeightsBytes(name), nil
 	}
 	return st.Size(), nil
 }
