@@ -12,13 +12,8 @@ import (
 // chatCompletions serves POST /v1/chat/completions.
 func (s *Server) chatCompletions(c *gin.Context) {
 	var req ChatCompletionRequest
-	if err := decodeStrict(c.Request.Body, &req); err != nil {
-		s.fail(c, err)
-		return
-	}
-	rreq, err := req.toRunner()
-	if err != nil {
-		s.fail(c, err)
+	rreq, ok := bindRunner[runner.ChatRequest](s, c, &req)
+	if !ok {
 		return
 	}
 	base := ChatCompletionChunk{ID: newID("chatcmpl-"), Object: "chat.completion.chunk", Created: s.cfg.Now().Unix(), Model: req.Model}

@@ -12,13 +12,8 @@ import (
 // completions serves POST /v1/completions.
 func (s *Server) completions(c *gin.Context) {
 	var req CompletionRequest
-	if err := decodeStrict(c.Request.Body, &req); err != nil {
-		s.fail(c, err)
-		return
-	}
-	rreq, err := req.toRunner()
-	if err != nil {
-		s.fail(c, err)
+	rreq, ok := bindRunner[runner.CompletionRequest](s, c, &req)
+	if !ok {
 		return
 	}
 	base := Completion{ID: newID("cmpl-"), Object: "text_completion", Created: s.cfg.Now().Unix(), Model: req.Model}

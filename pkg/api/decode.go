@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/helexa/helexa/pkg/runner"
 	"github.com/helexa/helexa/pkg/sampling"
 )
@@ -20,6 +22,32 @@ const (
 	defaultTemperature = 0.8
 	maxTopLogprobs     = 20
 )
+
+// bind decodes the request body strictly into v; on failure it answers
+// with the error and reports false.
+func (s *Server) bind(c *gin.Context, v any) bool {
+	if err := decodeStrict(c.Request.Body, v); err != nil {
+		s.fail(c, err)
+		return false
+	}
+	return true
+}
+
+// bindRunner binds an OpenAI request body (req points at it) and converts
+// it to the engine's request; on failure it answers with the error and
+// reports false.
+func bindRunner[R any](s *Server, c *gin.Context, req interface{ toRunner() (R, error) }) (R, bool) {
+	var zero R
+	if !s.bind(c, req) {
+		return zero, false
+	}
+	r, err := req.toRunner()
+	if err != nil {
+		s.fail(c, err)
+		return zero, false
+	}
+	return r, true
+}
 
 // decodeStrict decodes a JSON body into v, refusing unknown fields so that
 // nothing a client asks for is silently ignored.

@@ -27,8 +27,7 @@ func (s *Server) ps(c *gin.Context) {
 // load serves POST /api/load.
 func (s *Server) load(c *gin.Context) {
 	var req LoadRequest
-	if err := decodeStrict(c.Request.Body, &req); err != nil {
-		s.fail(c, err)
+	if !s.bind(c, &req) {
 		return
 	}
 	if err := validateModel(req.Model); err != nil {
@@ -52,8 +51,7 @@ func (s *Server) load(c *gin.Context) {
 // decodeModelRequest reads a {"model": ...} body.
 func (s *Server) decodeModelRequest(c *gin.Context) (string, bool) {
 	var req ModelRequest
-	if err := decodeStrict(c.Request.Body, &req); err != nil {
-		s.fail(c, err)
+	if !s.bind(c, &req) {
 		return "", false
 	}
 	if err := validateModel(req.Model); err != nil {
