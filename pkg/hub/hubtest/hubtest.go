@@ -220,6 +220,17 @@ func (h *Hub) takeStatus(k string) int {
 	return 0
 }
 
+// failInjected answers with an injected error status for key k, if one is
+// left, and reports whether it did.
+func (h *Hub) failInjected(w http.ResponseWriter, k string) bool {
+	s := h.takeStatus(k)
+	if s == 0 {
+		return false
+	}
+	hubError(w, s, "", http.StatusText(s))
+	return true
+}
+
 func hubError(w http.ResponseWriter, status int, code, msg string) {
 	if code != "" {
 		w.Header().Set("X-Error-Code", code)
@@ -303,8 +314,7 @@ type lfsJSON struct {
 }
 
 func (h *Hub) serveInfo(w http.ResponseWriter, r *http.Request, id, rev string) {
-	if s := h.takeStatus(id + "/"); s != 0 {
-		hubError(w, s, "", http.StatusText(s))
+	if h.failInjected(w, id + "/") {
 		return
 	}
 	rp, commit, ok := h.lookup(w, r, id, rev)
@@ -331,8 +341,7 @@ func (h *Hub) serveInfo(w http.ResponseWriter, r *http.Request, id, rev string) 
 }
 
 func (h *Hub) serveResolve(w http.ResponseWriter, r *http.Request, id, rev, file string) {
-	if s := h.takeStatus(id + "/" + file); s != 0 {
-		hubError(w, s, "", http.StatusText(s))
+	if h.failInjected(w, id + "/" + file) {
 		return
 	}
 	rp, commit, ok := h.lookup(w, r, id, rev)
@@ -397,8 +406,7 @@ func (h *Hub) serveCDN(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such blob", http.StatusNotFound)
 		return
 	}
-	if s := h.takeStatus(id + "/" + file); s != 0 {
-		hubError(w, s, "", http.StatusText(s))
+	if h.failInjected(w, id + "/" + file) {
 		return
 	}
 	h.serveContent(w, r, id, file, data)
