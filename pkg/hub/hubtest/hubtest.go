@@ -314,7 +314,7 @@ type lfsJSON struct {
 }
 
 func (h *Hub) serveInfo(w http.ResponseWriter, r *http.Request, id, rev string) {
-	if h.failInjected(w, id + "/") {
+	if h.failInjected(w, id+"/") {
 		return
 	}
 	rp, commit, ok := h.lookup(w, r, id, rev)
@@ -341,7 +341,7 @@ func (h *Hub) serveInfo(w http.ResponseWriter, r *http.Request, id, rev string) 
 }
 
 func (h *Hub) serveResolve(w http.ResponseWriter, r *http.Request, id, rev, file string) {
-	if h.failInjected(w, id + "/" + file) {
+	if h.failInjected(w, id+"/"+file) {
 		return
 	}
 	rp, commit, ok := h.lookup(w, r, id, rev)
@@ -406,7 +406,7 @@ func (h *Hub) serveCDN(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such blob", http.StatusNotFound)
 		return
 	}
-	if h.failInjected(w, id + "/" + file) {
+	if h.failInjected(w, id+"/"+file) {
 		return
 	}
 	h.serveContent(w, r, id, file, data)
