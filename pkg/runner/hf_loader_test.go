@@ -139,3 +139,22 @@ func TestHFLoaderErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestLoaderDirWithGGUF: a directory holding a .gguf (and no safetensors)
+// still loads the GGUF.
+func TestLoaderDirWithGGUF(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink(fixtures.Path(t, "models", "stories260K.gguf"), filepath.Join(dir, "stories260K.gguf")); err != nil {
+		t.Fatal(err)
+	}
+	m := newGGUFManager(t)
+	o := complete(context.Background(), m, CompletionRequest{Model: dir, Prompt: "Once upon a time", AddSpecial: true,
+		Options: Options{MaxTokens: 4}})
+	if o.err != nil || len(o.tokens) == 0 {
+		t.Fatalf("%v, %d tokens", o.err, len(o.tokens))
+	}
+	d, err := m.Show(context.Background(), dir)
+	if err != nil || d.Arch != "llama" || !strings.HasSuffix(d.Path, ".gguf") {
+		t.Errorf("show: %+v, %v", d, err)
+	}
+}

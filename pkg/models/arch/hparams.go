@@ -1,6 +1,7 @@
 // Package arch owns the transformer architectures helexa runs (llama,
 // qwen2, qwen3, qwen3moe): reading their hyperparameters and weights from a
-// GGUF file and the forward pass written against compute.Backend.
+// GGUF file or a Hugging Face checkpoint (config.json + safetensors), and
+// the forward pass written against compute.Backend.
 package arch
 
 import (
