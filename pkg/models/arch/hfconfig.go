@@ -127,6 +127,9 @@ func (c *HFConfig) hparams(v variant) (HParams, []float32, error) {
 	if h.RopeBase == 0 {
 		h.RopeBase = 10000
 	}
+	if c.RMSNormEps == 0 {
+		h.Eps = 1e-6 // transformers' default for these architectures
+	}
 	if err := c.checkFeatures(v); err != nil {
 		return h, nil, err
 	}
