@@ -58,14 +58,24 @@ func daemonError(c *api.Client, err error) error {
 	return err
 }
 
-func runPs(ctx context.Context, opts psOptions, s streams) error {
-	c, err := daemonClient(opts.Host)
+// daemonPS connects to the daemon at host (or HELEXA_HOST) and lists the
+// models it has loaded.
+func daemonPS(ctx context.Context, host string) (*api.Client, []runner.ModelStatus, error) {
+	c, err := daemonClient(host)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	models, err := c.PS(ctx)
 	if err != nil {
-		return daemonError(c, err)
+		return nil, nil, daemonError(c, err)
+	}
+	return c, models, nil
+}
+
+func runPs(ctx context.Context, opts psOptions, s streams) error {
+	_, models, err := daemonPS(ctx, opts.Host)
+	if err != nil {
+		return err
 	}
 	if opts.JSON {
 		if models == nil {

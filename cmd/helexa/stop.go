@@ -34,13 +34,9 @@ func newStopCmd(s streams) *cobra.Command {
 }
 
 func runStop(ctx context.Context, opts stopOptions, model string, s streams) error {
-	c, err := daemonClient(opts.Host)
+	c, loaded, err := daemonPS(ctx, opts.Host)
 	if err != nil {
 		return err
-	}
-	loaded, err := c.PS(ctx)
-	if err != nil {
-		return daemonError(c, err)
 	}
 	name := ""
 	for _, m := range loaded {
