@@ -14,8 +14,6 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/helexa/helexa/internal/fixtures"
-	"github.com/helexa/helexa/pkg/models/gguf"
-	"github.com/helexa/helexa/pkg/models/tokenizer"
 )
 
 // buildRunBinary builds bin/helexa into a temporary directory.
@@ -72,15 +70,7 @@ func TestRunOneShotMatchesLlamaCpp(t *testing.T) {
 	if len(ids) != 16 {
 		t.Fatal(`reference case "short" with 16 greedy tokens not found`)
 	}
-	f, err := gguf.Open(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tok, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, tok := openTokenizer(t, model)
 	want := tok.Decode(ids)
 
 	bin := buildRunBinary(t)

@@ -36,7 +36,23 @@ func isolate(t *testing.T) {
 	t.Setenv("HELEXA_LOG_LEVEL", "")
 }
 
-// defaultRunOptions are the flag defaults, greedy.
+// openTokenizer opens a GGUF model (closed when the test ends) and builds
+// its tokenizer.
+func openTokenizer(t *testing.T, path string) (*gguf.File, *tokenizer.Tokenizer) {
+	t.Helper()
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, tok
+}
+
+// greedyRunOptions are the flag defaults, greedy.
 func greedyRunOptions() runOptions {
 	return runOptions{TopP: 0.95, TopK: 40, MinP: 0.05, RepeatPenalty: 1, Seed: -1}
 }
@@ -176,15 +192,7 @@ func TestSecondChatTurnPrefillsOnlyNewTokens(t *testing.T) {
 	res2, _, _ := turn(msgs)
 
 	// What the engine saw: both prompts, rendered and tokenized as it does.
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tok, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, tok := openTokenizer(t, path)
 	tpl, err := chat.FromGGUF(f, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
