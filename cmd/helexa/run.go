@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/helexa/helexa/internal/envvars"
+	"github.com/helexa/helexa/internal/fsutil"
 	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/api"
 	"github.com/helexa/helexa/pkg/hub"
@@ -118,7 +119,7 @@ func (o runOptions) think() *bool {
 }
 
 func runRun(ctx context.Context, opts runOptions, args []string, s streams) error {
-	model := localModelPath(args[0])
+	model := fsutil.AbsIfExists(args[0])
 	reqOpts, err := opts.request()
 	if err != nil {
 		return err
@@ -152,17 +153,6 @@ func runRun(ctx context.Context, opts runOptions, args []string, s streams) erro
 		return oneShot(ctx, svc, model, prompt, opts, reqOpts, s)
 	}
 	return runChat(ctx, svc, model, st, opts, reqOpts, router, s)
-}
-
-// localModelPath makes an existing file or directory path absolute (a
-// daemon resolves it from another working directory); references pass.
-func localModelPath(model string) string {
-	if _, err := os.Stat(model); err == nil {
-		if abs, err := filepath.Abs(model); err == nil {
-			return abs
-		}
-	}
-	return model
 }
 
 // readPrompt returns the prompt (arguments, then stdin when it is not a

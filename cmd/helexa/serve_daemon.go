@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/helexa/helexa/internal/envvars"
+	"github.com/helexa/helexa/internal/fsutil"
 	"github.com/helexa/helexa/pkg/api"
 )
 
@@ -45,11 +46,7 @@ func daemonStateDir() (string, error) {
 
 // writePIDFile records the daemon's pid and address ("PID\nADDR\n").
 func writePIDFile(path string, pid int, addr string) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(fmt.Sprintf("%d\n%s\n", pid, addr)), 0o600); err != nil {
-		return fmt.Errorf("writing pid file: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := fsutil.WriteFileAtomic(path, fmt.Appendf(nil, "%d\n%s\n", pid, addr), 0o600); err != nil {
 		return fmt.Errorf("writing pid file: %w", err)
 	}
 	return nil

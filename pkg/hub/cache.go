@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/helexa/helexa/internal/fsutil"
 )
 
 // repoDir is <root>/models--{org}--{name}, as huggingface_hub names it.
@@ -79,19 +81,10 @@ func (c *Client) writeRef(repo, rev, commit string) error {
 	return writeFileAtomic(p, []byte(commit))
 }
 
+// writeFileAtomic writes a small cache file (a ref) atomically, private to
+// the user as os.CreateTemp made it before fsutil existed.
 func writeFileAtomic(p string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-"+filepath.Base(p)+"-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		os.Remove(tmp.Name())
+	if err := fsutil.WriteFileAtomic(p, data, 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
 	return nil

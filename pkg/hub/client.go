@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/helexa/helexa/internal/envvars"
+	"github.com/helexa/helexa/internal/fsutil"
 )
 
 // Options configure a Client. Zero values take the documented defaults.
@@ -93,10 +94,10 @@ func ConfigPath() (string, bool) {
 // XDG_CACHE_HOME/huggingface/hub > ~/.cache/huggingface/hub.
 func CacheRoot(explicit string) (string, error) {
 	if explicit != "" {
-		return expandHome(explicit)
+		return fsutil.ExpandHome(explicit)
 	}
 	if v := envvars.HFHubCache.Get(); v != "" {
-		return expandHome(v)
+		return fsutil.ExpandHome(v)
 	}
 	home, err := hfHome()
 	if err != nil {
@@ -108,7 +109,7 @@ func CacheRoot(explicit string) (string, error) {
 // hfHome is HF_HOME, else XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface.
 func hfHome() (string, error) {
 	if v := envvars.HFHome.Get(); v != "" {
-		return expandHome(v)
+		return fsutil.ExpandHome(v)
 	}
 	if x := os.Getenv("XDG_CACHE_HOME"); x != "" {
 		return filepath.Join(x, "huggingface"), nil
@@ -118,17 +119,6 @@ func hfHome() (string, error) {
 		return "", fmt.Errorf("cannot locate the Hugging Face cache: set HF_HUB_CACHE or HF_HOME (%w)", err)
 	}
 	return filepath.Join(home, ".cache", "huggingface"), nil
-}
-
-func expandHome(p string) (string, error) {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("expand %s: %w", p, err)
-		}
-		p = filepath.Join(home, strings.TrimPrefix(p, "~"))
-	}
-	return p, nil
 }
 
 func tokenFromEnv() string {

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/helexa/helexa/internal/fsutil"
 )
 
 // Ref is a parsed model reference.
@@ -161,12 +163,9 @@ func looksLocal(s string) bool {
 }
 
 func localRef(raw, s string) (Ref, error) {
-	if strings.HasPrefix(s, "~/") {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return Ref{}, fmt.Errorf("expand %s: %w", s, err)
-		}
-		s = filepath.Join(home, s[2:])
+	s, err := fsutil.ExpandHome(s)
+	if err != nil {
+		return Ref{}, err
 	}
 	abs, err := filepath.Abs(s)
 	if err != nil {

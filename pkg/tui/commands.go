@@ -3,14 +3,13 @@ package tui
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/helexa/helexa/internal/fsutil"
 	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/runner"
 )
@@ -55,41 +54,29 @@ func (m *Model) command(line string) tea.Cmd {
 			m.errorf("usage: /load MODEL (a reference such as Qwen/Qwen3-0.6B-GGUF:Q8_0, a .gguf path or a model directory)")
 			return nil
 		}
-		return m.load(absIfExists(expandHome(args[0])))
+		path, err := fsutil.ExpandHome(args[0])
+		if err != nil {
+			m.errorf("%v", err)
+			return nil
+		}
+		return m.load(fsutil.AbsIfExists(path))
 	case "/save":
 		if rest == "" {
 			m.errorf("usage: /save FILE")
 			return nil
 		}
-		m.save(expandHome(rest))
+		path, err := fsutil.ExpandHome(rest)
+		if err != nil {
+			m.errorf("%v", err)
+			return nil
+		}
+		m.save(path)
 	case "/stats":
 		m.addEntry(&entry{kind: kindInfo, text: m.statsText()})
 	default:
 		m.errorf("unknown command %s; /help lists the commands", name)
 	}
 	return nil
-}
-
-// absIfExists makes an existing local path absolute (a daemon resolves
-// paths from its own working directory); references pass unchanged.
-func absIfExists(model string) string {
-	if _, err := os.Stat(model); err == nil {
-		if abs, err := filepath.Abs(model); err == nil {
-			return abs
-		}
-	}
-	return model
-}
-
-// expandHome turns a leading "~/" into the home directory, as a shell
-// would.
-func expandHome(path string) string {
-	if rest, ok := strings.CutPrefix(path, "~/"); ok {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, rest)
-		}
-	}
-	return path
 }
 
 func (m *Model) errorf(format string, args ...any) {

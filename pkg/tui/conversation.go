@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/helexa/helexa/internal/fsutil"
 	"github.com/helexa/helexa/pkg/runner"
 )
 
@@ -59,12 +60,7 @@ func saveConversation(path string, c SavedConversation) error {
 			return fmt.Errorf("saving to %s: %w", path, err)
 		}
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("saving to %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := fsutil.WriteFileAtomic(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("saving to %s: %w", path, err)
 	}
 	return nil

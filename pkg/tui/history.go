@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/helexa/helexa/internal/fsutil"
 )
 
 // MaxHistory caps the entries kept in memory and written to the file.
@@ -103,11 +105,7 @@ func (h *History) rewrite() error {
 		b.Write(line)
 		b.WriteByte('\n')
 	}
-	tmp := h.path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
-		return fmt.Errorf("saving input history: %w", err)
-	}
-	if err := os.Rename(tmp, h.path); err != nil {
+	if err := fsutil.WriteFileAtomic(h.path, []byte(b.String()), 0o600); err != nil {
 		return fmt.Errorf("saving input history: %w", err)
 	}
 	return nil
