@@ -161,6 +161,9 @@ func openDebugSession(ctx context.Context, model string, ctxLen int, what string
 	if chunk < 0 {
 		return nil, nil, fmt.Errorf("--chunk %d: must be positive (0 = default)", chunk)
 	}
+	if threads < 0 {
+		return nil, nil, fmt.Errorf("--threads %d: must be zero (all cores) or more", threads)
+	}
 	nCtx, err := trainContext(model)
 	if err != nil {
 		return nil, nil, err

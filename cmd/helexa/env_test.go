@@ -62,6 +62,7 @@ func TestDebugEngineEnv(t *testing.T) {
 		{"bad chunk size", envvars.ChunkSize.Name, "big", []string{"debug", "logits", "x.gguf", "--tokens", "1"}, `HELEXA_CHUNK_SIZE="big"`},
 		{"bad threads", envvars.NumThreads.Name, "-2", []string{"debug", "generate", "x.gguf", "--tokens", "1"}, `HELEXA_NUM_THREADS="-2"`},
 		{"flag overrides", envvars.ChunkSize.Name, "big", []string{"debug", "logits", "x.gguf", "--tokens", "1", "--chunk", "8"}, "x.gguf"},
+		{"negative threads flag", envvars.NumThreads.Name, "", []string{"debug", "logits", "x.gguf", "--tokens", "1", "--threads", "-1"}, "--threads -1: must be zero (all cores) or more"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

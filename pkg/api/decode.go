@@ -129,11 +129,19 @@ func (p *GenerationParams) options() (runner.Options, error) {
 	}
 	o.Stop = p.Stop
 	o.KeepAlive = durationPtr(p.KeepAlive)
-	if p.NumCtx < 0 {
-		return o, badRequest("num_ctx = %d: must be positive", p.NumCtx)
+	if err := checkNumCtx(p.NumCtx); err != nil {
+		return o, err
 	}
 	o.NumCtx = p.NumCtx
 	return o, nil
+}
+
+// checkNumCtx refuses a negative num_ctx (0 means the default).
+func checkNumCtx(n int) error {
+	if n < 0 {
+		return badRequest("num_ctx = %d: must be a positive number of tokens (or 0 for the default)", n)
+	}
+	return nil
 }
 
 // sampling converts and range-checks the sampling fields.

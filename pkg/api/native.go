@@ -34,8 +34,8 @@ func (s *Server) load(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if req.NumCtx < 0 {
-		s.fail(c, badRequest("num_ctx = %d: must be positive", req.NumCtx))
+	if err := checkNumCtx(req.NumCtx); err != nil {
+		s.fail(c, err)
 		return
 	}
 	st, err := s.cfg.Service.Load(c.Request.Context(), runner.LoadRequest{

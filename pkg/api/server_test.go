@@ -144,6 +144,7 @@ func TestChatBadRequests(t *testing.T) {
 		{"stop type", chatBody + `,"stop":5}`, "stop must be a string"},
 		{"tool_choice", chatBody + `,"tool_choice":"required"}`, "tool_choice"},
 		{"unknown nested", chatBody + `,"stream":true,"stream_options":{"include_usage":true,"x":1}}`, `unsupported field \"x\"`},
+		{"negative num_ctx", chatBody + `,"num_ctx":-1}`, "num_ctx = -1: must be a positive number of tokens"},
 	}
 	f := &fakeService{result: stdResult()}
 	ts := newTestServer(t, f, nil)
@@ -362,6 +363,9 @@ func TestModelsAndNative(t *testing.T) {
 	}
 	if status, out := post(t, ts, "/api/load", `{"model":"x","gpu":1}`); status != 400 || !strings.Contains(out, "gpu") {
 		t.Errorf("/api/load unknown field: %d %s", status, out)
+	}
+	if status, out := post(t, ts, "/api/load", `{"model":"x","num_ctx":-5}`); status != 400 || !strings.Contains(out, "num_ctx = -5") {
+		t.Errorf("/api/load negative num_ctx: %d %s", status, out)
 	}
 	if status, out := post(t, ts, "/api/unload", `{"model":"x"}`); status != 200 || len(f.unloaded) != 1 {
 		t.Errorf("/api/unload: %d %s", status, out)
