@@ -104,3 +104,19 @@ func TestArgsErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestPullHelpListsAliases: the README sends users to `pull --help` for
+// the aliases.
+func TestPullHelpListsAliases(t *testing.T) {
+	var out bytes.Buffer
+	root := newRootCmd(streams{Out: &out, Err: &out})
+	root.SetArgs([]string{"pull", "--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"qwen3:0.6b", "Qwen/Qwen3-0.6B-GGUF:Q8_0", "$HELEXA_CONFIG"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("pull --help lacks %q:\n%s", want, out.String())
+		}
+	}
+}

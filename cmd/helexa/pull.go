@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,7 +38,9 @@ func newPullCmd(s streams) *cobra.Command {
 MODEL is org/repo[:QUANT][@REVISION] (e.g. Qwen/Qwen3-0.6B-GGUF:Q8_0), an
 hf.co/ URL, or an alias such as qwen3:0.6b. Without a quant, Q4_K_M is picked
 (or the closest available). Safetensors repos fetch config, tokenizer and
-*.safetensors files. Interrupted downloads resume.`,
+*.safetensors files. Interrupted downloads resume.
+
+` + aliasHelp(hub.BuiltinAliases()),
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPull(cmd.Context(), opts, args, s)
@@ -44,6 +49,17 @@ hf.co/ URL, or an alias such as qwen3:0.6b. Without a quant, Q4_K_M is picked
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print progress events and the result as JSON lines")
 	addCacheDirFlag(cmd, &opts.CacheDir)
 	return cmd
+}
+
+// aliasHelp lists the built-in aliases for `pull --help`.
+func aliasHelp(aliases map[string]string) string {
+	names := slices.Sorted(maps.Keys(aliases))
+	var b strings.Builder
+	b.WriteString("Aliases (add your own under \"aliases\" in the config file, $" + envvars.Config.Name + "):\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %-16s %s\n", n, aliases[n])
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 func runPull(ctx context.Context, opts pullOptions, refs []string, s streams) error {

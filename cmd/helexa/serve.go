@@ -36,7 +36,7 @@ func newServeCmd(s streams) *cobra.Command {
 		Short: "Serve models over an OpenAI-compatible HTTP API",
 		Long: `Serve models over an OpenAI-compatible HTTP API (/v1/chat/completions,
 /v1/completions, /v1/models) plus native endpoints (/api/ps, /api/load,
-/api/unload, /api/pull, /health, /metrics).
+/api/unload, /api/show, /api/pull, /health, /metrics).
 
 Runs in the foreground by default, logging to stderr; SIGINT/SIGTERM stop
 accepting connections and let in-flight requests finish (--shutdown-timeout).
