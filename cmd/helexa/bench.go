@@ -18,6 +18,7 @@ import (
 
 // benchOptions are the flags of `helexa bench`.
 type benchOptions struct {
+	Model       string // the MODEL argument
 	Host        string // a daemon address; empty = in-process engine
 	Concurrency []int
 	NumPredict  int // tokens to generate per sequence
@@ -40,7 +41,8 @@ Sequences stop early at an end-of-generation token; the table shows the
 tokens actually generated.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runBench(cmd.Context(), opts, args[0], s)
+			opts.Model = args[0]
+			return runBench(cmd.Context(), opts, s)
 		},
 	}
 	f := cmd.Flags()
@@ -87,7 +89,8 @@ func (o benchOptions) validate() error {
 	return nil
 }
 
-func runBench(ctx context.Context, opts benchOptions, model string, s streams) error {
+func runBench(ctx context.Context, opts benchOptions, s streams) error {
+	model := opts.Model
 	if err := opts.validate(); err != nil {
 		return err
 	}

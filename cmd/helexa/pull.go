@@ -24,8 +24,9 @@ import (
 
 // pullOptions are the flags of `helexa pull`.
 type pullOptions struct {
-	JSON     bool   // progress and result as JSON lines on stdout
-	CacheDir string // overrides the cache root
+	Refs     []string // the MODEL arguments
+	JSON     bool     // progress and result as JSON lines on stdout
+	CacheDir string   // overrides the cache root
 }
 
 func newPullCmd(s streams) *cobra.Command {
@@ -43,7 +44,8 @@ hf.co/ URL, or an alias such as qwen3:0.6b. Without a quant, Q4_K_M is picked
 ` + aliasHelp(hub.BuiltinAliases()),
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPull(cmd.Context(), opts, args, s)
+			opts.Refs = args
+			return runPull(cmd.Context(), opts, s)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print progress events and the result as JSON lines")
@@ -62,7 +64,7 @@ func aliasHelp(aliases map[string]string) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-func runPull(ctx context.Context, opts pullOptions, refs []string, s streams) error {
+func runPull(ctx context.Context, opts pullOptions, s streams) error {
 	var progress hub.ProgressFunc
 	var done func()
 	if opts.JSON {
@@ -75,7 +77,7 @@ func runPull(ctx context.Context, opts pullOptions, refs []string, s streams) er
 	if err != nil {
 		return err
 	}
-	for _, ref := range refs {
+	for _, ref := range opts.Refs {
 		res, err := client.Resolve(ctx, ref)
 		if err != nil {
 			return fmt.Errorf("pull %s: %w", ref, err)

@@ -263,7 +263,7 @@ func TestRunPullsSplitGGUFAsOneModel(t *testing.T) {
 	o := greedyRunOptions()
 	o.Raw, o.NumPredict = true, 4
 	var out, errb bytes.Buffer
-	err := runRun(context.Background(), o, []string{"org/stories-GGUF:f32", "Once upon a time"}, streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	err := runRun(context.Background(), withArgs(o, "org/stories-GGUF:f32", "Once upon a time"), streams{In: strings.NewReader(""), Out: &out, Err: &errb})
 	if err != nil {
 		t.Fatalf("run: %v\nstderr: %s", err, errb.String())
 	}

@@ -9,6 +9,7 @@ import (
 
 // rmOptions are the flags of `helexa rm`.
 type rmOptions struct {
+	Refs     []string // the MODEL arguments
 	CacheDir string
 }
 
@@ -22,19 +23,20 @@ that quant's files, otherwise the whole snapshot of the revision (default main).
 Blobs that no other snapshot uses are deleted.`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRm(cmd.Context(), opts, args, s)
+			opts.Refs = args
+			return runRm(cmd.Context(), opts, s)
 		},
 	}
 	addCacheDirFlag(cmd, &opts.CacheDir)
 	return cmd
 }
 
-func runRm(ctx context.Context, opts rmOptions, refs []string, s streams) error {
+func runRm(ctx context.Context, opts rmOptions, s streams) error {
 	client, err := newHubClient(opts.CacheDir, nil)
 	if err != nil {
 		return err
 	}
-	for _, ref := range refs {
+	for _, ref := range opts.Refs {
 		if err := client.Remove(ctx, ref); err != nil {
 			return fmt.Errorf("rm %s: %w", ref, err)
 		}

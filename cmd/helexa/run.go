@@ -28,6 +28,8 @@ import (
 
 // runOptions are the flags of `helexa run`.
 type runOptions struct {
+	Model         string   // the MODEL argument
+	Prompt        []string // the PROMPT words (joined with spaces)
 	System        string
 	Temperature   float32
 	TopP          float32
@@ -67,7 +69,8 @@ loaded twice); otherwise the model is loaded in this process.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ThinkSet = cmd.Flags().Changed("think")
-			return runRun(cmd.Context(), opts, args, s)
+			opts.Model, opts.Prompt = args[0], args[1:]
+			return runRun(cmd.Context(), opts, s)
 		},
 	}
 	f := cmd.Flags()
@@ -118,13 +121,13 @@ func (o runOptions) think() *bool {
 	return &t
 }
 
-func runRun(ctx context.Context, opts runOptions, args []string, s streams) error {
-	model := fsutil.AbsIfExists(args[0])
+func runRun(ctx context.Context, opts runOptions, s streams) error {
+	model := fsutil.AbsIfExists(opts.Model)
 	reqOpts, err := opts.request()
 	if err != nil {
 		return err
 	}
-	prompt, interactive, err := readPrompt(args[1:], s)
+	prompt, interactive, err := readPrompt(opts.Prompt, s)
 	if err != nil {
 		return err
 	}

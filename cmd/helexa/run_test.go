@@ -52,6 +52,13 @@ func openTokenizer(t *testing.T, path string) (*gguf.File, *tokenizer.Tokenizer)
 	return f, tok
 }
 
+// withArgs sets the positional arguments (MODEL [PROMPT...]) as the
+// command line does.
+func withArgs(o runOptions, args ...string) runOptions {
+	o.Model, o.Prompt = args[0], args[1:]
+	return o
+}
+
 // greedyRunOptions are the flag defaults, greedy.
 func greedyRunOptions() runOptions {
 	return runOptions{TopP: 0.95, TopK: 40, MinP: 0.05, RepeatPenalty: 1, Seed: -1}
@@ -78,7 +85,7 @@ func TestRunOneShotInProcess(t *testing.T) {
 			o := greedyRunOptions()
 			tt.opts(&o)
 			var out, errb bytes.Buffer
-			err := runRun(context.Background(), o, append([]string{model}, tt.args...), streams{In: strings.NewReader(tt.stdin), Out: &out, Err: &errb})
+			err := runRun(context.Background(), withArgs(o, append([]string{model}, tt.args...)...), streams{In: strings.NewReader(tt.stdin), Out: &out, Err: &errb})
 			if err != nil {
 				t.Fatalf("runRun: %v\nstderr: %s", err, errb.String())
 			}
@@ -114,7 +121,7 @@ func TestRunBadInput(t *testing.T) {
 			o := greedyRunOptions()
 			tt.opts(&o)
 			var out, errb bytes.Buffer
-			err := runRun(context.Background(), o, tt.args, streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+			err := runRun(context.Background(), withArgs(o, tt.args...), streams{In: strings.NewReader(""), Out: &out, Err: &errb})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want one mentioning %q", err, tt.want)
 			}
@@ -141,7 +148,7 @@ func TestRunUsesDaemon(t *testing.T) {
 	o := greedyRunOptions()
 	o.Raw, o.NumPredict, o.Verbose = true, 4, true
 	var out, errb bytes.Buffer
-	if err := runRun(context.Background(), o, []string{model, "Once upon a time"}, streams{In: strings.NewReader(""), Out: &out, Err: &errb}); err != nil {
+	if err := runRun(context.Background(), withArgs(o, model, "Once upon a time"), streams{In: strings.NewReader(""), Out: &out, Err: &errb}); err != nil {
 		t.Fatalf("runRun: %v\n%s", err, errb.String())
 	}
 	if !strings.Contains(errb.String(), "using the helexa daemon at "+hs.URL) {
@@ -330,7 +337,7 @@ func TestRunModelForms(t *testing.T) {
 			o := greedyRunOptions()
 			o.Raw, o.NumPredict, o.Temperature = true, 4, 0
 			var out, errb bytes.Buffer
-			if err := runRun(context.Background(), o, []string{tt.model, "Once upon a time"}, streams{In: strings.NewReader(""), Out: &out, Err: &errb}); err != nil {
+			if err := runRun(context.Background(), withArgs(o, tt.model, "Once upon a time"), streams{In: strings.NewReader(""), Out: &out, Err: &errb}); err != nil {
 				t.Fatalf("run %s: %v\nstderr: %s", tt.model, err, errb.String())
 			}
 			if got := out.String(); got != ", there was a\n" {

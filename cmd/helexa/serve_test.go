@@ -157,7 +157,7 @@ func TestPsAndStop(t *testing.T) {
 		t.Errorf("ps --json: %v %s", err, out.String())
 	}
 	out.Reset()
-	if err := runStop(context.Background(), stopOptions{Host: host}, "org/a:Q8_0", streams{Out: &out}); err != nil {
+	if err := runStop(context.Background(), stopOptions{Host: host, Model: "org/a:Q8_0"}, streams{Out: &out}); err != nil {
 		t.Fatal(err)
 	}
 	if len(f.unloaded) != 1 || f.unloaded[0] != "org/a:Q8_0" || !strings.Contains(out.String(), "unloaded org/a:Q8_0") {
@@ -176,7 +176,7 @@ func TestPsNoDaemon(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no helexa daemon answers") || !strings.Contains(err.Error(), "serve --detach") {
 		t.Errorf("err %v", err)
 	}
-	err = runStop(context.Background(), stopOptions{Host: addr}, "m", streams{Out: io.Discard})
+	err = runStop(context.Background(), stopOptions{Host: addr, Model: "m"}, streams{Out: io.Discard})
 	if err == nil || !strings.Contains(err.Error(), "no helexa daemon answers") {
 		t.Errorf("stop: %v", err)
 	}
@@ -294,7 +294,7 @@ func TestStopNames(t *testing.T) {
 			f := &psFake{models: []runner.ModelStatus{{Name: "org/a:Q8_0", Path: "/cache/a.gguf", State: runner.StateReady}}}
 			host := startAPI(t, f)
 			var out bytes.Buffer
-			err := runStop(context.Background(), stopOptions{Host: host}, tt.arg, streams{Out: &out})
+			err := runStop(context.Background(), stopOptions{Host: host, Model: tt.arg}, streams{Out: &out})
 			if tt.errText != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.errText) {
 					t.Fatalf("err %v, want %q", err, tt.errText)

@@ -10,7 +10,8 @@ import (
 
 // stopOptions are the flags of `helexa stop`.
 type stopOptions struct {
-	Host string // daemon address (default HELEXA_HOST)
+	Model string // the model to unload, as `ps` names it (name or path)
+	Host  string // daemon address (default HELEXA_HOST)
 }
 
 func newStopCmd(s streams) *cobra.Command {
@@ -26,14 +27,16 @@ func newStopCmd(s streams) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runStop(cmd.Context(), opts, args[0], s)
+			opts.Model = args[0]
+			return runStop(cmd.Context(), opts, s)
 		},
 	}
 	addHostFlag(cmd, &opts.Host)
 	return cmd
 }
 
-func runStop(ctx context.Context, opts stopOptions, model string, s streams) error {
+func runStop(ctx context.Context, opts stopOptions, s streams) error {
+	model := opts.Model
 	c, loaded, err := daemonPS(ctx, opts.Host)
 	if err != nil {
 		return err
