@@ -136,6 +136,22 @@ func TestServeOpenAIEndToEnd(t *testing.T) {
 		t.Errorf("finish_reason %q", fr)
 	}
 
+	checkChatStream(ctx, t, client, params, full)
+	checkCompletionsModelsErrors(ctx, t, client, addr, model, params)
+
+	if err := stop(); err != nil {
+		t.Errorf("SIGTERM: %v", err)
+	}
+	if !strings.Contains(logs.String(), "helexa stopped") {
+		t.Errorf("no clean shutdown in the log")
+	}
+}
+
+// checkChatStream streams the same greedy request as full and checks the
+// chunks add up to the same answer, with usage (cached tokens) at the end.
+func checkChatStream(ctx context.Context, t *testing.T, client openai.Client, params openai.ChatCompletionNewParams, full *openai.ChatCompletion) {
+	t.Helper()
+	u := full.Usage
 	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 	stream := client.Chat.Completions.NewStreaming(ctx, params)
 	var acc openai.ChatCompletionAccumulator
@@ -161,7 +177,12 @@ func TestServeOpenAIEndToEnd(t *testing.T) {
 	if len(last.Choices) != 0 || last.Usage.PromptTokensDetails.CachedTokens <= 0 {
 		t.Errorf("the last chunk should carry usage with cached tokens (the prompt was sent before): %s", last.RawJSON())
 	}
+}
 
+// checkCompletionsModelsErrors covers /v1/completions, /v1/models and the
+// errors the OpenAI client sees.
+func checkCompletionsModelsErrors(ctx context.Context, t *testing.T, client openai.Client, addr, model string, params openai.ChatCompletionNewParams) {
+	t.Helper()
 	comp, err := client.Completions.New(ctx, openai.CompletionNewParams{
 		Model:     openai.CompletionNewParamsModel(model),
 		Prompt:    openai.CompletionNewParamsPromptUnion{OfString: openai.String("Once upon a time")},
@@ -198,12 +219,5 @@ func TestServeOpenAIEndToEnd(t *testing.T) {
 	noKey := openai.NewClient(option.WithBaseURL("http://"+addr+"/v1/"), option.WithAPIKey("wrong"), option.WithMaxRetries(0))
 	if _, err := noKey.Models.List(ctx); !errors.As(err, &apiErr) || apiErr.StatusCode != 401 {
 		t.Errorf("wrong key: %v", err)
-	}
-
-	if err := stop(); err != nil {
-		t.Errorf("SIGTERM: %v", err)
-	}
-	if !strings.Contains(logs.String(), "helexa stopped") {
-		t.Errorf("no clean shutdown in the log")
 	}
 }
