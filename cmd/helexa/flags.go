@@ -50,7 +50,7 @@ func exactArgs(n int) cobra.PositionalArgs {
 		if len(args) == n {
 			return nil
 		}
-		return argsError(cmd, args, fmt.Sprintf("takes %d argument(s)", n))
+		return argsError(cmd, args, "takes "+countArgs(n))
 	}
 }
 
@@ -61,7 +61,7 @@ func minArgs(n int) cobra.PositionalArgs {
 		if len(args) >= n {
 			return nil
 		}
-		return argsError(cmd, args, fmt.Sprintf("takes at least %d argument(s)", n))
+		return argsError(cmd, args, "takes at least "+countArgs(n))
 	}
 }
 
@@ -71,6 +71,13 @@ func noArgs(cmd *cobra.Command, args []string) error {
 		return nil
 	}
 	return argsError(cmd, args, "takes no arguments")
+}
+
+func countArgs(n int) string {
+	if n == 1 {
+		return "one argument"
+	}
+	return fmt.Sprintf("%d arguments", n)
 }
 
 func argsError(cmd *cobra.Command, args []string, want string) error {

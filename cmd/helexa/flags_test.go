@@ -82,10 +82,10 @@ func TestArgsErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"bench"}, []string{"`helexa bench` takes 1 argument(s), got none", "usage is `helexa bench MODEL [flags]`", "helexa bench --help"}},
-		{[]string{"pull"}, []string{"`helexa pull` takes at least 1 argument(s), got none", "helexa pull MODEL..."}},
+		{[]string{"bench"}, []string{"`helexa bench` takes one argument, got none", "usage is `helexa bench MODEL [flags]`", "helexa bench --help"}},
+		{[]string{"pull"}, []string{"`helexa pull` takes at least one argument, got none", "helexa pull MODEL..."}},
 		{[]string{"ps", "extra", "words"}, []string{"`helexa ps` takes no arguments, got \"extra words\""}},
-		{[]string{"debug", "info", "a.gguf", "b.gguf"}, []string{"`helexa debug info` takes 1 argument(s)", "helexa debug info MODEL.gguf"}},
+		{[]string{"debug", "info", "a.gguf", "b.gguf"}, []string{"`helexa debug info` takes one argument, got \"a.gguf b.gguf\"", "helexa debug info MODEL.gguf"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
