@@ -61,9 +61,10 @@ func (c *CPU) Embed(table *Weight, tokens []int32, out []float32) error {
 }
 
 // MatMul implements Backend. Workers take ranges of weight rows; each range
-// is one quant.VecDotRows call per activation row, over tiles of weights
-// small enough to stay in cache while every activation row passes over
-// them.
+// is one quant.VecDotRowsMulti call over every activation row, over tiles
+// of weights small enough to stay in cache while the activation rows pass
+// over them (each weight block is decoded once per group of activation
+// rows).
 func (c *CPU) MatMul(w *Weight, x []float32, nRows int, out []float32) error {
 	n, m := w.Cols(), w.Rows()
 	if nRows <= 0 {
@@ -113,11 +114,8 @@ func matMulRange(w *Weight, xq []byte, ab, nRows int, out []float32, lo, hi int)
 	}
 	for t0 := lo; t0 < hi; t0 += tile {
 		t1 := min(hi, t0+tile)
-		wt := w.Data[t0*rb : t1*rb]
-		for r := 0; r < nRows; r++ {
-			if err := quant.VecDotRows(w.Type, wt, rb, t1-t0, xq[r*ab:(r+1)*ab], n, out[r*m+t0:r*m+t1]); err != nil {
-				return err
-			}
+		if err := quant.VecDotRowsMulti(w.Type, w.Data[t0*rb:t1*rb], rb, t1-t0, xq, ab, nRows, n, out[t0:], m); err != nil {
+			return err
 		}
 	}
 	return nil

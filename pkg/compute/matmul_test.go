@@ -42,7 +42,7 @@ func TestMatMulMatchesVecDot(t *testing.T) {
 	const n, m = 256, 3000
 	for _, typ := range matMulTypes {
 		w := testWeight(t, typ, n, m)
-		for _, nRows := range []int{1, 3} {
+		for _, nRows := range []int{1, 3, 11} {
 			t.Run(fmt.Sprintf("%s/%d", typ, nRows), func(t *testing.T) {
 				x := randVec(nRows*n, uint64(nRows))
 				out := make([]float32, nRows*m)

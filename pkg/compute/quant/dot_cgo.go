@@ -47,3 +47,18 @@ func dotRowsBase(t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, n int, 
 	C.hx_dot_rows_base(C.int(t), (*C.uint8_t)(unsafe.Pointer(&w[0])), C.size_t(rowBytes), C.int(nRows),
 		(*C.uint8_t)(unsafe.Pointer(&xq[0])), C.int(n), (*C.float)(unsafe.Pointer(&out[0])))
 }
+
+// dotRowsMulti runs VecDotRowsMulti's loops in C (arguments checked, n > 0,
+// nRows > 0, nX > 0).
+func dotRowsMulti(t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, xStride, nX, n int, out []float32, outStride int) {
+	C.hx_dot_rows_multi(C.int(t), (*C.uint8_t)(unsafe.Pointer(&w[0])), C.size_t(rowBytes), C.int(nRows),
+		(*C.uint8_t)(unsafe.Pointer(&xq[0])), C.size_t(xStride), C.int(nX), C.int(n),
+		(*C.float)(unsafe.Pointer(&out[0])), C.size_t(outStride))
+}
+
+// dotRowsMultiBase is dotRowsMulti with the baseline C kernels (tests).
+func dotRowsMultiBase(t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, xStride, nX, n int, out []float32, outStride int) {
+	C.hx_dot_rows_multi_base(C.int(t), (*C.uint8_t)(unsafe.Pointer(&w[0])), C.size_t(rowBytes), C.int(nRows),
+		(*C.uint8_t)(unsafe.Pointer(&xq[0])), C.size_t(xStride), C.int(nX), C.int(n),
+		(*C.float)(unsafe.Pointer(&out[0])), C.size_t(outStride))
+}

@@ -52,3 +52,30 @@ func TestCRowsMatchGo(t *testing.T) {
 		}
 	}
 }
+
+// TestCRowsMultiMatchGo checks the multi-activation C kernels, dispatched
+// and baseline, against the pure-Go loop.
+func TestCRowsMultiMatchGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, typ := range weightTypes {
+		const n, rows, nX = 512, 5, 10 // one group of eight activation rows and one of two
+		var w []byte
+		for i := 0; i < rows; i++ {
+			w = append(w, mustQuantize(t, typ, gaussian(r, n, math.Pow(10, float64(i%5)-3)))...)
+		}
+		var xq []byte
+		for j := 0; j < nX; j++ {
+			xq = append(xq, mustActivations(t, typ, gaussian(r, n, 1))...)
+		}
+		rb, xs := len(w)/rows, len(xq)/nX
+		c, base, g := make([]float32, rows*nX), make([]float32, rows*nX), make([]float32, rows*nX)
+		dotRowsMulti(typ, w, rb, rows, xq, xs, nX, n, c, rows)
+		dotRowsMultiBase(typ, w, rb, rows, xq, xs, nX, n, base, rows)
+		goDotRowsMulti(typ, w, rb, rows, xq, xs, nX, n, g, rows)
+		for i := range c {
+			if math.Float32bits(c[i]) != math.Float32bits(g[i]) || math.Float32bits(base[i]) != math.Float32bits(g[i]) {
+				t.Fatalf("%s output %d: C %.9g, baseline C %.9g, Go %.9g", typ, i, c[i], base[i], g[i])
+			}
+		}
+	}
+}

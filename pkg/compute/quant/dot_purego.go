@@ -12,3 +12,7 @@ func quantDot(t dtype.Type, w, xq []byte, n int) float32 { return goQuantDot(t, 
 func dotRows(t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, n int, out []float32) {
 	goDotRows(t, w, rowBytes, nRows, xq, n, out)
 }
+
+func dotRowsMulti(t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, xStride, nX, n int, out []float32, outStride int) {
+	goDotRowsMulti(t, w, rowBytes, nRows, xq, xStride, nX, n, out, outStride)
+}

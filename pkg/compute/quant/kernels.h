@@ -18,4 +18,13 @@ void hx_dot_rows(int type, const uint8_t *w, size_t row_bytes, int nrows, const 
 void hx_dot_rows_base(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, int n, float *out);
 // hx_dot is hx_dot_rows for one row, returning the result.
 float hx_dot(int type, const uint8_t *w, const uint8_t *x, int n);
+// hx_dot_rows_multi sets out[j*out_stride + r] to the dot product of weight
+// row r with the activation row at x + j*x_stride, for r < nrows and
+// j < nx: bit-identical to hx_dot_rows per activation row, but each weight
+// block is decoded once for several activation rows.
+void hx_dot_rows_multi(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, size_t x_stride, int nx,
+                       int n, float *out, size_t out_stride);
+// hx_dot_rows_multi_base is hx_dot_rows_multi with the baseline kernels.
+void hx_dot_rows_multi_base(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, size_t x_stride,
+                            int nx, int n, float *out, size_t out_stride);
 #endif

@@ -127,3 +127,54 @@ func goKernel(t dtype.Type) func(w, xq []byte, n int) float32 {
 	}
 	return func([]byte, []byte, int) float32 { return float32(math.NaN()) }
 }
+
+// VecDotRowsMulti computes, for each weight row i < nRows and activation
+// row j < nX, out[j*outStride+i] = VecDot(t, w[i*rowBytes:],
+// xq[j*xStride:], n): VecDotRows for several activation rows at once
+// (prefill). The results are bit-identical to VecDotRows per activation
+// row; the cgo build decodes each weight block once for up to eight
+// activation rows.
+//
+// Its argument errors are those of VecDotRows, plus an xStride shorter than
+// one activation row or an outStride shorter than nRows (ErrBufferSize).
+// It does not allocate.
+func VecDotRowsMulti(t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, xStride, nX, n int, out []float32, outStride int) error {
+	l, ok := layoutOf(t)
+	if !ok {
+		return unsupported("vec dot rows", t)
+	}
+	if n < 0 || n%l.block != 0 {
+		return fmt.Errorf("quant: vec dot rows %s: %d elements is not a whole number of %d-element blocks: %w", t, n, l.block, ErrBufferSize)
+	}
+	if nRows < 0 || nX < 0 {
+		return fmt.Errorf("quant: vec dot rows %s: negative row count (%d weight, %d activation rows): %w", t, nRows, nX, ErrBufferSize)
+	}
+	if nRows == 0 || nX == 0 {
+		return nil
+	}
+	wb, xb := n/l.block*l.wsize, n/l.block*l.xsize
+	if rowBytes < wb || xStride < xb || outStride < nRows {
+		return fmt.Errorf("quant: vec dot rows %s: strides (%d weight bytes, %d activation bytes, %d outputs) shorter than a row (%d, %d, %d): %w",
+			t, rowBytes, xStride, outStride, wb, xb, nRows, ErrBufferSize)
+	}
+	if len(w) < (nRows-1)*rowBytes+wb || len(xq) < (nX-1)*xStride+xb || len(out) < (nX-1)*outStride+nRows {
+		return fmt.Errorf("quant: vec dot rows %s: %d×%d rows of %d elements need %d weight bytes, %d activation bytes and %d outputs, got %d, %d and %d: %w",
+			t, nRows, nX, n, (nRows-1)*rowBytes+wb, (nX-1)*xStride+xb, (nX-1)*outStride+nRows, len(w), len(xq), len(out), ErrBufferSize)
+	}
+	if n == 0 {
+		for j := 0; j < nX; j++ {
+			clear(out[j*outStride : j*outStride+nRows])
+		}
+		return nil
+	}
+	dotRowsMulti(t, w, rowBytes, nRows, xq, xStride, nX, n, out, outStride)
+	return nil
+}
+
+// goDotRowsMulti is the pure-Go loop behind VecDotRowsMulti (arguments
+// checked): goDotRows per activation row.
+func goDotRowsMulti(t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, xStride, nX, n int, out []float32, outStride int) {
+	for j := 0; j < nX; j++ {
+		goDotRows(t, w, rowBytes, nRows, xq[j*xStride:], n, out[j*outStride:j*outStride+nRows])
+	}
+}

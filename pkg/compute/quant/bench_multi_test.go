@@ -1,0 +1,47 @@
+package quant
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/helexa/helexa/pkg/dtype"
+)
+
+// BenchmarkMatMulRows compares, for 64 weight rows of 1024 elements and
+// eight activation rows (a prefill tile), VecDotRows once per activation
+// row ("rows") with one VecDotRowsMulti call ("multi"); the figure is
+// multiply-adds per second (weight elements × activation rows).
+func BenchmarkMatMulRows(b *testing.B) {
+	const n, rows, nX = 1024, 64, 8
+	r := rand.New(rand.NewPCG(1, 4))
+	for _, typ := range []dtype.Type{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q6_K, dtype.Q5_K, dtype.F32} {
+		var w, xq []byte
+		for i := 0; i < rows; i++ {
+			w = append(w, mustQuantize(b, typ, gaussian(r, n, 0.05))...)
+		}
+		for j := 0; j < nX; j++ {
+			xq = append(xq, mustActivations(b, typ, gaussian(r, n, 1))...)
+		}
+		rb, xs := len(w)/rows, len(xq)/nX
+		out := make([]float32, rows*nX)
+		for _, multi := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/multi=%v", typ, multi), func(b *testing.B) {
+				b.SetBytes(n * rows * nX)
+				for b.Loop() {
+					if multi {
+						if err := VecDotRowsMulti(typ, w, rb, rows, xq, xs, nX, n, out, rows); err != nil {
+							b.Fatal(err)
+						}
+						continue
+					}
+					for j := 0; j < nX; j++ {
+						if err := VecDotRows(typ, w, rb, rows, xq[j*xs:], n, out[j*rows:]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			})
+		}
+	}
+}
