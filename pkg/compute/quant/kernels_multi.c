@@ -5,8 +5,8 @@
 // with up to HX_NX activation rows, each into its own accumulators, with
 // exactly the integer sums and float operations (same order) of the one-row
 // kernels of kernels.c, so every output is bit-identical to hx_dot_rows.
-// Types without a multi kernel here (Q4_1, Q5_0, Q5_1, float) run
-// hx_dot_rows once per activation row.
+// Types without a multi kernel here (Q4_1, Q5_0, Q5_1, float), and a lone
+// activation row, run hx_dot_rows once per activation row.
 
 #include "kernels_common.h"
 #include "kernels.h"
@@ -283,7 +283,8 @@ static void hx_multi(int type, const uint8_t *w, size_t rb, int nrows, const uin
 	if (simd) fn = kind == 8 ? hx_m_q8_0_avx2 : kind == 1 ? hx_m_q4_0_avx2 : kind ? hx_mk_avx2 : 0;
 #endif
 	if (!simd) fn = kind == 8 ? hx_m_q8_0_base : kind == 1 ? hx_m_q4_0_base : kind ? hx_mk_base : 0;
-	if (!fn) {
+	if (!fn || nx == 1) {
+		// one activation row: the one-row kernels are faster than a group of one
 		for (int j = 0; j < nx; j++) {
 			if (simd) hx_dot_rows(type, w, rb, nrows, x + (size_t)j * xs, n, out + (size_t)j * os);
 			else hx_dot_rows_base(type, w, rb, nrows, x + (size_t)j * xs, n, out + (size_t)j * os);
@@ -292,6 +293,11 @@ static void hx_multi(int type, const uint8_t *w, size_t rb, int nrows, const uin
 	}
 	for (int j0 = 0; j0 < nx; j0 += HX_NX) {
 		int g = nx - j0 < HX_NX ? nx - j0 : HX_NX;
+		if (g == 1) {
+			if (simd) hx_dot_rows(type, w, rb, nrows, x + (size_t)j0 * xs, n, out + (size_t)j0 * os);
+			else hx_dot_rows_base(type, w, rb, nrows, x + (size_t)j0 * xs, n, out + (size_t)j0 * os);
+			break;
+		}
 		for (int r = 0; r < nrows; r++)
 			fn(kind, w + (size_t)r * rb, x + (size_t)j0 * xs, xs, g, nb, out + (size_t)j0 * os + r, os);
 	}
