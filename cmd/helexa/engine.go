@@ -1,10 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/helexa/helexa/internal/envvars"
@@ -25,11 +22,9 @@ func newEngine(log *slog.Logger, progress hub.ProgressFunc, tweak func(*runner.C
 	if tweak != nil {
 		tweak(&cfg)
 	}
-	threads := 0
-	if v := strings.TrimSpace(envvars.NumThreads.Get()); v != "" {
-		if threads, err = strconv.Atoi(v); err != nil || threads < 0 {
-			return nil, fmt.Errorf("%s=%q: want a non-negative integer", envvars.NumThreads.Name, v)
-		}
+	threads, err := envvars.NumThreads.Int() // 0 = all cores
+	if err != nil {
+		return nil, err
 	}
 	hc, err := newHubClient("", progress)
 	if err != nil {

@@ -98,10 +98,9 @@ func ConfigFromEnv() (Config, error) {
 		{envvars.ChunkSize, &c.ChunkSize},
 	}
 	for _, it := range ints {
-		s := strings.TrimSpace(it.v.Get())
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 {
-			return c, fmt.Errorf("%s=%q: want a non-negative integer", it.v.Name, s)
+		n, err := it.v.Int()
+		if err != nil {
+			return c, err
 		}
 		*it.dst = n
 	}

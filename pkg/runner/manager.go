@@ -315,7 +315,7 @@ func (m *Manager) release(e *entry, keepAlive *time.Duration) {
 	if e.keepAlive == 0 {
 		m.removeLocked(e)
 		m.mu.Unlock()
-		_ = m.unloadEntry(context.Background(), e)
+		m.unloadIdle(e)
 		return
 	}
 	m.armTimerLocked(e)
@@ -351,7 +351,7 @@ func (m *Manager) expire(e *entry, gen int) {
 	m.removeLocked(e)
 	m.mu.Unlock()
 	m.log.Info("keep-alive expired; unloading model", "model", e.name)
-	_ = m.unloadEntry(context.Background(), e)
+	m.unloadIdle(e)
 }
 
 func (m *Manager) removeLocked(e *entry) {
@@ -363,6 +363,19 @@ func (m *Manager) removeLocked(e *entry) {
 
 // unloadEntry stops the model's scheduler (failing its requests) and closes
 // the model. e must already be out of the registry.
+// idleUnloadTimeout bounds how long an idle unload waits for a running step
+// before leaving the release to the scheduler's exit.
+const idleUnloadTimeout = 30 * time.Second
+
+// unloadIdle unloads a model nobody waits for (keep-alive ran out or was 0).
+func (m *Manager) unloadIdle(e *entry) {
+	ctx, cancel := context.WithTimeout(context.Background(), idleUnloadTimeout)
+	defer cancel()
+	if err := m.unloadEntry(ctx, e); err != nil {
+		m.log.Warn("idle unload incomplete", "model", e.name, "err", err)
+	}
+}
+
 func (m *Manager) unloadEntry(ctx context.Context, e *entry) error {
 	if e.sched == nil {
 		return nil
