@@ -4,7 +4,7 @@ STATICCHECK_VERSION ?= v0.6.1
 BIN := bin/helexa
 FUZZTIME ?= 5s
 
-.PHONY: build test test-race lint fuzz-seed bench clean
+.PHONY: build test test-race lint fuzz bench clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/helexa
@@ -22,6 +22,14 @@ lint:
 	@test -z "$$(gofmt -l .)" || (gofmt -l .; echo "gofmt needed"; exit 1)
 	$(GO) vet ./...
 	GOFLAGS= $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+# Runs every fuzz target for FUZZTIME each (their seed corpora already run in `make test`).
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./pkg/...
