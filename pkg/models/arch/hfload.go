@@ -66,48 +66,32 @@ func (m *Model) loadHFTensors(t *tensors, cfg *HFConfig, factors []float32) erro
 func (m *Model) loadHFLayer(t *tensors, i int, cfg *HFConfig) {
 	hp := &m.HP
 	p := fmt.Sprintf("model.layers.%d.", i)
-	qDim, kvDim := hp.NHead*hp.HeadDim, hp.KVDim()
-	l := &m.layers[i]
-	l.attnNorm = t.vector(p+"input_layernorm.weight", hp.NEmbd)
 	a := p + "self_attn."
-	l.wq = t.matrix(a+"q_proj.weight", hp.NEmbd, qDim)
-	l.wk = t.matrix(a+"k_proj.weight", hp.NEmbd, kvDim)
-	l.wv = t.matrix(a+"v_proj.weight", hp.NEmbd, kvDim)
-	l.wo = t.matrix(a+"o_proj.weight", qDim, hp.NEmbd)
-	if m.v.qkvBias {
-		l.bq = t.vector(a+"q_proj.bias", qDim)
-		l.bk = t.vector(a+"k_proj.bias", kvDim)
-		l.bv = t.vector(a+"v_proj.bias", kvDim)
-	}
-	if m.v.qkNorm {
-		l.qNorm = t.vector(a+"q_norm.weight", hp.HeadDim)
-		l.kNorm = t.vector(a+"k_norm.weight", hp.HeadDim)
-	}
-	l.ffnNorm = t.vector(p+"post_attention_layernorm.weight", hp.NEmbd)
-	if m.v.moe {
-		l.router = t.matrix(p+"mlp.gate.weight", hp.NEmbd, hp.NExpert)
-		nff := cfg.MoEIntermediateSize
-		if nff <= 0 {
-			nff = -1
-		}
-		for e := 0; e < hp.NExpert && t.err == nil; e++ {
-			x := fmt.Sprintf("%smlp.experts.%d.", p, e)
-			gate := t.matrix(x+"gate_proj.weight", hp.NEmbd, nff)
-			if gate == nil {
-				return
-			}
-			nff = gate.Rows()
-			l.gateE = append(l.gateE, gate)
-			l.upE = append(l.upE, t.matrix(x+"up_proj.weight", hp.NEmbd, nff))
-			l.downE = append(l.downE, t.matrix(x+"down_proj.weight", nff, hp.NEmbd))
-		}
+	l := &m.layers[i]
+	m.loadCommon(t, l, layerNames{
+		attnNorm: p + "input_layernorm.weight", q: a + "q_proj", k: a + "k_proj", v: a + "v_proj",
+		o: a + "o_proj.weight", qNorm: a + "q_norm.weight", kNorm: a + "k_norm.weight",
+		ffnNorm: p + "post_attention_layernorm.weight",
+		gate:    p + "mlp.gate_proj.weight", up: p + "mlp.up_proj.weight", down: p + "mlp.down_proj.weight",
+	})
+	if !m.v.moe {
 		return
 	}
-	l.gate = t.matrix(p+"mlp.gate_proj.weight", hp.NEmbd, -1)
-	if l.gate != nil {
-		nff := l.gate.Rows()
-		l.up = t.matrix(p+"mlp.up_proj.weight", hp.NEmbd, nff)
-		l.down = t.matrix(p+"mlp.down_proj.weight", nff, hp.NEmbd)
+	l.router = t.matrix(p+"mlp.gate.weight", hp.NEmbd, hp.NExpert)
+	nff := cfg.MoEIntermediateSize
+	if nff <= 0 {
+		nff = -1
+	}
+	for e := 0; e < hp.NExpert && t.err == nil; e++ {
+		x := fmt.Sprintf("%smlp.experts.%d.", p, e)
+		gate := t.matrix(x+"gate_proj.weight", hp.NEmbd, nff)
+		if gate == nil {
+			return
+		}
+		nff = gate.Rows()
+		l.gateE = append(l.gateE, gate)
+		l.upE = append(l.upE, t.matrix(x+"up_proj.weight", hp.NEmbd, nff))
+		l.downE = append(l.downE, t.matrix(x+"down_proj.weight", nff, hp.NEmbd))
 	}
 }
 

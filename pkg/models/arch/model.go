@@ -89,23 +89,12 @@ func (m *Model) loadTensors(t *tensors) error {
 func (m *Model) loadLayer(t *tensors, i int) {
 	hp := &m.HP
 	p := fmt.Sprintf("blk.%d.", i)
-	qDim, kvDim := hp.NHead*hp.HeadDim, hp.KVDim()
 	l := &m.layers[i]
-	l.attnNorm = t.vector(p+"attn_norm.weight", hp.NEmbd)
-	l.wq = t.matrix(p+"attn_q.weight", hp.NEmbd, qDim)
-	l.wk = t.matrix(p+"attn_k.weight", hp.NEmbd, kvDim)
-	l.wv = t.matrix(p+"attn_v.weight", hp.NEmbd, kvDim)
-	l.wo = t.matrix(p+"attn_output.weight", qDim, hp.NEmbd)
-	if m.v.qkvBias {
-		l.bq = t.vector(p+"attn_q.bias", qDim)
-		l.bk = t.vector(p+"attn_k.bias", kvDim)
-		l.bv = t.vector(p+"attn_v.bias", kvDim)
-	}
-	if m.v.qkNorm {
-		l.qNorm = t.vector(p+"attn_q_norm.weight", hp.HeadDim)
-		l.kNorm = t.vector(p+"attn_k_norm.weight", hp.HeadDim)
-	}
-	l.ffnNorm = t.vector(p+"ffn_norm.weight", hp.NEmbd)
+	m.loadCommon(t, l, layerNames{
+		attnNorm: p + "attn_norm.weight", q: p + "attn_q", k: p + "attn_k", v: p + "attn_v",
+		o: p + "attn_output.weight", qNorm: p + "attn_q_norm.weight", kNorm: p + "attn_k_norm.weight",
+		ffnNorm: p + "ffn_norm.weight", gate: p + "ffn_gate.weight", up: p + "ffn_up.weight", down: p + "ffn_down.weight",
+	})
 	if m.v.moe {
 		l.router = t.matrix(p+"ffn_gate_inp.weight", hp.NEmbd, hp.NExpert)
 		l.gateExps = t.experts(p+"ffn_gate_exps.weight", hp.NEmbd, -1, hp.NExpert)
@@ -114,13 +103,47 @@ func (m *Model) loadLayer(t *tensors, i int) {
 			l.upExps = t.experts(p+"ffn_up_exps.weight", hp.NEmbd, nff, hp.NExpert)
 			l.downExps = t.experts(p+"ffn_down_exps.weight", nff, hp.NEmbd, hp.NExpert)
 		}
+	}
+}
+
+// layerNames are the tensor names of one layer in a checkpoint's naming
+// scheme (GGUF's blk.N.attn_q, Hugging Face's model.layers.N.self_attn.q_proj).
+// q, k and v are prefixes: ".weight" and ".bias" are appended.
+type layerNames struct {
+	attnNorm, q, k, v, o, qNorm, kNorm string
+	ffnNorm, gate, up, down            string
+}
+
+// loadCommon loads what every architecture's layer has in either naming
+// scheme: the attention block (with its optional biases and q/k norms), the
+// FFN norm and, for dense models, the SwiGLU FFN. MoE experts are stored
+// differently per scheme and are loaded by the caller.
+func (m *Model) loadCommon(t *tensors, l *layer, n layerNames) {
+	hp := &m.HP
+	qDim, kvDim := hp.NHead*hp.HeadDim, hp.KVDim()
+	l.attnNorm = t.vector(n.attnNorm, hp.NEmbd)
+	l.wq = t.matrix(n.q+".weight", hp.NEmbd, qDim)
+	l.wk = t.matrix(n.k+".weight", hp.NEmbd, kvDim)
+	l.wv = t.matrix(n.v+".weight", hp.NEmbd, kvDim)
+	l.wo = t.matrix(n.o, qDim, hp.NEmbd)
+	if m.v.qkvBias {
+		l.bq = t.vector(n.q+".bias", qDim)
+		l.bk = t.vector(n.k+".bias", kvDim)
+		l.bv = t.vector(n.v+".bias", kvDim)
+	}
+	if m.v.qkNorm {
+		l.qNorm = t.vector(n.qNorm, hp.HeadDim)
+		l.kNorm = t.vector(n.kNorm, hp.HeadDim)
+	}
+	l.ffnNorm = t.vector(n.ffnNorm, hp.NEmbd)
+	if m.v.moe {
 		return
 	}
-	l.gate = t.matrix(p+"ffn_gate.weight", hp.NEmbd, -1)
+	l.gate = t.matrix(n.gate, hp.NEmbd, -1)
 	if l.gate != nil {
 		nff := l.gate.Rows()
-		l.up = t.matrix(p+"ffn_up.weight", hp.NEmbd, nff)
-		l.down = t.matrix(p+"ffn_down.weight", nff, hp.NEmbd)
+		l.up = t.matrix(n.up, hp.NEmbd, nff)
+		l.down = t.matrix(n.down, nff, hp.NEmbd)
 	}
 }
 
