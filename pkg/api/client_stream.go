@@ -80,7 +80,8 @@ func (c *Client) Chat(ctx context.Context, req runner.ChatRequest, onDelta func(
 			if choice.FinishReason != nil {
 				st.finish = *choice.FinishReason
 			}
-			d := runner.Delta{Reasoning: choice.Delta.ReasoningContent, Tokens: tokensFrom(choice.Logprobs, choice.Delta.TokenIDs)}
+			d := runner.Delta{Reasoning: choice.Delta.ReasoningContent, Tokens: tokensFrom(choice.Logprobs, choice.Delta.TokenIDs),
+				ToolCalls: runnerToolCalls(choice.Delta.ToolCalls)}
 			if choice.Delta.Content != nil {
 				d.Content = *choice.Delta.Content
 			}
@@ -141,7 +142,7 @@ func (st *streamState) note(u *Usage, t *Timings) {
 
 // emit passes a delta on unless it is empty (the role chunk, the finish chunk).
 func (st *streamState) emit(d runner.Delta, onDelta func(runner.Delta) error) error {
-	if d.Content == "" && d.Reasoning == "" && len(d.Tokens) == 0 {
+	if d.Content == "" && d.Reasoning == "" && len(d.Tokens) == 0 && len(d.ToolCalls) == 0 {
 		return nil
 	}
 	return onDelta(d)
@@ -264,6 +265,19 @@ func idsOnly(ids []int32) []runner.TokenInfo {
 	out := make([]runner.TokenInfo, len(ids))
 	for i, id := range ids {
 		out[i] = runner.TokenInfo{ID: id}
+	}
+	return out
+}
+
+// runnerToolCalls converts streamed tool calls (each sent whole) into the
+// engine's form.
+func runnerToolCalls(calls []ToolCallDelta) []runner.ToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]runner.ToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = runner.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
 	}
 	return out
 }

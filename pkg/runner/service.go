@@ -81,6 +81,19 @@ type Delta struct {
 	Reasoning string `json:"reasoning,omitempty"` // text inside <think>…</think>
 	// Tokens are the ids that produced this delta, with logprobs when asked.
 	Tokens []TokenInfo `json:"tokens,omitempty"`
+	// ToolCalls are tool calls parsed from the model's output. Only
+	// pkg/api's Client fills it (from the daemon's OpenAI tool_calls); the
+	// in-process Manager leaves tool-call markup in Content and parsing to
+	// the API layer.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+}
+
+// ToolCall is one call of a tool the request declared.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is a JSON object, as a string (OpenAI's encoding).
+	Arguments string `json:"arguments"`
 }
 
 // TokenInfo is one generated token.
