@@ -67,10 +67,17 @@ type generation struct {
 	held      []TokenInfo // tokens whose text has not been emitted yet
 }
 
-func newGeneration(m *Model, opts Options, startInThink bool) *generation {
+// newGeneration starts a sequence's output; hasTools (a chat request that
+// declares tools) keeps the text of tool-call control tokens (toolTags) for
+// the API layer's tool-call parser.
+func newGeneration(m *Model, opts Options, startInThink, hasTools bool) *generation {
+	dec := m.Tokenizer.NewDecoder()
+	if td, ok := m.Tokenizer.(toolDecoderTokenizer); ok && hasTools {
+		dec = td.NewToolDecoder()
+	}
 	g := &generation{
 		tok:       m.Tokenizer,
-		dec:       m.Tokenizer.NewDecoder(),
+		dec:       dec,
 		stop:      stopper{stops: nonEmpty(opts.Stop)},
 		maxTokens: opts.MaxTokens,
 		logprobs:  opts.Logprobs || opts.TopLogprobs > 0,

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -45,7 +46,7 @@ func (m *Manager) Chat(ctx context.Context, req ChatRequest, onDelta func(Delta)
 		return m.refused(ctx, req.Model, t0, err)
 	}
 	return m.generate(ctx, e, genArgs{kind: "chat", prompt: prompt, opts: req.Options,
-		startInThink: opensThink(text), loadDur: loadDur, t0: t0}, onDelta)
+		startInThink: opensThink(text), hasTools: hasTools(req.Tools), loadDur: loadDur, t0: t0}, onDelta)
 }
 
 // guard runs f, turning a panic in it (a bug tripped by this request's
@@ -104,11 +105,18 @@ func opensThink(prompt string) bool {
 	return open >= 0 && strings.LastIndex(prompt, "</think>") < open
 }
 
+// hasTools reports a tools array with at least one entry.
+func hasTools(tools json.RawMessage) bool {
+	var list []json.RawMessage
+	return json.Unmarshal(tools, &list) == nil && len(list) > 0
+}
+
 type genArgs struct {
 	kind         string
 	prompt       []int32
 	opts         Options
 	startInThink bool
+	hasTools     bool
 	loadDur      time.Duration
 	t0           time.Time
 }
@@ -124,7 +132,7 @@ func (m *Manager) generate(ctx context.Context, e *entry, a genArgs, onDelta fun
 	defer cancel()
 	r := &request{
 		id: id, ctx: rctx, prompt: a.prompt, opts: a.opts,
-		gen: newGeneration(e.model, a.opts, a.startInThink),
+		gen: newGeneration(e.model, a.opts, a.startInThink, a.hasTools),
 		out: newOutbox(),
 	}
 	m.log.Info("request started", "id", id, "model", e.name, "kind", a.kind,
