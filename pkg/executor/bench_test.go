@@ -52,7 +52,9 @@ func benchDecode(b *testing.B, ex executor.Executor, ctxLen int, noLogprob bool)
 			start()
 			b.StartTimer()
 		}
-		res, err := s.Decode(ctx, tok)
+		// One token in, one sampled token out, no logits returned: the
+		// scheduler's decode step.
+		res, err := s.Prefill(ctx, []int32{tok}, executor.LogitsNone)
 		if err != nil {
 			b.Fatal(err)
 		}

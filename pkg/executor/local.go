@@ -57,8 +57,11 @@ type Local struct {
 	nextID  SeqID
 	scratch arch.Scratch
 	masked  []float32 // constrained logits (Work.Allowed), reused
-	closeMu sync.Mutex
-	closed  bool
+	// sampleBufs hold, per batch slot, the logits a step only samples
+	// from (see logitsBuf), reused across steps.
+	sampleBufs [][]float32
+	closeMu    sync.Mutex
+	closed     bool
 }
 
 var _ Executor = (*Local)(nil)

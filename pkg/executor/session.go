@@ -89,7 +89,7 @@ func (s *Session) Generate(ctx context.Context, prompt []int32, n int) ([]int32,
 	}
 	out := []int32{res.Token}
 	for len(out) < n {
-		if res, err = s.Decode(ctx, res.Token); err != nil {
+		if res, err = s.Prefill(ctx, []int32{res.Token}, LogitsNone); err != nil {
 			return out, err
 		}
 		out = append(out, res.Token)

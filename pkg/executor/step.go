@@ -161,7 +161,8 @@ func (l *Local) runPass(batch []Work, pass []piece, outs []workOut) (err error) 
 	}
 	nv := l.model.HP.NVocab
 	for i, wt := range wants {
-		v := append([]float32(nil), logits[i*nv:(i+1)*nv]...)
+		v := l.logitsBuf(batch[wt.work], wt.work, wt.all, nv)
+		copy(v, logits[i*nv:(i+1)*nv])
 		o := &outs[wt.work]
 		if wt.all {
 			o.rows = append(o.rows, v)
@@ -169,6 +170,24 @@ func (l *Local) runPass(batch []Work, pass []piece, outs []workOut) (err error) 
 		o.last = v
 	}
 	return nil
+}
+
+// logitsBuf returns where one wanted logits row of work index i goes. Rows
+// handed back to the caller (Work.Logits) get fresh memory; a vector only
+// sampled from reuses the executor's buffer for slot i, so a decode step
+// allocates no vocab-sized vectors. Each work wants at most one such vector
+// per Step (after its last token), so slots never collide.
+func (l *Local) logitsBuf(w Work, i int, all bool, nv int) []float32 {
+	if all || w.Logits != LogitsNone {
+		return make([]float32, nv)
+	}
+	for len(l.sampleBufs) <= i {
+		l.sampleBufs = append(l.sampleBufs, nil)
+	}
+	if len(l.sampleBufs[i]) != nv {
+		l.sampleBufs[i] = make([]float32, nv)
+	}
+	return l.sampleBufs[i]
 }
 
 // finish feeds the work's tokens to its sampler, samples and fills in the
