@@ -97,8 +97,17 @@ func (l *GGUFLoader) build(ctx context.Context, f *gguf.File, res *hub.Resolved,
 		Closer:    f.Close,
 		Details:   details(f, res, ex.Info()),
 	}
-	if tpl, err := chat.FromGGUF(f, log); err != nil {
-		log.Warn("chat template unusable; chat requests will be refused", "model", res.Ref, "err", err)
+	tpl, err := chat.FromGGUF(f, log)
+	m.setChat(tpl, err, tok, res.Ref, log)
+	return m, nil
+}
+
+// setChat installs the chat template (a broken one is logged and leaves
+// chat requests refused) and, when the vocabulary has <think>, the
+// reasoning splitter. Both loaders end with it.
+func (m *Model) setChat(tpl *chat.Template, err error, tok *tokenizer.Tokenizer, ref string, log *slog.Logger) {
+	if err != nil {
+		log.Warn("chat template unusable; chat requests will be refused", "model", ref, "err", err)
 	} else {
 		m.Template = chatTemplate{tpl}
 		m.Details.Template = tpl.Source()
@@ -106,7 +115,6 @@ func (l *GGUFLoader) build(ctx context.Context, f *gguf.File, res *hub.Resolved,
 	if _, ok := tok.TokenID(chat.ThinkOpen); ok {
 		m.NewThinkSplitter = func(start bool) ThinkSplitter { return chat.NewThinkSplitter(start) }
 	}
-	return m, nil
 }
 
 func details(f *gguf.File, res *hub.Resolved, info executor.Info) ModelDetails {

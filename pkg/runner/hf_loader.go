@@ -57,15 +57,7 @@ func (l *GGUFLoader) loadHF(ctx context.Context, res *hub.Resolved, opts LoadOpt
 		log.Info("model has no chat template; using ChatML", "path", dir)
 		tpl, err = chat.Compile(chat.ChatML)
 	}
-	if err != nil {
-		log.Warn("chat template unusable; chat requests will be refused", "model", res.Ref, "err", err)
-	} else {
-		m.Template = chatTemplate{tpl}
-		m.Details.Template = tpl.Source()
-	}
-	if _, ok := tok.TokenID(chat.ThinkOpen); ok {
-		m.NewThinkSplitter = func(start bool) ThinkSplitter { return chat.NewThinkSplitter(start) }
-	}
+	m.setChat(tpl, err, tok, res.Ref, log)
 	return m, nil
 }
 
