@@ -11,7 +11,6 @@ package executor
 
 import (
 	"context"
-	"errors"
 
 	"github.com/helexa/helexa/pkg/sampling"
 )
@@ -99,8 +98,8 @@ type Result struct {
 	Top     []TokenLogprob // when Work.TopLogprobs > 0
 	Logits  [][]float32    // per Work.Logits
 	// Err is an error that is this sequence's own (bad input, a panic in
-	// its sampler). It never poisons the model.
-	Err error
+	// its sampler), as a kind and a message. It never poisons the model.
+	Err *Error
 }
 
 // Info describes a loaded model.
@@ -125,9 +124,3 @@ type MemoryInfo struct {
 	FreeBytes int64 `json:"free_bytes"`
 }
 
-// ErrDevice marks an executor failure that poisons the model; executors
-// wrap their device errors with it so callers can test errors.Is.
-var ErrDevice = errors.New("executor device failure")
-
-// ErrBadRequest marks an error that is the request's own fault.
-var ErrBadRequest = errors.New("bad request")

@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -153,7 +152,7 @@ func (l *Local) NewSeq(p sampling.Params) (SeqID, error) {
 // FreeSeq implements Executor.
 func (l *Local) FreeSeq(id SeqID) { delete(l.seqs, id) }
 
-var errClosed = errors.New("executor is closed")
+var errClosed = ErrClosed
 
 // Close implements Executor.
 func (l *Local) Close() error {

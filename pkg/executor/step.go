@@ -36,7 +36,7 @@ func (l *Local) Step(ctx context.Context, batch []Work) ([]Result, error) {
 	for i := range batch {
 		results[i].Seq = batch[i].Seq
 		if err := l.check(&batch[i], seen); err != nil {
-			results[i].Err = fmt.Errorf("%w: sequence %d: %w", ErrBadRequest, batch[i].Seq, err)
+			results[i].Err = Errorf(KindBadRequest, "bad request: sequence %d: %v", batch[i].Seq, err)
 			continue
 		}
 		ok[i] = true
@@ -195,7 +195,7 @@ func (l *Local) logitsBuf(w Work, i int, all bool, nv int) []float32 {
 func (l *Local) finish(w *Work, o *workOut, res *Result) {
 	defer func() {
 		if r := recover(); r != nil {
-			res.Err = fmt.Errorf("sampling sequence %d panicked: %v", w.Seq, r)
+			res.Err = Errorf(KindBadRequest, "sampling sequence %d panicked: %v", w.Seq, r)
 		}
 	}()
 	st := l.seqs[w.Seq]
@@ -216,7 +216,7 @@ func (l *Local) finish(w *Work, o *workOut, res *Result) {
 	if w.Sample {
 		tok, lp, err := l.sampleWork(st.sampler, w, o.last)
 		if err != nil {
-			res.Err = fmt.Errorf("sampling sequence %d: %w", w.Seq, err)
+			res.Err = AsError(fmt.Errorf("sampling sequence %d: %w", w.Seq, err))
 			return
 		}
 		res.Token, res.Logprob = tok, lp

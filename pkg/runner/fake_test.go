@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -147,17 +146,17 @@ func (f *fakeExec) run(w executor.Work) executor.Result {
 	s := f.seqs[w.Seq]
 	if s == nil {
 		f.violations = append(f.violations, fmt.Sprintf("unknown seq %d", w.Seq))
-		return executor.Result{Seq: w.Seq, Err: errors.New("unknown seq")}
+		return executor.Result{Seq: w.Seq, Err: executor.Errorf(executor.KindInternal, "unknown seq")}
 	}
 	if f.seqErr != nil {
 		if err := f.seqErr(s.p); err != nil {
-			return executor.Result{Seq: w.Seq, Err: err}
+			return executor.Result{Seq: w.Seq, Err: executor.AsError(err)}
 		}
 	}
 	end := w.Pos + len(w.Tokens)
 	if len(w.Blocks)*bs < end {
 		f.violations = append(f.violations, fmt.Sprintf("block table of seq %d covers %d < %d", w.Seq, len(w.Blocks)*bs, end))
-		return executor.Result{Seq: w.Seq, Err: errors.New("short block table")}
+		return executor.Result{Seq: w.Seq, Err: executor.Errorf(executor.KindInternal, "short block table")}
 	}
 	for i, t := range w.Tokens {
 		p := w.Pos + i
