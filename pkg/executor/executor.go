@@ -123,4 +123,3 @@ type MemoryInfo struct {
 	// (host RAM on CPU, device memory on GPU).
 	FreeBytes int64 `json:"free_bytes"`
 }
-
