@@ -90,23 +90,32 @@ func runPs(ctx context.Context, opts psOptions, s streams) error {
 
 func printPs(w io.Writer, models []runner.ModelStatus, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSIZE\tPROCESSOR\tCONTEXT\tSTATE\tACTIVE\tUNTIL")
+	fmt.Fprintln(tw, "NAME\tSIZE\tPROCESSOR\tRUNNER\tCONTEXT\tSTATE\tACTIVE\tUNTIL")
 	for _, m := range models {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", m.Name, humanize.Bytes(m.SizeBytes), orDash(m.Processor),
-			m.Context, m.State, m.Active, until(m, now))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%s\n", m.Name, humanize.Bytes(m.SizeBytes), orDash(m.Processor),
+			runnerColumn(m.RunnerPID), m.Context, m.State, m.Active, until(m, now))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, m := range models {
 		if m.State == runner.StatePoisoned {
-			if _, err := fmt.Fprintf(w, "\n%s is poisoned: %s\n  recover with `helexa stop %s` and load it again\n",
+			if _, err := fmt.Fprintf(w, "\n%s is poisoned: %s\n  the next request for it loads it again (or unload it: helexa stop %s)\n",
 				m.Name, orDash(m.Error), strconv.Quote(m.Name)); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// runnerColumn names where a model runs: its runner process, or the
+// daemon's own process.
+func runnerColumn(pid int) string {
+	if pid == 0 {
+		return "in-process"
+	}
+	return "pid " + strconv.Itoa(pid)
 }
 
 // until says when an idle model will be unloaded.

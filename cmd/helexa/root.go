@@ -46,7 +46,7 @@ func subcommands() []func(streams) *cobra.Command {
 		newDebugCmd,
 		newPullCmd, newListCmd, newRmCmd,
 		newServeCmd, newPsCmd, newStopCmd, newBenchCmd,
-		newRunCmd,
+		newRunCmd, newRunnerCmd,
 	}
 }
 

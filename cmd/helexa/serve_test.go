@@ -189,7 +189,7 @@ func TestUntil(t *testing.T) {
 		want string
 	}{
 		{runner.ModelStatus{State: runner.StateLoading}, "-"},
-		{runner.ModelStatus{State: runner.StateBusy, Active: 2}, "in use"},
+		{runner.ModelStatus{State: runner.StateReady, Active: 2}, "in use"},
 		{runner.ModelStatus{State: runner.StateReady}, "forever"},
 		{runner.ModelStatus{State: runner.StateReady, ExpiresAt: now.Add(90 * time.Second)}, "1m30s from now"},
 		{runner.ModelStatus{State: runner.StateReady, ExpiresAt: now.Add(-time.Second)}, "now"},

@@ -165,7 +165,7 @@ func writeModels(p *promWriter, sts []runner.ModelStatus) {
 	p.sample("helexa_models_loaded", float64(len(sts)))
 	p.header("helexa_model_state", "gauge", "1 for the state each loaded model is in.")
 	for _, st := range sts {
-		for _, state := range []string{runner.StateLoading, runner.StateReady, runner.StateBusy, runner.StatePoisoned} {
+		for _, state := range []string{runner.StateLoading, runner.StateReady, runner.StatePoisoned} {
 			v := 0.0
 			if st.State == state {
 				v = 1

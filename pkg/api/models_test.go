@@ -50,7 +50,7 @@ func listModelsOf(t *testing.T, ts *httptest.Server) []Model {
 func TestModelsListsLoadedAndCached(t *testing.T) {
 	f := &fakeService{models: []runner.ModelStatus{
 		// Loaded under an alias: the same file as a cached model.
-		{Name: "tiny", Path: "/hf/a/a-Q8_0.gguf", State: runner.StateBusy, Active: 1, SizeBytes: 900, Processor: "CPU", Context: 4096},
+		{Name: "tiny", Path: "/hf/a/a-Q8_0.gguf", State: runner.StateReady, Active: 1, SizeBytes: 900, Processor: "CPU", Context: 4096},
 		// Loaded from a local file that is not in the cache.
 		{Name: "/models/x.gguf", Path: "/models/x.gguf", State: runner.StatePoisoned, Error: "device lost"},
 	}}
@@ -62,7 +62,7 @@ func TestModelsListsLoadedAndCached(t *testing.T) {
 		size      int64
 		created   int64
 	}{
-		{"tiny", runner.StateBusy, true, 900, 1700000000},
+		{"tiny", runner.StateReady, true, 900, 1700000000},
 		{"/models/x.gguf", runner.StatePoisoned, true, 0, 1700000000},
 		{"org/a-GGUF:Q4_K_M", StateAvailable, false, 400, 1600000000},
 		{"org/b", StateAvailable, false, 1000, 1600000000},

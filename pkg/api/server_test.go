@@ -298,13 +298,13 @@ func (fakeEngine) Metrics() runner.MetricsSnapshot {
 	return runner.MetricsSnapshot{
 		Requests: map[string]int64{"stop": 2, "busy": 1}, PromptTokens: 20, CachedTokens: 8, GeneratedTokens: 6,
 		PrefillTokensPerSec: 250, DecodeTokensPerSec: 50, QueueDepth: 1, RunningSeqs: 2,
-		Models: []runner.ModelMetrics{{Name: "m", State: "busy", Running: 2, Queued: 1, KVBlocksUsed: 5, KVBlocksFree: 11}},
+		Models: []runner.ModelMetrics{{Name: "m", State: "ready", Running: 2, Queued: 1, KVBlocksUsed: 5, KVBlocksFree: 11}},
 	}
 }
 
 func TestMetrics(t *testing.T) {
 	f := &fakeService{deltas: stdDeltas(), result: stdResult(),
-		models: []runner.ModelStatus{{Name: "m", State: runner.StateBusy, Active: 2, SizeBytes: 1000}}}
+		models: []runner.ModelStatus{{Name: "m", State: runner.StateReady, Active: 2, SizeBytes: 1000}}}
 	ts := newTestServer(t, f, func(c *Config) { c.Engine = fakeEngine{} })
 	post(t, ts, "/v1/chat/completions", chatBody+`}`)
 	post(t, ts, "/v1/chat/completions", chatBody+`,"n":3}`)
@@ -319,8 +319,8 @@ func TestMetrics(t *testing.T) {
 		`helexa_model_cached_tokens_total{model="m"} 4`,
 		`helexa_model_generated_tokens_total{model="m"} 3`,
 		`helexa_model_decode_tokens_per_second{model="m"} 100`,
-		`helexa_model_state{model="m",state="busy"} 1`,
-		`helexa_model_state{model="m",state="ready"} 0`,
+		`helexa_model_state{model="m",state="ready"} 1`,
+		`helexa_model_state{model="m",state="poisoned"} 0`,
 		`helexa_model_active_requests{model="m"} 2`,
 		`helexa_engine_requests_total{status="busy"} 1`,
 		`helexa_prompt_tokens_total 20`,

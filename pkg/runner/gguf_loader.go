@@ -33,7 +33,33 @@ type GGUFLoader struct {
 	Threads   int
 	BlockSize int
 	ChunkSize int
-	Log       *slog.Logger
+	// Exec starts the executor; nil runs the CPU executor in-process.
+	Exec ExecStarter
+	Log  *slog.Logger
+}
+
+// startExecutor starts the model's executor through l.Exec, or in-process.
+func (l *GGUFLoader) startExecutor(ctx context.Context, name, path string, numCtx int, opts LoadOptions) (executor.Executor, error) {
+	o := ExecOptions{NumCtx: numCtx, BlockSize: l.BlockSize, Threads: l.Threads, ChunkSize: l.ChunkSize, NumParallel: opts.NumParallel}
+	var ex executor.Executor
+	var err error
+	if l.Exec != nil {
+		ex, err = l.Exec.StartExecutor(ctx, name, path, o)
+	} else {
+		ex, err = executor.LoadLocal(ctx, path, executor.LocalOptions{
+			NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads, ChunkSize: o.ChunkSize,
+		})
+	}
+	if err != nil {
+		if isContextErr(err) {
+			return nil, err
+		}
+		if executor.KindOf(err) == executor.KindDevice {
+			return nil, &Error{Kind: KindInternal, Msg: fmt.Sprintf("loading %s failed", path), Err: err}
+		}
+		return nil, &Error{Kind: KindBadRequest, Msg: fmt.Sprintf("loading %s failed", path), Err: err}
+	}
+	return ex, nil
 }
 
 var (
@@ -85,11 +111,9 @@ func (l *GGUFLoader) build(ctx context.Context, f *gguf.File, res *hub.Resolved,
 		log.Info("context capped at the model's training context", "asked", numCtx, "train", train)
 		numCtx = train
 	}
-	ex, err := executor.LoadLocal(ctx, res.ModelPath, executor.LocalOptions{
-		NumCtx: numCtx, BlockSize: l.BlockSize, Threads: l.Threads, ChunkSize: l.ChunkSize,
-	})
+	ex, err := l.startExecutor(ctx, res.Ref, res.ModelPath, numCtx, opts)
 	if err != nil {
-		return nil, &Error{Kind: KindBadRequest, Msg: fmt.Sprintf("loading %s failed", res.ModelPath), Err: err}
+		return nil, err
 	}
 	m := &Model{
 		Executor:  ex,

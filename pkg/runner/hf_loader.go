@@ -41,11 +41,9 @@ func (l *GGUFLoader) loadHF(ctx context.Context, res *hub.Resolved, opts LoadOpt
 		log.Info("context capped at the model's training context", "asked", numCtx, "train", train)
 		numCtx = train
 	}
-	ex, err := executor.LoadLocal(ctx, dir, executor.LocalOptions{
-		NumCtx: numCtx, BlockSize: l.BlockSize, Threads: l.Threads, ChunkSize: l.ChunkSize,
-	})
+	ex, err := l.startExecutor(ctx, res.Ref, dir, numCtx, opts)
 	if err != nil {
-		return nil, &Error{Kind: KindBadRequest, Msg: fmt.Sprintf("loading %s failed", dir), Err: err}
+		return nil, err
 	}
 	m := &Model{
 		Executor:  ex,

@@ -110,8 +110,13 @@ func (m *Manager) acquire(ctx context.Context, name string, numCtx int) (*entry,
 			}
 			continue
 		case e.state == StatePoisoned:
+			// Automatic recovery: drop the poisoned model (closing it
+			// stops its runner process) and load it afresh.
+			m.removeLocked(e)
 			m.mu.Unlock()
-			return nil, 0, poisonedError(e)
+			m.log.Info("reloading a poisoned model", "model", name, "cause", e.poison)
+			_ = m.unloadEntry(context.WithoutCancel(ctx), e)
+			continue
 		case numCtx > 0 && numCtx != e.numCtx && e.active == 0:
 			// Asked for another context size: reload.
 			m.removeLocked(e)
@@ -134,12 +139,6 @@ func (m *Manager) acquire(ctx context.Context, name string, numCtx int) (*entry,
 
 func isContextErr(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-}
-
-func poisonedError(e *entry) error {
-	return &Error{Kind: KindPoisoned, Msg: fmt.Sprintf(
-		"model %q is poisoned by an earlier failure; unload the model and load it again (helexa stop %s, or POST /api/unload)",
-		e.name, e.name), Err: e.poison}
 }
 
 // loadLocked registers name as loading, makes room and loads it. It is
@@ -453,15 +452,8 @@ func (m *Manager) Show(ctx context.Context, model string) (ModelDetails, error) 
 	return d, nil
 }
 
-func (m *Manager) stateLocked(e *entry) string {
-	if e.state == StateReady && e.active > 0 {
-		return StateBusy
-	}
-	return e.state
-}
-
 func (m *Manager) statusLocked(e *entry) ModelStatus {
-	st := ModelStatus{Name: e.name, State: m.stateLocked(e), Active: e.active, ExpiresAt: e.expires}
+	st := ModelStatus{Name: e.name, State: e.state, Active: e.active, ExpiresAt: e.expires}
 	if e.poison != nil {
 		st.Error = e.poison.Error()
 	}
@@ -471,6 +463,7 @@ func (m *Manager) statusLocked(e *entry) ModelStatus {
 	info := e.sched.info
 	st.Path = e.model.Details.Path
 	st.Processor = info.Processor
+	st.RunnerPID = runnerPID(e.model.Executor)
 	st.Context = info.NCtx
 	mem := e.sched.gauges().mem
 	st.SizeBytes = mem.WeightsBytes + mem.KVBytes

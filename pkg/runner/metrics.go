@@ -120,7 +120,7 @@ func (m *Manager) Metrics() MetricsSnapshot {
 	m.mu.Lock()
 	entries := make([]loaded, 0, len(m.models))
 	for _, e := range m.models {
-		entries = append(entries, loaded{e.name, m.stateLocked(e), e.sched})
+		entries = append(entries, loaded{e.name, e.state, e.sched})
 	}
 	m.mu.Unlock()
 	for _, e := range entries {

@@ -36,6 +36,10 @@ type scheduler struct {
 	done chan struct{}
 	// onPoison is called (from the scheduler goroutine) when a step fails.
 	onPoison func(error)
+	// exited is closed when an out-of-process executor's runner is gone
+	// (nil in-process): an idle model is poisoned at once, not at its
+	// next step.
+	exited <-chan struct{}
 	// stopErr is what requests still in flight get when the loop ends;
 	// written by the loop before done closes.
 	stopErr error
@@ -85,6 +89,7 @@ func newScheduler(ctx context.Context, name string, m *Model, cfg Config, log *s
 		ctx:      ctx,
 		done:     make(chan struct{}),
 		onPoison: onPoison,
+		exited:   exitedChan(m.Executor),
 	}
 	s.g.mem = m.Executor.Memory()
 	s.publish()
@@ -159,6 +164,9 @@ func (s *scheduler) run() {
 				continue
 			case <-s.ctx.Done():
 				s.stop(Errorf(KindBusy, "model %q was unloaded while the request was running; send it again", s.name))
+				return
+			case <-s.exited:
+				s.poison(s.exec.(exitWatcher).ExitErr())
 				return
 			}
 		}
@@ -246,8 +254,7 @@ func (s *scheduler) recoverLoop() {
 
 func (s *scheduler) poisonedError(cause error) error {
 	return &Error{Kind: KindPoisoned, Msg: fmt.Sprintf(
-		"model %q failed during a step and is poisoned; unload the model and load it again (helexa stop %s, or POST /api/unload)",
-		s.name, s.name), Err: cause}
+		"model %q failed during a step and is poisoned; the next request for it loads it again", s.name), Err: cause}
 }
 
 func (s *scheduler) poison(cause error) {

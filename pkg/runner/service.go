@@ -131,11 +131,10 @@ type LoadRequest struct {
 	KeepAlive *time.Duration `json:"keep_alive,omitempty"`
 }
 
-// Model states.
+// Model states. A ready model may be in use (ModelStatus.Active > 0).
 const (
 	StateLoading  = "loading"
 	StateReady    = "ready"
-	StateBusy     = "busy"
 	StatePoisoned = "poisoned"
 )
 
@@ -146,7 +145,8 @@ type ModelStatus struct {
 	SizeBytes int64     `json:"size_bytes"` // weights + KV
 	Processor string    `json:"processor"`  // CPU, GPU, TP×N
 	Context   int       `json:"context"`
-	State     string    `json:"state"`
+	State     string    `json:"state"`               // loading, ready or poisoned
+	RunnerPID int       `json:"runner_pid"`          // the model's runner process; 0 in-process
 	Active    int       `json:"active"`              // running + queued requests
 	Error     string    `json:"error,omitempty"`     // why it is poisoned
 	ExpiresAt time.Time `json:"expires_at,omitzero"` // zero = never

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/executor/rpc"
+)
+
+// runnerOptions are the flags of the hidden `helexa runner` command (none
+// yet: everything a runner needs arrives in its load request).
+type runnerOptions struct{}
+
+// newRunnerCmd is the runner process `helexa serve` starts for each loaded
+// model: it serves one model over the runner RPC on stdin/stdout and logs
+// to stderr. It is not meant to be run by hand.
+func newRunnerCmd(s streams) *cobra.Command {
+	var opts runnerOptions
+	return &cobra.Command{
+		Use:    "runner",
+		Short:  "Serve one model over the runner RPC on stdin/stdout (started by helexa serve)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runRunner(cmd.Context(), opts, s)
+		},
+	}
+}
+
+// runRunner serves until the daemon closes the pipe or sends close. The
+// daemon owns the runner's lifetime: Ctrl+C in the daemon's terminal does
+// not end it (the daemon closes its runners on the way out).
+func runRunner(ctx context.Context, _ runnerOptions, s streams) error {
+	log := slog.New(slog.NewTextHandler(s.Err, &slog.HandlerOptions{Level: logLevel(slog.LevelInfo)}))
+	if err := rpc.Serve(context.WithoutCancel(ctx), s.In, s.Out, openCPURunner, log); err != nil {
+		return fmt.Errorf("runner: %w", err)
+	}
+	return nil
+}
+
+// openCPURunner loads a model on the CPU for a runner.
+func openCPURunner(ctx context.Context, p rpc.LoadParams) (executor.Executor, error) {
+	ex, err := executor.LoadLocal(ctx, p.Path, executor.LocalOptions{
+		NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks,
+		Threads: p.Threads, ChunkSize: p.ChunkSize, KVBudget: p.KVBudget,
+	})
+	if err != nil {
+		return nil, executor.Errorf(executor.KindBadRequest, "loading %s: %v", p.Path, err)
+	}
+	return ex, nil
+}
