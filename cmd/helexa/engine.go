@@ -15,6 +15,12 @@ import (
 // progress. tweak, when set, adjusts the configuration (run keeps its
 // model loaded for the life of the process).
 func newEngine(log *slog.Logger, progress hub.ProgressFunc, tweak func(*runner.Config)) (*runner.Manager, error) {
+	return newEngineWith(log, progress, tweak, nil)
+}
+
+// newEngineWith is newEngine with the executors started by exec (nil: in
+// process).
+func newEngineWith(log *slog.Logger, progress hub.ProgressFunc, tweak func(*runner.Config), exec runner.ExecStarter) (*runner.Manager, error) {
 	cfg, err := runner.ConfigFromEnv()
 	if err != nil {
 		return nil, err
@@ -30,7 +36,7 @@ func newEngine(log *slog.Logger, progress hub.ProgressFunc, tweak func(*runner.C
 	if err != nil {
 		return nil, err
 	}
-	loader := &runner.GGUFLoader{Hub: hc, Threads: threads, ChunkSize: cfg.ChunkSize, Log: log}
+	loader := &runner.GGUFLoader{Hub: hc, Threads: threads, ChunkSize: cfg.ChunkSize, Exec: exec, Log: log}
 	return runner.NewManager(cfg, loader, log), nil
 }
 

@@ -31,11 +31,12 @@ func newRunnerCmd(s streams) *cobra.Command {
 	}
 }
 
-// runRunner serves until the daemon closes the pipe or sends close. The
-// daemon owns the runner's lifetime: Ctrl+C in the daemon's terminal does
+// runRunner serves until the daemon closes the pipe or sends close; it logs
+// JSON records, which the daemon re-logs with the model's name. The daemon
+// owns the runner's lifetime: Ctrl+C in the daemon's terminal does
 // not end it (the daemon closes its runners on the way out).
 func runRunner(ctx context.Context, _ runnerOptions, s streams) error {
-	log := slog.New(slog.NewTextHandler(s.Err, &slog.HandlerOptions{Level: logLevel(slog.LevelInfo)}))
+	log := slog.New(slog.NewJSONHandler(s.Err, &slog.HandlerOptions{Level: logLevel(slog.LevelInfo)}))
 	if err := rpc.Serve(context.WithoutCancel(ctx), s.In, s.Out, openCPURunner, log); err != nil {
 		return fmt.Errorf("runner: %w", err)
 	}

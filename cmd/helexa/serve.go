@@ -164,11 +164,16 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// newServeEngine builds the in-process engine from the environment: a
-// runner.Manager over the GGUF loader, resolving references through the
-// Hugging Face cache, and the puller behind /api/pull.
+// newServeEngine builds the engine from the environment: a runner.Manager
+// over the GGUF loader, resolving references through the Hugging Face
+// cache and running each model in a runner process (HELEXA_RUNNER), and
+// the puller behind /api/pull.
 func newServeEngine(log *slog.Logger) (*runner.Manager, api.Puller, error) {
-	m, err := newEngine(log, logProgress(log), nil)
+	exec, err := serveExecStarter(log)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := newEngineWith(log, logProgress(log), nil, exec)
 	if err != nil {
 		return nil, nil, err
 	}

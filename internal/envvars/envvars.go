@@ -58,6 +58,8 @@ var (
 	Config          = Var{"HELEXA_CONFIG", "", "path of the config file (default: $XDG_CONFIG_HOME/helexa/config.json)"}
 	StateDir        = Var{"HELEXA_STATE_DIR", "", "directory for the daemon's pid and log files and the chat history (default: $XDG_STATE_HOME/helexa)"}
 	LogLevel        = Var{"HELEXA_LOG_LEVEL", "info", "log level: debug, info, warn, error"}
+	Runner          = Var{"HELEXA_RUNNER", "process", "where serve runs each loaded model: process (its own runner process, restarted if it dies) or inprocess (inside the daemon)"}
+	RunnerTimeout   = Var{"HELEXA_RUNNER_TIMEOUT", "5m", "how long serve waits for a runner's reply to one step before killing it and poisoning the model"}
 	HFHubCache      = Var{"HF_HUB_CACHE", "", "Hugging Face cache root (models--org--name directories)"}
 	HFHome          = Var{"HF_HOME", "", "Hugging Face home; the cache is $HF_HOME/hub and the token $HF_HOME/token"}
 	HFEndpoint      = Var{"HF_ENDPOINT", "https://huggingface.co", "Hugging Face endpoint (mirrors)"}
@@ -70,7 +72,7 @@ var (
 // All lists every variable, in the order --help shows them.
 func All() []Var {
 	return []Var{Host, APIKey, KeepAlive, MaxLoadedModels, NumParallel, MaxQueue, NumCtx, ChunkSize,
-		NumThreads, Config, StateDir, LogLevel, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, Fixtures}
+		NumThreads, Config, StateDir, LogLevel, Runner, RunnerTimeout, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, Fixtures}
 }
 
 // Help renders the table shown at the end of `helexa --help`.

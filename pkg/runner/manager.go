@@ -295,7 +295,7 @@ func (m *Manager) markPoisoned(e *entry, err error) {
 	e.state = StatePoisoned
 	e.poison = err
 	m.mu.Unlock()
-	m.log.Error("model poisoned: unload and load it again to recover", "model", e.name, "err", err)
+	m.log.Error("model poisoned; the next request for it loads it again", "model", e.name, "err", err)
 }
 
 // release ends a request's hold on the model and applies its keep-alive.

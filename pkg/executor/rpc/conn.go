@@ -31,10 +31,13 @@ type conn struct {
 	// stall is called (once) when a call passes its deadline: the owner
 	// kills the peer, whose exit then ends the conn.
 	stall func()
+	// ended, when set, says why the peer's pipe ended (how the process
+	// exited).
+	ended func() string
 }
 
-func newConn(r io.Reader, w io.Writer, log *slog.Logger, stall func()) *conn {
-	c := &conn{w: w, log: log, pending: map[uint64]chan Reply{}, dead: make(chan struct{}), stall: stall}
+func newConn(r io.Reader, w io.Writer, log *slog.Logger, stall func(), ended func() string) *conn {
+	c := &conn{w: w, log: log, pending: map[uint64]chan Reply{}, dead: make(chan struct{}), stall: stall, ended: ended}
 	go c.readLoop(r)
 	return c
 }
@@ -45,8 +48,9 @@ func (c *conn) readLoop(r io.Reader) {
 	for {
 		line, err := readLine(br)
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
+			if errors.Is(err, io.EOF) && c.ended != nil {
+				c.fail(errors.New(c.ended()))
+				return
 			}
 			c.fail(fmt.Errorf("runner pipe closed: %w", err))
 			return

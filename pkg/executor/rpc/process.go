@@ -3,6 +3,7 @@ package rpc
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -81,7 +82,7 @@ func Start(ctx context.Context, opts ProcessOptions, load LoadParams) (*Remote, 
 		p.status = cmd.Wait()
 		close(p.exited)
 	}()
-	c := newConn(out, stdin, log, p.kill)
+	c := newConn(out, stdin, log, p.kill, p.exitReason)
 	r := &Remote{c: c, proc: p, timeout: opts.Timeout}
 	if err := r.load(ctx, load); err != nil {
 		_ = p.stop()
@@ -111,6 +112,19 @@ func (r *Remote) load(ctx context.Context, p LoadParams) error {
 		return err
 	}
 	return nil
+}
+
+// exitReason says how the process ended, once its output pipe has.
+func (p *process) exitReason() string {
+	select {
+	case <-p.exited:
+		if p.status != nil {
+			return fmt.Sprintf("runner process exited (%v)", p.status)
+		}
+		return "runner process exited"
+	case <-time.After(time.Second):
+		return "runner process closed its output"
+	}
 }
 
 // exitNote describes how the process ended, if it has within a moment.
@@ -148,12 +162,32 @@ func (p *process) stop() error {
 	return nil
 }
 
-// logLines copies a runner's stderr to the log, one record per line.
+// logLines copies a runner's stderr to the log, one record per line. A
+// runner logs JSON records (slog's JSON handler): their level, message and
+// attributes are kept. Anything else (a Go panic's trace) is logged as a
+// warning, line by line.
 func logLines(r io.Reader, log *slog.Logger) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		log.Info("runner: " + sc.Text())
+		line := sc.Bytes()
+		var rec map[string]any
+		if json.Unmarshal(line, &rec) != nil {
+			log.Warn("runner: " + string(line))
+			continue
+		}
+		var level slog.Level
+		if s, ok := rec[slog.LevelKey].(string); ok {
+			_ = level.UnmarshalText([]byte(s))
+		}
+		msg, _ := rec[slog.MessageKey].(string)
+		attrs := make([]any, 0, 2*len(rec))
+		for k, v := range rec {
+			if k != slog.LevelKey && k != slog.MessageKey && k != slog.TimeKey {
+				attrs = append(attrs, k, v)
+			}
+		}
+		log.Log(context.Background(), level, "runner: "+msg, attrs...)
 	}
 }
 

@@ -148,7 +148,7 @@ func Connect(ctx context.Context, r io.Reader, w io.Writer, load LoadParams, log
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	rem := &Remote{c: newConn(r, w, log, nil), timeout: timeout}
+	rem := &Remote{c: newConn(r, w, log, nil, nil), timeout: timeout}
 	if err := rem.load(ctx, load); err != nil {
 		return nil, err
 	}
