@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 }
 
 // pipeRemote serves fakeExec in-process over pipes.
-func pipeRemote(t *testing.T, timeout time.Duration) *Remote {
+func pipeRemote(t testing.TB, timeout time.Duration) *Remote {
 	t.Helper()
 	reqR, reqW := io.Pipe()
 	repR, repW := io.Pipe()
@@ -46,7 +46,7 @@ func pipeRemote(t *testing.T, timeout time.Duration) *Remote {
 	return r
 }
 
-func childRemote(t *testing.T, timeout time.Duration) *Remote {
+func childRemote(t testing.TB, timeout time.Duration) *Remote {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -64,7 +64,7 @@ func childRemote(t *testing.T, timeout time.Duration) *Remote {
 func TestRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		remote func(*testing.T, time.Duration) *Remote
+		remote func(testing.TB, time.Duration) *Remote
 	}{{"pipe", pipeRemote}, {"process", childRemote}} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.remote(t, 10*time.Second)
