@@ -7,6 +7,7 @@ import (
 	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/runner/loader"
 )
 
 // newEngine builds the in-process engine from the environment, the same
@@ -36,8 +37,8 @@ func newEngineWith(log *slog.Logger, progress hub.ProgressFunc, tweak func(*runn
 	if err != nil {
 		return nil, err
 	}
-	loader := &runner.GGUFLoader{Hub: hc, Threads: threads, ChunkSize: cfg.ChunkSize, Exec: exec, Log: log}
-	return runner.NewManager(cfg, loader, log), nil
+	ld := &loader.GGUFLoader{Hub: hc, Threads: threads, ChunkSize: cfg.ChunkSize, Exec: exec, Log: log}
+	return runner.NewManager(cfg, ld, log), nil
 }
 
 // progressRouter forwards hub events to a sink that can change while the

@@ -54,3 +54,10 @@ func exitedChan(ex executor.Executor) <-chan struct{} {
 	}
 	return nil
 }
+
+// toolDecoderTokenizer is a Tokenizer that can decode with the tool tags a
+// tool-call parser needs kept (Llama 3.1's <|python_tag|>). Tokenizers
+// without it decode tool requests like any other.
+type toolDecoderTokenizer interface {
+	NewToolDecoder() Decoder
+}

@@ -190,10 +190,9 @@ func qwen3Texts(t testing.TB) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := ggufTokenizer{tk}
-	texts := make([][]byte, g.VocabSize())
+	texts := make([][]byte, tk.VocabSize())
 	for i := range texts {
-		texts[i] = []byte(g.TokenText(int32(i)))
+		texts[i] = []byte(tk.Piece(int32(i), false))
 	}
 	return texts
 }

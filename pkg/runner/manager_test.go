@@ -548,10 +548,30 @@ func TestUnloadMidRequestIsNotPoison(t *testing.T) {
 }
 
 func TestLongPrefillDoesNotFreezeDecoding(t *testing.T) {
-	l := &fakeLoader{}
+	gate := make(chan struct{})
+	l := &fakeLoader{setup: func(f *fakeExec) { f.gate = gate }}
 	m := newTestManager(t, l, func(c *Config) { c.NumCtx = 512 })
-	started := make(chan struct{})
-	var a output
+	started, bActive, stop := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	defer close(stop)
+	go func() { // steps run until a streams, then wait for b to be in flight
+		for {
+			select {
+			case gate <- struct{}{}:
+				continue
+			case <-started:
+			}
+			break
+		}
+		<-bActive
+		for {
+			select {
+			case gate <- struct{}{}:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	var a, b output
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		n := 0
@@ -564,7 +584,9 @@ func TestLongPrefillDoesNotFreezeDecoding(t *testing.T) {
 	})
 	<-started
 	long := strings.Repeat("0123456789", 20) // 200 tokens: 25 chunks of 8
-	b := complete(context.Background(), m, seeded(long, 2, 2))
+	wg.Go(func() { b = complete(context.Background(), m, seeded(long, 2, 2)) })
+	waitFor(t, "the long prompt in flight", func() bool { return activeOn(m, "toy") == 2 })
+	close(bActive)
 	wg.Wait()
 	if a.err != nil || b.err != nil {
 		t.Fatal(a.err, b.err)

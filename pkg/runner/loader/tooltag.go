@@ -1,6 +1,9 @@
-package runner
+package loader
 
-import "github.com/helexa/helexa/pkg/models/tokenizer"
+import (
+	"github.com/helexa/helexa/pkg/models/tokenizer"
+	"github.com/helexa/helexa/pkg/runner"
+)
 
 // pythonTag is the one control token whose text a tool-call parser needs
 // to see: Llama 3.1 starts built-in and code tool calls with it
@@ -9,15 +12,9 @@ import "github.com/helexa/helexa/pkg/models/tokenizer"
 // declare tools; every other control token stays hidden.
 const pythonTag = "<|python_tag|>"
 
-// toolDecoderTokenizer is a Tokenizer that can decode with the tool tags
-// kept. Tokenizers without it decode tool requests like any other.
-type toolDecoderTokenizer interface {
-	NewToolDecoder() Decoder
-}
-
 // NewToolDecoder is NewDecoder that also renders pythonTag when the
 // vocabulary has it as a control token.
-func (g ggufTokenizer) NewToolDecoder() Decoder {
+func (g ggufTokenizer) NewToolDecoder() runner.Decoder {
 	d := g.t.NewDecoderWith(tokenizer.DecodeOptions{Continuation: true})
 	id, ok := g.t.TokenID(pythonTag)
 	if !ok || !g.t.IsControl(id) {

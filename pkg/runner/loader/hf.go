@@ -1,4 +1,4 @@
-package runner
+package loader
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/helexa/helexa/pkg/models/chat"
 	"github.com/helexa/helexa/pkg/models/safetensors"
 	"github.com/helexa/helexa/pkg/models/tokenizer"
+	"github.com/helexa/helexa/pkg/runner"
 )
 
 // loadHF loads a Hugging Face model directory (a local one, or a pulled
@@ -22,15 +23,15 @@ import (
 // the weights, tokenizer.json (+ tokenizer_config.json) for the
 // tokenizer, the directory's chat template, and the end-of-generation ids
 // of generation_config.json and config.json.
-func (l *GGUFLoader) loadHF(ctx context.Context, res *hub.Resolved, opts LoadOptions, log *slog.Logger) (*Model, error) {
+func (l *GGUFLoader) loadHF(ctx context.Context, res *hub.Resolved, opts runner.LoadOptions, log *slog.Logger) (*runner.Model, error) {
 	dir := res.ModelPath
 	cfgRaw, err := os.ReadFile(filepath.Join(dir, "config.json"))
 	if err != nil {
-		return nil, &Error{Kind: KindBadRequest, Msg: fmt.Sprintf("model directory %s has no readable config.json", dir), Err: err}
+		return nil, &runner.Error{Kind: runner.KindBadRequest, Msg: fmt.Sprintf("model directory %s has no readable config.json", dir), Err: err}
 	}
 	cfg, err := arch.ParseHFConfig(cfgRaw)
 	if err != nil {
-		return nil, &Error{Kind: KindBadRequest, Msg: fmt.Sprintf("%s: bad config.json", dir), Err: err}
+		return nil, &runner.Error{Kind: runner.KindBadRequest, Msg: fmt.Sprintf("%s: bad config.json", dir), Err: err}
 	}
 	tok, err := hfTokenizer(dir)
 	if err != nil {
@@ -45,7 +46,7 @@ func (l *GGUFLoader) loadHF(ctx context.Context, res *hub.Resolved, opts LoadOpt
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{
+	m := &runner.Model{
 		Executor:  ex,
 		Tokenizer: eogTokenizer{ggufTokenizer{tok}, eosIDs(dir, cfgRaw)},
 		Details:   hfDetails(dir, res, ex.Info()),
@@ -55,22 +56,22 @@ func (l *GGUFLoader) loadHF(ctx context.Context, res *hub.Resolved, opts LoadOpt
 		log.Info("model has no chat template; using ChatML", "path", dir)
 		tpl, err = chat.Compile(chat.ChatML)
 	}
-	m.setChat(tpl, err, tok, res.Ref, log)
+	setChat(m, tpl, err, tok, res.Ref, log)
 	return m, nil
 }
 
 func hfTokenizer(dir string) (*tokenizer.Tokenizer, error) {
 	tj, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
 	if err != nil {
-		return nil, &Error{Kind: KindBadRequest, Msg: fmt.Sprintf("model directory %s has no readable tokenizer.json (helexa reads the Hugging Face tokenizer from it)", dir), Err: err}
+		return nil, &runner.Error{Kind: runner.KindBadRequest, Msg: fmt.Sprintf("model directory %s has no readable tokenizer.json (helexa reads the Hugging Face tokenizer from it)", dir), Err: err}
 	}
 	tc, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json"))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, &Error{Kind: KindBadRequest, Msg: fmt.Sprintf("%s: reading tokenizer_config.json failed", dir), Err: err}
+		return nil, &runner.Error{Kind: runner.KindBadRequest, Msg: fmt.Sprintf("%s: reading tokenizer_config.json failed", dir), Err: err}
 	}
 	tok, err := tokenizer.FromHF(tj, tc)
 	if err != nil {
-		return nil, &Error{Kind: KindBadRequest, Msg: fmt.Sprintf("%s: reading the tokenizer failed", dir), Err: err}
+		return nil, &runner.Error{Kind: runner.KindBadRequest, Msg: fmt.Sprintf("%s: reading the tokenizer failed", dir), Err: err}
 	}
 	return tok, nil
 }
@@ -114,8 +115,8 @@ func (e eogTokenizer) IsEOG(id int32) bool { return e.extra[id] || e.ggufTokeniz
 
 // hfDetails describes the model: parameters and the dtype holding most of
 // the weights, from the safetensors headers.
-func hfDetails(dir string, res *hub.Resolved, info executor.Info) ModelDetails {
-	d := ModelDetails{Name: res.Ref, Path: dir, Arch: info.Arch, ContextTrain: info.NCtxTrain,
+func hfDetails(dir string, res *hub.Resolved, info executor.Info) runner.ModelDetails {
+	d := runner.ModelDetails{Name: res.Ref, Path: dir, Arch: info.Arch, ContextTrain: info.NCtxTrain,
 		Context: info.NCtx, FileBytes: info.WeightsBytes}
 	f, err := safetensors.Open(dir)
 	if err != nil {

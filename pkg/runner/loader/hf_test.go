@@ -1,4 +1,4 @@
-package runner
+package loader
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/hub/hubtest"
 	"github.com/helexa/helexa/pkg/models/safetensors/sttest"
+	"github.com/helexa/helexa/pkg/runner"
 )
 
 // hfDir converts a fixture GGUF into a Hugging Face directory.
@@ -52,8 +53,8 @@ func TestHFLoaderMatchesGGUF(t *testing.T) {
 	m := newGGUFManager(t)
 	ctx := context.Background()
 	run := func(model string) output {
-		o := complete(ctx, m, CompletionRequest{Model: model, Prompt: ref.Cases[0].Prompt, AddSpecial: true,
-			Options: Options{MaxTokens: 16}})
+		o := complete(ctx, m, runner.CompletionRequest{Model: model, Prompt: ref.Cases[0].Prompt, AddSpecial: true,
+			Options: runner.Options{MaxTokens: 16}})
 		if o.err != nil {
 			t.Fatalf("%s: %v", model, o.err)
 		}
@@ -88,13 +89,13 @@ func TestHFLoaderPulledRepo(t *testing.T) {
 	files["generation_config.json"] = []byte(`{"eos_token_id": [2, 7]}`)
 	fake := hubtest.New(t)
 	fake.AddRepo("tiny/qwen2-hf", files)
-	cfg := DefaultConfig()
+	cfg := runner.DefaultConfig()
 	cfg.NumCtx, cfg.KeepAlive = 256, -1
 	hc := hub.New(hub.Options{CacheDir: t.TempDir(), Endpoint: fake.URL})
-	m := NewManager(cfg, &GGUFLoader{Hub: hc, Threads: 2, Log: slog.New(slog.DiscardHandler)}, nil)
+	m := runner.NewManager(cfg, &GGUFLoader{Hub: hc, Threads: 2, Log: slog.New(slog.DiscardHandler)}, nil)
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
 	ctx := context.Background()
-	req := CompletionRequest{Prompt: "Once upon a time", AddSpecial: true, Options: Options{MaxTokens: 12}}
+	req := runner.CompletionRequest{Prompt: "Once upon a time", AddSpecial: true, Options: runner.Options{MaxTokens: 12}}
 	req.Model = "tiny/qwen2-hf"
 	got := complete(ctx, m, req)
 	req.Model = fixtures.Path(t, "models", "qwen2-tiny-F32.gguf")
@@ -132,8 +133,8 @@ func TestHFLoaderErrors(t *testing.T) {
 			dir := hfDir(t, "qwen2-tiny-F32.gguf", sttest.Options{})
 			tc.mutate(dir)
 			m := newGGUFManager(t)
-			o := complete(context.Background(), m, CompletionRequest{Model: dir, Prompt: "x", Options: Options{MaxTokens: 1}})
-			if o.err == nil || kindOf(o.err) != KindBadRequest || !strings.Contains(o.err.Error(), tc.want) {
+			o := complete(context.Background(), m, runner.CompletionRequest{Model: dir, Prompt: "x", Options: runner.Options{MaxTokens: 1}})
+			if o.err == nil || kindOf(o.err) != runner.KindBadRequest || !strings.Contains(o.err.Error(), tc.want) {
 				t.Fatalf("error %v (kind %q), want a bad request mentioning %q", o.err, kindOf(o.err), tc.want)
 			}
 		})
@@ -148,8 +149,8 @@ func TestLoaderDirWithGGUF(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := newGGUFManager(t)
-	o := complete(context.Background(), m, CompletionRequest{Model: dir, Prompt: "Once upon a time", AddSpecial: true,
-		Options: Options{MaxTokens: 4}})
+	o := complete(context.Background(), m, runner.CompletionRequest{Model: dir, Prompt: "Once upon a time", AddSpecial: true,
+		Options: runner.Options{MaxTokens: 4}})
 	if o.err != nil || len(o.tokens) == 0 {
 		t.Fatalf("%v, %d tokens", o.err, len(o.tokens))
 	}

@@ -1,4 +1,4 @@
-package runner
+package loader
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/helexa/helexa/pkg/models/chat"
 	"github.com/helexa/helexa/pkg/models/gguf"
 	"github.com/helexa/helexa/pkg/models/tokenizer"
+	"github.com/helexa/helexa/pkg/runner"
 )
 
 // Resolver turns a model reference into files on disk (hub.Client, pulling
@@ -34,13 +35,13 @@ type GGUFLoader struct {
 	BlockSize int
 	ChunkSize int
 	// Exec starts the executor; nil runs the CPU executor in-process.
-	Exec ExecStarter
+	Exec runner.ExecStarter
 	Log  *slog.Logger
 }
 
 // startExecutor starts the model's executor through l.Exec, or in-process.
-func (l *GGUFLoader) startExecutor(ctx context.Context, name, path string, numCtx int, opts LoadOptions) (executor.Executor, error) {
-	o := ExecOptions{NumCtx: numCtx, BlockSize: l.BlockSize, Threads: l.Threads, ChunkSize: l.ChunkSize, NumParallel: opts.NumParallel}
+func (l *GGUFLoader) startExecutor(ctx context.Context, name, path string, numCtx int, opts runner.LoadOptions) (executor.Executor, error) {
+	o := runner.ExecOptions{NumCtx: numCtx, BlockSize: l.BlockSize, Threads: l.Threads, ChunkSize: l.ChunkSize, NumParallel: opts.NumParallel}
 	var ex executor.Executor
 	var err error
 	if l.Exec != nil {
@@ -51,31 +52,31 @@ func (l *GGUFLoader) startExecutor(ctx context.Context, name, path string, numCt
 		})
 	}
 	if err != nil {
-		if isContextErr(err) {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
 		}
 		if executor.KindOf(err) == executor.KindDevice {
-			return nil, &Error{Kind: KindInternal, Msg: fmt.Sprintf("loading %s failed", path), Err: err}
+			return nil, &runner.Error{Kind: runner.KindInternal, Msg: fmt.Sprintf("loading %s failed", path), Err: err}
 		}
-		return nil, &Error{Kind: KindBadRequest, Msg: fmt.Sprintf("loading %s failed", path), Err: err}
+		return nil, &runner.Error{Kind: runner.KindBadRequest, Msg: fmt.Sprintf("loading %s failed", path), Err: err}
 	}
 	return ex, nil
 }
 
 var (
-	_ Loader        = (*GGUFLoader)(nil)
-	_ SizeEstimator = (*GGUFLoader)(nil)
+	_ runner.Loader        = (*GGUFLoader)(nil)
+	_ runner.SizeEstimator = (*GGUFLoader)(nil)
 )
 
 // Load implements Loader.
-func (l *GGUFLoader) Load(ctx context.Context, name string, opts LoadOptions) (*Model, error) {
+func (l *GGUFLoader) Load(ctx context.Context, name string, opts runner.LoadOptions) (*runner.Model, error) {
 	log := l.Log
 	if log == nil {
 		log = slog.Default()
 	}
 	if looksLikePath(name) {
 		if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
-			return nil, &Error{Kind: KindNotFound, Msg: fmt.Sprintf("model file %s does not exist", name), Err: err}
+			return nil, &runner.Error{Kind: runner.KindNotFound, Msg: fmt.Sprintf("model file %s does not exist", name), Err: err}
 		}
 	}
 	res, err := l.Hub.Resolve(ctx, name)
@@ -87,11 +88,11 @@ func (l *GGUFLoader) Load(ctx context.Context, name string, opts LoadOptions) (*
 		return l.loadHF(ctx, res, opts, log)
 	case hub.FormatGGUF:
 	default:
-		return nil, Errorf(KindBadRequest, "model %q has format %q; helexa loads GGUF files and Hugging Face safetensors directories", name, res.Format)
+		return nil, runner.Errorf(runner.KindBadRequest, "model %q has format %q; helexa loads GGUF files and Hugging Face safetensors directories", name, res.Format)
 	}
 	f, err := gguf.Open(res.ModelPath)
 	if err != nil {
-		return nil, &Error{Kind: KindBadRequest, Msg: fmt.Sprintf("opening %s failed", res.ModelPath), Err: err}
+		return nil, &runner.Error{Kind: runner.KindBadRequest, Msg: fmt.Sprintf("opening %s failed", res.ModelPath), Err: err}
 	}
 	m, err := l.build(ctx, f, res, opts, log)
 	if err != nil {
@@ -101,10 +102,10 @@ func (l *GGUFLoader) Load(ctx context.Context, name string, opts LoadOptions) (*
 	return m, nil
 }
 
-func (l *GGUFLoader) build(ctx context.Context, f *gguf.File, res *hub.Resolved, opts LoadOptions, log *slog.Logger) (*Model, error) {
+func (l *GGUFLoader) build(ctx context.Context, f *gguf.File, res *hub.Resolved, opts runner.LoadOptions, log *slog.Logger) (*runner.Model, error) {
 	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
-		return nil, &Error{Kind: KindBadRequest, Msg: fmt.Sprintf("%s: reading the tokenizer failed", res.ModelPath), Err: err}
+		return nil, &runner.Error{Kind: runner.KindBadRequest, Msg: fmt.Sprintf("%s: reading the tokenizer failed", res.ModelPath), Err: err}
 	}
 	numCtx := opts.NumCtx
 	if train := int(f.UintOr(f.Arch()+".context_length", 0)); train > 0 && numCtx > train {
@@ -115,21 +116,21 @@ func (l *GGUFLoader) build(ctx context.Context, f *gguf.File, res *hub.Resolved,
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{
+	m := &runner.Model{
 		Executor:  ex,
 		Tokenizer: ggufTokenizer{tok},
 		Closer:    f.Close,
 		Details:   details(f, res, ex.Info()),
 	}
 	tpl, err := chat.FromGGUF(f, log)
-	m.setChat(tpl, err, tok, res.Ref, log)
+	setChat(m, tpl, err, tok, res.Ref, log)
 	return m, nil
 }
 
 // setChat installs the chat template (a broken one is logged and leaves
 // chat requests refused) and, when the vocabulary has <think>, the
 // reasoning splitter. Both loaders end with it.
-func (m *Model) setChat(tpl *chat.Template, err error, tok *tokenizer.Tokenizer, ref string, log *slog.Logger) {
+func setChat(m *runner.Model, tpl *chat.Template, err error, tok *tokenizer.Tokenizer, ref string, log *slog.Logger) {
 	if err != nil {
 		log.Warn("chat template unusable; chat requests will be refused", "model", ref, "err", err)
 	} else {
@@ -137,11 +138,11 @@ func (m *Model) setChat(tpl *chat.Template, err error, tok *tokenizer.Tokenizer,
 		m.Details.Template = tpl.Source()
 	}
 	if _, ok := tok.TokenID(chat.ThinkOpen); ok {
-		m.NewThinkSplitter = func(start bool) ThinkSplitter { return chat.NewThinkSplitter(start) }
+		m.NewThinkSplitter = func(start bool) runner.ThinkSplitter { return chat.NewThinkSplitter(start) }
 	}
 }
 
-func details(f *gguf.File, res *hub.Resolved, info executor.Info) ModelDetails {
+func details(f *gguf.File, res *hub.Resolved, info executor.Info) runner.ModelDetails {
 	var params int64
 	bytesByType := map[string]int64{}
 	quant := res.Quant
@@ -155,7 +156,7 @@ func details(f *gguf.File, res *hub.Resolved, info executor.Info) ModelDetails {
 	if res.Quant != "" {
 		quant = res.Quant
 	}
-	return ModelDetails{
+	return runner.ModelDetails{
 		Name:         res.Ref,
 		Path:         res.ModelPath,
 		Arch:         f.Arch(),
@@ -169,7 +170,7 @@ func details(f *gguf.File, res *hub.Resolved, info executor.Info) ModelDetails {
 
 // EstimateBytes implements SizeEstimator for local files (the file size;
 // CPU weights are mapped, so this is what they can take in RAM).
-func (l *GGUFLoader) EstimateBytes(_ context.Context, name string, _ LoadOptions) (int64, error) {
+func (l *GGUFLoader) EstimateBytes(_ context.Context, name string, _ runner.LoadOptions) (int64, error) {
 	st, err := os.Stat(name)
 	if err != nil {
 		return 0, nil
@@ -191,18 +192,18 @@ func resolveError(name string, err error) error {
 	switch {
 	case errors.Is(err, hub.ErrBadReference):
 		// The hub's errors name the reference and say what is wrong.
-		return &Error{Kind: KindBadRequest, Err: err}
+		return &runner.Error{Kind: runner.KindBadRequest, Err: err}
 	case errors.Is(err, hub.ErrNotFound), errors.Is(err, hub.ErrQuantNotFound),
 		errors.Is(err, hub.ErrNotCached), errors.Is(err, hub.ErrNoWeights):
-		return &Error{Kind: KindNotFound, Err: err}
+		return &runner.Error{Kind: runner.KindNotFound, Err: err}
 	case errors.Is(err, os.ErrNotExist):
-		return &Error{Kind: KindNotFound, Msg: fmt.Sprintf("model %q not found", name), Err: err}
+		return &runner.Error{Kind: runner.KindNotFound, Msg: fmt.Sprintf("model %q not found", name), Err: err}
 	case errors.Is(err, hub.ErrUnauthorized):
-		return &Error{Kind: KindUnauthorized, Msg: fmt.Sprintf("access to model %q denied (set HF_TOKEN, or accept the licence on the Hub)", name), Err: err}
+		return &runner.Error{Kind: runner.KindUnauthorized, Msg: fmt.Sprintf("access to model %q denied (set HF_TOKEN, or accept the licence on the Hub)", name), Err: err}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
 	}
-	return &Error{Kind: KindInternal, Msg: fmt.Sprintf("resolving model %q failed", name), Err: err}
+	return &runner.Error{Kind: runner.KindInternal, Msg: fmt.Sprintf("resolving model %q failed", name), Err: err}
 }
 
 // ggufTokenizer adapts tokenizer.Tokenizer to the runner's Tokenizer.
@@ -215,7 +216,7 @@ func (g ggufTokenizer) IsEOG(id int32) bool { return g.t.IsEOG(id) }
 
 // NewDecoder decodes generated tokens, which always continue a prompt: a
 // SentencePiece leading space on the first piece is kept.
-func (g ggufTokenizer) NewDecoder() Decoder {
+func (g ggufTokenizer) NewDecoder() runner.Decoder {
 	return g.t.NewDecoderWith(tokenizer.DecodeOptions{Continuation: true})
 }
 func (g ggufTokenizer) TokenText(id int32) string { return g.t.Piece(id, false) }
@@ -224,7 +225,7 @@ func (g ggufTokenizer) VocabSize() int            { return g.t.VocabSize() }
 // chatTemplate adapts chat.Template to the runner's Template.
 type chatTemplate struct{ t *chat.Template }
 
-func (c chatTemplate) Render(ctx context.Context, in ChatInput) (string, error) {
+func (c chatTemplate) Render(ctx context.Context, in runner.ChatInput) (string, error) {
 	return c.t.Render(ctx, chat.Input{
 		Messages: in.Messages, Tools: in.Tools, AddGenerationPrompt: in.AddGenerationPrompt, Kwargs: in.Kwargs,
 	})

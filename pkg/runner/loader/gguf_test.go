@@ -1,4 +1,4 @@
-package runner
+package loader
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/hub/hubtest"
+	"github.com/helexa/helexa/pkg/runner"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -25,14 +26,14 @@ type greedyRef struct {
 	} `json:"cases"`
 }
 
-func newGGUFManager(t testing.TB) *Manager {
+func newGGUFManager(t testing.TB) *runner.Manager {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := runner.DefaultConfig()
 	cfg.NumCtx = 256
 	cfg.KeepAlive = -1
 	loader := &GGUFLoader{Hub: hub.New(hub.Options{CacheDir: t.TempDir(), Offline: true}), Threads: 2,
 		Log: slog.New(slog.DiscardHandler)}
-	m := NewManager(cfg, loader, nil)
+	m := runner.NewManager(cfg, loader, nil)
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
 	return m
 }
@@ -52,8 +53,8 @@ func TestGGUFLoaderStories260KGreedy(t *testing.T) {
 		t.Fatalf("first reference case is %q, want short", c.Name)
 	}
 	m := newGGUFManager(t)
-	o := complete(context.Background(), m, CompletionRequest{Model: model, Prompt: c.Prompt, AddSpecial: true,
-		Options: Options{MaxTokens: len(c.Greedy)}})
+	o := complete(context.Background(), m, runner.CompletionRequest{Model: model, Prompt: c.Prompt, AddSpecial: true,
+		Options: runner.Options{MaxTokens: len(c.Greedy)}})
 	if o.err != nil {
 		t.Fatal(o.err)
 	}
@@ -77,8 +78,8 @@ func TestGGUFLoaderStories260KGreedy(t *testing.T) {
 
 	// A second identical request reuses the cached prompt blocks and
 	// produces the same tokens.
-	again := complete(context.Background(), m, CompletionRequest{Model: model, Prompt: c.Prompt, AddSpecial: true,
-		Options: Options{MaxTokens: len(c.Greedy)}})
+	again := complete(context.Background(), m, runner.CompletionRequest{Model: model, Prompt: c.Prompt, AddSpecial: true,
+		Options: runner.Options{MaxTokens: len(c.Greedy)}})
 	if again.err != nil || len(again.tokens) != len(o.tokens) {
 		t.Fatalf("second run: %v, %d tokens", again.err, len(again.tokens))
 	}
@@ -94,8 +95,8 @@ func TestGGUFLoaderChatShowAndErrors(t *testing.T) {
 	m := newGGUFManager(t)
 	ctx := context.Background()
 	var text string
-	res, err := m.Chat(ctx, ChatRequest{Model: model, Messages: json.RawMessage(`[{"role":"user","content":"Tell me a story"}]`),
-		Options: Options{MaxTokens: 8}}, func(d Delta) error { text += d.Content; return nil })
+	res, err := m.Chat(ctx, runner.ChatRequest{Model: model, Messages: json.RawMessage(`[{"role":"user","content":"Tell me a story"}]`),
+		Options: runner.Options{MaxTokens: 8}}, func(d runner.Delta) error { text += d.Content; return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestGGUFLoaderChatShowAndErrors(t *testing.T) {
 	if err != nil || d.Arch != "llama" || d.Parameters == 0 || d.Context != 256 || d.Quant != "F32" {
 		t.Errorf("show: %+v, %v", d, err)
 	}
-	if _, err := m.Load(ctx, LoadRequest{Model: "/nonexistent/model.gguf"}); kindOf(err) != KindNotFound {
+	if _, err := m.Load(ctx, runner.LoadRequest{Model: "/nonexistent/model.gguf"}); kindOf(err) != runner.KindNotFound {
 		t.Errorf("missing file: %v, want not found", err)
 	}
 }
@@ -116,7 +117,7 @@ func TestGGUFLoaderJSONMode(t *testing.T) {
 	model := fixtures.Path(t, "models", "stories260K.gguf")
 	m := newGGUFManager(t)
 	for seed := range uint64(3) {
-		req := CompletionRequest{Model: model, Prompt: "Here is the data:", AddSpecial: true, Options: Options{
+		req := runner.CompletionRequest{Model: model, Prompt: "Here is the data:", AddSpecial: true, Options: runner.Options{
 			MaxTokens: 40, JSONMode: true, Sampling: sampling.Params{Temperature: 0.8, Seed: seed}}}
 		o := complete(context.Background(), m, req)
 		if o.err != nil {
@@ -139,21 +140,21 @@ func TestGGUFLoaderPullsOnFirstRequest(t *testing.T) {
 	}
 	fake := hubtest.New(t)
 	fake.AddRepo("tiny/stories-GGUF", map[string][]byte{"stories260K-F32.gguf": data})
-	cfg := DefaultConfig()
+	cfg := runner.DefaultConfig()
 	cfg.NumCtx, cfg.KeepAlive = 256, -1
 	hc := hub.New(hub.Options{CacheDir: t.TempDir(), Endpoint: fake.URL})
-	m := NewManager(cfg, &GGUFLoader{Hub: hc, Threads: 2, Log: slog.New(slog.DiscardHandler)}, nil)
+	m := runner.NewManager(cfg, &GGUFLoader{Hub: hc, Threads: 2, Log: slog.New(slog.DiscardHandler)}, nil)
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
 
 	tests := []struct {
 		name, model string
 		unload      bool // unload it first, so it is loaded again from the cache
-		kind        Kind
+		kind        runner.Kind
 	}{
 		{"pulled on first use", "tiny/stories-GGUF:F32", false, ""},
 		{"loaded from the cache the second time", "tiny/stories-GGUF:F32", true, ""},
-		{"missing repository", "tiny/nothing-GGUF:F32", false, KindNotFound},
-		{"missing quant", "tiny/stories-GGUF:Q4_K_M", false, KindNotFound},
+		{"missing repository", "tiny/nothing-GGUF:F32", false, runner.KindNotFound},
+		{"missing quant", "tiny/stories-GGUF:Q4_K_M", false, runner.KindNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -162,8 +163,8 @@ func TestGGUFLoaderPullsOnFirstRequest(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			o := complete(context.Background(), m, CompletionRequest{Model: tt.model, Prompt: "Once upon a time",
-				AddSpecial: true, Options: Options{MaxTokens: 4}})
+			o := complete(context.Background(), m, runner.CompletionRequest{Model: tt.model, Prompt: "Once upon a time",
+				AddSpecial: true, Options: runner.Options{MaxTokens: 4}})
 			if kindOf(o.err) != tt.kind || (tt.kind == "" && len(o.tokens) == 0) {
 				t.Fatalf("got %v (%d tokens), want kind %q", o.err, len(o.tokens), tt.kind)
 			}
