@@ -100,8 +100,8 @@ func (k *caseCheck) checkSampled(tok int32, logits []float32, p int) {
 // llama.cpp's, recording the first difference and failing when its gap is
 // too large to be rounding.
 func (k *caseCheck) checkRouting(end int) {
-	if k.c.MoE == nil {
-		return
+	if k.c.MoE == nil || k.rec == nil {
+		return // no reference routing, or none observable (a runner process)
 	}
 	n := len(k.c.Tokens)
 	for ; k.routedTo < end && k.firstDiff == math.MaxInt; k.routedTo++ {

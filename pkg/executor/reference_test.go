@@ -105,11 +105,29 @@ func TestReference(t *testing.T) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		t.Run(name, func(t *testing.T) { checkReferenceModel(t, name, referenceModels[name]) })
+		t.Run(name, func(t *testing.T) { checkReferenceModel(t, name, referenceModels[name], openLocal) })
 	}
 }
 
-func checkReferenceModel(t *testing.T, name string, tol refTolerance) {
+// refOpener loads a fixture model for the reference comparison; rec, when
+// the executor can report MoE routing, records it.
+type refOpener func(t *testing.T, path string) (executor.Executor, *routeRecorder)
+
+// openLocal runs the model in-process, recording MoE routing.
+func openLocal(t *testing.T, path string) (executor.Executor, *routeRecorder) {
+	rec := &routeRecorder{}
+	ex, err := executor.LoadLocal(context.Background(), path,
+		executor.LocalOptions{NumCtx: refNumCtx, NumBlocks: refNumBlocks, Routing: rec.hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ex, rec
+}
+
+// The KV pool every reference run uses.
+const refNumCtx, refNumBlocks = 512, 32
+
+func checkReferenceModel(t *testing.T, name string, tol refTolerance, open refOpener) {
 	raw, err := os.ReadFile(fixtures.Path(t, "reference", name+".json"))
 	if err != nil {
 		t.Fatal(err)
@@ -118,12 +136,7 @@ func checkReferenceModel(t *testing.T, name string, tol refTolerance) {
 	if err := json.Unmarshal(raw, &ref); err != nil {
 		t.Fatalf("parse reference: %v", err)
 	}
-	rec := &routeRecorder{}
-	ex, err := executor.LoadLocal(context.Background(), fixtures.Path(t, "models", name+".gguf"),
-		executor.LocalOptions{NumCtx: 512, NumBlocks: 32, Routing: rec.hook})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ex, rec := open(t, fixtures.Path(t, "models", name+".gguf"))
 	defer ex.Close()
 	if got := ex.Info().NVocab; got != ref.NVocab {
 		t.Fatalf("n_vocab %d, reference %d", got, ref.NVocab)
@@ -131,7 +144,9 @@ func checkReferenceModel(t *testing.T, name string, tol refTolerance) {
 	for i := range ref.Cases {
 		c := &ref.Cases[i]
 		t.Run(c.Name, func(t *testing.T) {
-			rec.reset()
+			if rec != nil {
+				rec.reset()
+			}
 			cmp := &caseCheck{t: t, tol: tol, c: c, rec: rec, firstDiff: math.MaxInt}
 			cmp.run(ex)
 			t.Logf("max |Δlogit| %.3g over %d compared logits; greedy matched %d/%d; %d routing entries compared, first difference at %s",
