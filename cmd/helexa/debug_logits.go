@@ -13,6 +13,7 @@ import (
 
 	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/executor/cpuexec"
 	"github.com/helexa/helexa/pkg/models/arch"
 	"github.com/helexa/helexa/pkg/models/gguf"
 	"github.com/helexa/helexa/pkg/sampling"
@@ -172,7 +173,7 @@ func openDebugSession(ctx context.Context, model string, ctxLen int, what string
 		return nil, nil, fmt.Errorf("%s = %d positions exceed the model's context length of %d tokens", what, ctxLen, nCtx)
 	}
 	const blockSize = 16
-	ex, err := executor.LoadLocal(ctx, model, executor.LocalOptions{
+	ex, err := cpuexec.Load(ctx, model, cpuexec.Options{
 		NumCtx: ctxLen, BlockSize: blockSize, NumBlocks: (ctxLen + blockSize - 1) / blockSize,
 		ChunkSize: chunk, Threads: threads,
 	})

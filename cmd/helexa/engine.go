@@ -21,7 +21,7 @@ func newEngine(log *slog.Logger, progress hub.ProgressFunc, tweak func(*runner.C
 
 // newEngineWith is newEngine with the executors started by exec (nil: in
 // process).
-func newEngineWith(log *slog.Logger, progress hub.ProgressFunc, tweak func(*runner.Config), exec runner.ExecStarter) (*runner.Manager, error) {
+func newEngineWith(log *slog.Logger, progress hub.ProgressFunc, tweak func(*runner.Config), exec loader.ExecStarter) (*runner.Manager, error) {
 	cfg, err := runner.ConfigFromEnv()
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/executor/cpuexec"
 	"github.com/helexa/helexa/pkg/executor/rpc"
 )
 
@@ -45,9 +46,9 @@ func runRunner(ctx context.Context, _ runnerOptions, s streams) error {
 
 // openCPURunner loads a model on the CPU for a runner.
 func openCPURunner(ctx context.Context, p rpc.LoadParams) (executor.Executor, error) {
-	ex, err := executor.LoadLocal(ctx, p.Path, executor.LocalOptions{
+	ex, err := cpuexec.Load(ctx, p.Path, cpuexec.Options{
 		NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks,
-		Threads: p.Threads, ChunkSize: p.ChunkSize, KVBudget: p.KVBudget,
+		Threads: p.Threads, ChunkSize: p.ChunkSize, KVBudget: p.KVBudget, Parallel: p.Parallel,
 	})
 	if err != nil {
 		return nil, executor.Errorf(executor.KindBadRequest, "loading %s: %v", p.Path, err)

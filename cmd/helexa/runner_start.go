@@ -11,7 +11,8 @@ import (
 	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/rpc"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/models/modelfile"
+	"github.com/helexa/helexa/pkg/runner/loader"
 )
 
 // runnerStarter starts each model's executor in a `helexa runner` child
@@ -24,7 +25,7 @@ type runnerStarter struct {
 
 // serveExecStarter picks where serve runs models (HELEXA_RUNNER): nil for
 // in-process, or a runnerStarter.
-func serveExecStarter(log *slog.Logger) (runner.ExecStarter, error) {
+func serveExecStarter(log *slog.Logger) (loader.ExecStarter, error) {
 	mode := strings.ToLower(strings.TrimSpace(envvars.Runner.Get()))
 	switch mode {
 	case "inprocess", "in-process":
@@ -44,9 +45,11 @@ func serveExecStarter(log *slog.Logger) (runner.ExecStarter, error) {
 	return &runnerStarter{exe: exe, timeout: timeout, log: log}, nil
 }
 
-// StartExecutor implements runner.ExecStarter.
-func (r *runnerStarter) StartExecutor(ctx context.Context, name, path string, o runner.ExecOptions) (executor.Executor, error) {
+// StartExecutor implements loader.ExecStarter: the runner maps the same
+// file in its own process.
+func (r *runnerStarter) StartExecutor(ctx context.Context, name string, m *modelfile.Model, o loader.ExecOptions) (executor.Executor, error) {
 	return rpc.Start(ctx, rpc.ProcessOptions{
 		Path: r.exe, Args: []string{"runner"}, Name: name, Log: r.log, Timeout: r.timeout,
-	}, rpc.LoadParams{Path: path, NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads, ChunkSize: o.ChunkSize})
+	}, rpc.LoadParams{Path: m.Path, NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads,
+		ChunkSize: o.ChunkSize, Parallel: o.NumParallel})
 }

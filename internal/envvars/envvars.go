@@ -67,12 +67,13 @@ var (
 	HFOffline       = Var{"HF_HUB_OFFLINE", "", "1 = never touch the network; resolve models from the cache only"}
 	HFNoProgress    = Var{"HF_HUB_DISABLE_PROGRESS_BARS", "", "1 = no progress bars"}
 	Fixtures        = Var{"HELEXA_FIXTURES", "", "tests only: the shared fixtures directory (default: ../shared/fixtures beside the repository)"}
+	TestRunner      = Var{"HELEXA_TEST_RUNNER", "", "tests only: 1 makes a package's test binary serve as a runner process"}
 )
 
 // All lists every variable, in the order --help shows them.
 func All() []Var {
 	return []Var{Host, APIKey, KeepAlive, MaxLoadedModels, NumParallel, MaxQueue, NumCtx, ChunkSize,
-		NumThreads, Config, StateDir, LogLevel, Runner, RunnerTimeout, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, Fixtures}
+		NumThreads, Config, StateDir, LogLevel, Runner, RunnerTimeout, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, Fixtures, TestRunner}
 }
 
 // Help renders the table shown at the end of `helexa --help`.

@@ -57,7 +57,7 @@ func (f *fakeExec) Step(_ context.Context, batch []executor.Work) ([]executor.Re
 		for _, t := range w.Tokens {
 			switch t {
 			case tokHang:
-				select {}
+				time.Sleep(time.Hour)
 			case tokExit:
 				os.Exit(3)
 			case tokPanic:

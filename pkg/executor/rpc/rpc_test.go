@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/helexa/helexa/internal/envvars"
 	"io"
 	"math"
 	"os"
@@ -16,10 +17,10 @@ import (
 )
 
 // childEnv makes the test binary act as a runner serving fakeExec.
-const childEnv = "HELEXA_RPC_TEST_CHILD"
+var childEnv = envvars.TestRunner.Name
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) == "1" {
+	if envvars.TestRunner.Get() == "1" {
 		err := Serve(context.Background(), os.Stdin, os.Stdout, openFake, nil)
 		if err != nil {
 			os.Exit(2)

@@ -52,14 +52,16 @@ type Reply struct {
 type LoadParams struct {
 	// Path is a GGUF file or a Hugging Face safetensors directory.
 	Path string `json:"path"`
-	// NumCtx, BlockSize, NumBlocks, Threads, ChunkSize and KVBudget are
-	// the CPU executor's options (0 = its default).
+	// NumCtx, BlockSize, NumBlocks, Threads, ChunkSize, KVBudget and
+	// Parallel are the CPU executor's options (0 = its default).
 	NumCtx    int   `json:"num_ctx,omitempty"`
 	BlockSize int   `json:"block_size,omitempty"`
 	NumBlocks int   `json:"num_blocks,omitempty"`
 	Threads   int   `json:"threads,omitempty"`
 	ChunkSize int   `json:"chunk_size,omitempty"`
 	KVBudget  int64 `json:"kv_budget,omitempty"`
+	// Parallel is how many full-context sequences the KV pool holds.
+	Parallel int `json:"parallel,omitempty"`
 }
 
 // Float is a float32 that survives JSON with its infinities and NaN

@@ -9,9 +9,11 @@ import (
 	"strings"
 
 	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/executor/cpuexec"
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/models/chat"
 	"github.com/helexa/helexa/pkg/models/gguf"
+	"github.com/helexa/helexa/pkg/models/modelfile"
 	"github.com/helexa/helexa/pkg/models/tokenizer"
 	"github.com/helexa/helexa/pkg/runner"
 )
@@ -24,9 +26,10 @@ type Resolver interface {
 
 // GGUFLoader is the real Loader: it resolves a reference through the hub
 // (a local .gguf path or model directory, or org/repo[:QUANT] downloaded
-// into the Hugging Face cache), then loads the tokenizer, chat template and
-// an in-process CPU executor from the GGUF file, or from a Hugging Face
-// safetensors directory (see loadHF).
+// into the Hugging Face cache), opens the model once (modelfile), reads the
+// tokenizer and chat template from it, and hands it to the executor: the
+// CPU executor in-process, or a runner process through Exec. Hugging Face
+// safetensors directories take the same path (see loadHF).
 type GGUFLoader struct {
 	Hub Resolver
 	// Executor options; zero values take the executor's defaults. NumCtx
@@ -35,20 +38,32 @@ type GGUFLoader struct {
 	BlockSize int
 	ChunkSize int
 	// Exec starts the executor; nil runs the CPU executor in-process.
-	Exec runner.ExecStarter
+	Exec ExecStarter
 	Log  *slog.Logger
 }
 
+// ExecOptions are what a loader asks of a model's executor.
+type ExecOptions struct {
+	NumCtx, BlockSize, Threads, ChunkSize, NumParallel int
+}
+
+// ExecStarter starts the executor of an open model: in a runner process
+// (rpc.Remote, from m.Path), or elsewhere. The loader keeps m open for the
+// model's text side and closes it after the executor.
+type ExecStarter interface {
+	StartExecutor(ctx context.Context, name string, m *modelfile.Model, o ExecOptions) (executor.Executor, error)
+}
+
 // startExecutor starts the model's executor through l.Exec, or in-process.
-func (l *GGUFLoader) startExecutor(ctx context.Context, name, path string, numCtx int, opts runner.LoadOptions) (executor.Executor, error) {
-	o := runner.ExecOptions{NumCtx: numCtx, BlockSize: l.BlockSize, Threads: l.Threads, ChunkSize: l.ChunkSize, NumParallel: opts.NumParallel}
+func (l *GGUFLoader) startExecutor(ctx context.Context, name string, mf *modelfile.Model, numCtx int, opts runner.LoadOptions) (executor.Executor, error) {
+	o := ExecOptions{NumCtx: numCtx, BlockSize: l.BlockSize, Threads: l.Threads, ChunkSize: l.ChunkSize, NumParallel: opts.NumParallel}
 	var ex executor.Executor
 	var err error
 	if l.Exec != nil {
-		ex, err = l.Exec.StartExecutor(ctx, name, path, o)
+		ex, err = l.Exec.StartExecutor(ctx, name, mf, o)
 	} else {
-		ex, err = executor.LoadLocal(ctx, path, executor.LocalOptions{
-			NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads, ChunkSize: o.ChunkSize,
+		ex, err = cpuexec.New(mf, cpuexec.Options{
+			NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads, ChunkSize: o.ChunkSize, Parallel: o.NumParallel,
 		})
 	}
 	if err != nil {
@@ -56,9 +71,9 @@ func (l *GGUFLoader) startExecutor(ctx context.Context, name, path string, numCt
 			return nil, err
 		}
 		if executor.KindOf(err) == executor.KindDevice {
-			return nil, &runner.Error{Kind: runner.KindInternal, Msg: fmt.Sprintf("loading %s failed", path), Err: err}
+			return nil, &runner.Error{Kind: runner.KindInternal, Msg: fmt.Sprintf("loading %s failed", mf.Path), Err: err}
 		}
-		return nil, &runner.Error{Kind: runner.KindBadRequest, Msg: fmt.Sprintf("loading %s failed", path), Err: err}
+		return nil, &runner.Error{Kind: runner.KindBadRequest, Msg: fmt.Sprintf("loading %s failed", mf.Path), Err: err}
 	}
 	return ex, nil
 }
@@ -90,19 +105,20 @@ func (l *GGUFLoader) Load(ctx context.Context, name string, opts runner.LoadOpti
 	default:
 		return nil, runner.Errorf(runner.KindBadRequest, "model %q has format %q; helexa loads GGUF files and Hugging Face safetensors directories", name, res.Format)
 	}
-	f, err := gguf.Open(res.ModelPath)
+	mf, err := modelfile.Open(res.ModelPath)
 	if err != nil {
 		return nil, &runner.Error{Kind: runner.KindBadRequest, Msg: fmt.Sprintf("opening %s failed", res.ModelPath), Err: err}
 	}
-	m, err := l.build(ctx, f, res, opts, log)
+	m, err := l.build(ctx, mf, res, opts, log)
 	if err != nil {
-		_ = f.Close()
+		_ = mf.Close()
 		return nil, err
 	}
 	return m, nil
 }
 
-func (l *GGUFLoader) build(ctx context.Context, f *gguf.File, res *hub.Resolved, opts runner.LoadOptions, log *slog.Logger) (*runner.Model, error) {
+func (l *GGUFLoader) build(ctx context.Context, mf *modelfile.Model, res *hub.Resolved, opts runner.LoadOptions, log *slog.Logger) (*runner.Model, error) {
+	f := mf.GGUF
 	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
 		return nil, &runner.Error{Kind: runner.KindBadRequest, Msg: fmt.Sprintf("%s: reading the tokenizer failed", res.ModelPath), Err: err}
@@ -112,14 +128,14 @@ func (l *GGUFLoader) build(ctx context.Context, f *gguf.File, res *hub.Resolved,
 		log.Info("context capped at the model's training context", "asked", numCtx, "train", train)
 		numCtx = train
 	}
-	ex, err := l.startExecutor(ctx, res.Ref, res.ModelPath, numCtx, opts)
+	ex, err := l.startExecutor(ctx, res.Ref, mf, numCtx, opts)
 	if err != nil {
 		return nil, err
 	}
 	m := &runner.Model{
 		Executor:  ex,
 		Tokenizer: ggufTokenizer{tok},
-		Closer:    f.Close,
+		Closer:    mf.Close,
 		Details:   details(f, res, ex.Info()),
 	}
 	tpl, err := chat.FromGGUF(f, log)

@@ -13,7 +13,7 @@ import (
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/models/arch"
 	"github.com/helexa/helexa/pkg/models/chat"
-	"github.com/helexa/helexa/pkg/models/safetensors"
+	"github.com/helexa/helexa/pkg/models/modelfile"
 	"github.com/helexa/helexa/pkg/models/tokenizer"
 	"github.com/helexa/helexa/pkg/runner"
 )
@@ -42,14 +42,20 @@ func (l *GGUFLoader) loadHF(ctx context.Context, res *hub.Resolved, opts runner.
 		log.Info("context capped at the model's training context", "asked", numCtx, "train", train)
 		numCtx = train
 	}
-	ex, err := l.startExecutor(ctx, res.Ref, dir, numCtx, opts)
+	mf, err := modelfile.Open(dir)
 	if err != nil {
+		return nil, &runner.Error{Kind: runner.KindBadRequest, Msg: fmt.Sprintf("loading %s failed", dir), Err: err}
+	}
+	ex, err := l.startExecutor(ctx, res.Ref, mf, numCtx, opts)
+	if err != nil {
+		_ = mf.Close()
 		return nil, err
 	}
 	m := &runner.Model{
 		Executor:  ex,
 		Tokenizer: eogTokenizer{ggufTokenizer{tok}, eosIDs(dir, cfgRaw)},
-		Details:   hfDetails(dir, res, ex.Info()),
+		Details:   hfDetails(mf, res, ex.Info()),
+		Closer:    mf.Close,
 	}
 	tpl, err := chat.FromDir(dir)
 	if errors.Is(err, chat.ErrNoTemplate) {
@@ -115,14 +121,10 @@ func (e eogTokenizer) IsEOG(id int32) bool { return e.extra[id] || e.ggufTokeniz
 
 // hfDetails describes the model: parameters and the dtype holding most of
 // the weights, from the safetensors headers.
-func hfDetails(dir string, res *hub.Resolved, info executor.Info) runner.ModelDetails {
-	d := runner.ModelDetails{Name: res.Ref, Path: dir, Arch: info.Arch, ContextTrain: info.NCtxTrain,
+func hfDetails(mf *modelfile.Model, res *hub.Resolved, info executor.Info) runner.ModelDetails {
+	d := runner.ModelDetails{Name: res.Ref, Path: mf.Path, Arch: info.Arch, ContextTrain: info.NCtxTrain,
 		Context: info.NCtx, FileBytes: info.WeightsBytes}
-	f, err := safetensors.Open(dir)
-	if err != nil {
-		return d
-	}
-	defer f.Close()
+	f := mf.Safetensors
 	bytesByType := map[string]int64{}
 	for _, t := range f.Tensors() {
 		d.Parameters += t.Elements()

@@ -1,4 +1,4 @@
-package executor_test
+package cpuexec_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/helexa/helexa/internal/fixtures"
-	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/executor/cpuexec"
 	"github.com/helexa/helexa/pkg/models/arch"
 	"github.com/helexa/helexa/pkg/models/arch/archtest"
 	"github.com/helexa/helexa/pkg/models/safetensors"
@@ -63,7 +63,7 @@ func checkReferenceDir(t *testing.T, dir, ref string, tol refTolerance) {
 		t.Fatalf("parse reference: %v", err)
 	}
 	rec := &routeRecorder{}
-	ex, err := executor.LoadLocal(context.Background(), dir, executor.LocalOptions{NumCtx: 512, NumBlocks: 32, Routing: rec.hook})
+	ex, err := cpuexec.Load(context.Background(), dir, cpuexec.Options{NumCtx: 512, NumBlocks: 32, Routing: rec.hook})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestSafetensorsMatchesGGUF(t *testing.T) {
 					t.Fatal(err)
 				}
 				dir := convertFixture(t, src, sttest.Options{Shards: shards})
-				opts := executor.LocalOptions{NumCtx: 64, NumBlocks: 8, Threads: 2}
+				opts := cpuexec.Options{NumCtx: 64, NumBlocks: 8, Threads: 2}
 				want := prefillAll(t, loadPath(t, src, opts), 0, prompt)
 				ex := loadPath(t, dir, opts)
 				if info := ex.Info(); info.Arch != a || info.NVocab != 64 {
@@ -122,9 +122,9 @@ func TestSafetensorsMatchesGGUF(t *testing.T) {
 	}
 }
 
-func loadPath(t *testing.T, path string, opts executor.LocalOptions) *executor.Local {
+func loadPath(t *testing.T, path string, opts cpuexec.Options) *cpuexec.Executor {
 	t.Helper()
-	ex, err := executor.LoadLocal(context.Background(), path, opts)
+	ex, err := cpuexec.Load(context.Background(), path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestSafetensorsLoadErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := convertFixture(t, src, sttest.Options{})
 			tc.mutate(dir)
-			_, err := executor.LoadLocal(context.Background(), dir, executor.LocalOptions{NumCtx: 64, NumBlocks: 8})
+			_, err := cpuexec.Load(context.Background(), dir, cpuexec.Options{NumCtx: 64, NumBlocks: 8})
 			if err == nil {
 				t.Fatal("loaded")
 			}

@@ -1,4 +1,4 @@
-package executor_test
+package cpuexec_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/executor/cpuexec"
 )
 
 // refTolerance is the fixtures README's table: max |Δlogit| and the top-1
@@ -116,8 +117,8 @@ type refOpener func(t *testing.T, path string) (executor.Executor, *routeRecorde
 // openLocal runs the model in-process, recording MoE routing.
 func openLocal(t *testing.T, path string) (executor.Executor, *routeRecorder) {
 	rec := &routeRecorder{}
-	ex, err := executor.LoadLocal(context.Background(), path,
-		executor.LocalOptions{NumCtx: refNumCtx, NumBlocks: refNumBlocks, Routing: rec.hook})
+	ex, err := cpuexec.Load(context.Background(), path,
+		cpuexec.Options{NumCtx: refNumCtx, NumBlocks: refNumBlocks, Routing: rec.hook})
 	if err != nil {
 		t.Fatal(err)
 	}

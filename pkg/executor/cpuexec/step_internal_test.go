@@ -1,8 +1,9 @@
-package executor
+package cpuexec
 
 import (
 	"context"
 	"errors"
+	"github.com/helexa/helexa/pkg/executor"
 	"reflect"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 )
 
 func TestPlanPasses(t *testing.T) {
-	batch := []Work{{Tokens: make([]int32, 10)}, {Tokens: make([]int32, 1)}, {Tokens: make([]int32, 3)}, {Tokens: make([]int32, 5)}}
+	batch := []executor.Work{{Tokens: make([]int32, 10)}, {Tokens: make([]int32, 1)}, {Tokens: make([]int32, 3)}, {Tokens: make([]int32, 5)}}
 	ok := []bool{true, true, false, true}
 	got := planPasses(batch, ok, 4)
 	want := [][]piece{
@@ -45,7 +46,7 @@ func TestSamplerPanic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := LoadLocal(ctx, path, LocalOptions{NumCtx: 32, BlockSize: 8, NumBlocks: 8})
+	l, err := Load(ctx, path, Options{NumCtx: 32, BlockSize: 8, NumBlocks: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestSamplerPanic(t *testing.T) {
 		bad, _ := l.NewSeq(sampling.Params{})
 		good, _ := l.NewSeq(sampling.Params{})
 		l.seqs[bad].sampler = panicSampler{}
-		res, err := l.Step(ctx, []Work{
+		res, err := l.Step(ctx, []executor.Work{
 			{Seq: bad, Tokens: []int32{1, 2}, Blocks: []int32{0}, Sample: true, SkipLogprob: skip},
 			{Seq: good, Tokens: []int32{1, 2}, Blocks: []int32{1}, Sample: true, SkipLogprob: skip},
 		})
@@ -64,7 +65,7 @@ func TestSamplerPanic(t *testing.T) {
 		if res[0].Err == nil || res[1].Err != nil {
 			t.Errorf("skip %v: errors %v / %v, want only the first", skip, res[0].Err, res[1].Err)
 		}
-		if errors.Is(res[0].Err, ErrDevice) {
+		if errors.Is(res[0].Err, executor.ErrDevice) {
 			t.Errorf("skip %v: sampler panic reported as a device failure: %v", skip, res[0].Err)
 		}
 		l.FreeSeq(bad)

@@ -1,4 +1,4 @@
-package executor_test
+package cpuexec_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/helexa/helexa/pkg/dtype"
 	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/executor/cpuexec"
 	"github.com/helexa/helexa/pkg/models/arch/archtest"
 	"github.com/helexa/helexa/pkg/sampling"
 )
@@ -16,13 +17,13 @@ import (
 // maskVocab is not a multiple of 64, so the last mask word is partial.
 const maskVocab = 130
 
-func loadMaskModel(t *testing.T) *executor.Local {
+func loadMaskModel(t *testing.T) *cpuexec.Executor {
 	t.Helper()
 	path, err := archtest.Write(t.TempDir(), archtest.Config{Type: dtype.Q8_0, Vocab: maskVocab})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, err := executor.LoadLocal(context.Background(), path, executor.LocalOptions{NumCtx: 64, BlockSize: 8, NumBlocks: 16})
+	ex, err := cpuexec.Load(context.Background(), path, cpuexec.Options{NumCtx: 64, BlockSize: 8, NumBlocks: 16})
 	if err != nil {
 		t.Fatal(err)
 	}

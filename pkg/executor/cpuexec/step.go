@@ -1,8 +1,9 @@
-package executor
+package cpuexec
 
 import (
 	"context"
 	"fmt"
+	"github.com/helexa/helexa/pkg/executor"
 	"runtime/debug"
 
 	"github.com/helexa/helexa/pkg/compute"
@@ -23,20 +24,20 @@ type workOut struct {
 // Step implements Executor. Works with more than ChunkSize tokens are split
 // over several forward passes, and each pass runs at most ChunkSize tokens
 // of all works together.
-func (l *Local) Step(ctx context.Context, batch []Work) ([]Result, error) {
+func (l *Executor) Step(ctx context.Context, batch []executor.Work) ([]executor.Result, error) {
 	if l.closed {
 		return nil, errClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	results := make([]Result, len(batch))
+	results := make([]executor.Result, len(batch))
 	ok := make([]bool, len(batch))
-	seen := map[SeqID]bool{}
+	seen := map[executor.SeqID]bool{}
 	for i := range batch {
 		results[i].Seq = batch[i].Seq
 		if err := l.check(&batch[i], seen); err != nil {
-			results[i].Err = Errorf(KindBadRequest, "bad request: sequence %d: %v", batch[i].Seq, err)
+			results[i].Err = executor.Errorf(executor.KindBadRequest, "bad request: sequence %d: %v", batch[i].Seq, err)
 			continue
 		}
 		ok[i] = true
@@ -56,7 +57,7 @@ func (l *Local) Step(ctx context.Context, batch []Work) ([]Result, error) {
 }
 
 // check validates one work against the model and the KV pool.
-func (l *Local) check(w *Work, seen map[SeqID]bool) error {
+func (l *Executor) check(w *executor.Work, seen map[executor.SeqID]bool) error {
 	if _, ok := l.seqs[w.Seq]; !ok {
 		return fmt.Errorf("unknown sequence (allocate it with NewSeq)")
 	}
@@ -85,13 +86,13 @@ func (l *Local) check(w *Work, seen map[SeqID]bool) error {
 }
 
 // needsLast reports whether a work needs the logits after its last token.
-func needsLast(w *Work) bool {
-	return w.Sample || w.TopLogprobs > 0 || w.Logits == LogitsLast
+func needsLast(w *executor.Work) bool {
+	return w.Sample || w.TopLogprobs > 0 || w.Logits == executor.LogitsLast
 }
 
 // planPasses packs the valid works' tokens into passes of at most chunk
 // tokens, in order; a work appears at most once per pass.
-func planPasses(batch []Work, ok []bool, chunk int) [][]piece {
+func planPasses(batch []executor.Work, ok []bool, chunk int) [][]piece {
 	var passes [][]piece
 	var cur []piece
 	used := 0
@@ -118,14 +119,14 @@ func planPasses(batch []Work, ok []bool, chunk int) [][]piece {
 
 // runPass runs one forward pass. A panic inside the model is a device
 // failure: the KV pool may be half-written.
-func (l *Local) runPass(batch []Work, pass []piece, outs []workOut) (err error) {
+func (l *Executor) runPass(batch []executor.Work, pass []piece, outs []workOut) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: panic in forward pass: %v\n%s", ErrDevice, r, debug.Stack())
+			err = fmt.Errorf("%w: panic in forward pass: %v\n%s", executor.ErrDevice, r, debug.Stack())
 		}
 	}()
 	var b arch.Batch
-	var rowSeq []SeqID
+	var rowSeq []executor.SeqID
 	type want struct {
 		work int
 		all  bool
@@ -139,12 +140,12 @@ func (l *Local) runPass(batch []Work, pass []piece, outs []workOut) (err error) 
 			b.Tokens = append(b.Tokens, w.Tokens[p.start+i])
 			b.Pos = append(b.Pos, int32(w.Pos+p.start+i))
 			rowSeq = append(rowSeq, w.Seq)
-			if w.Logits == LogitsAll {
+			if w.Logits == executor.LogitsAll {
 				b.LogitRows = append(b.LogitRows, row+i)
 				wants = append(wants, want{p.work, true})
 			}
 		}
-		if w.Logits != LogitsAll && p.start+p.n == len(w.Tokens) && needsLast(w) {
+		if w.Logits != executor.LogitsAll && p.start+p.n == len(w.Tokens) && needsLast(w) {
 			b.LogitRows = append(b.LogitRows, row+p.n-1)
 			wants = append(wants, want{p.work, false})
 		}
@@ -157,7 +158,7 @@ func (l *Local) runPass(batch []Work, pass []piece, outs []workOut) (err error) 
 	}
 	logits, err := l.model.Forward(l.be, l.kv, &b, &l.scratch, hook)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrDevice, err)
+		return fmt.Errorf("%w: %w", executor.ErrDevice, err)
 	}
 	nv := l.model.HP.NVocab
 	for i, wt := range wants {
@@ -177,8 +178,8 @@ func (l *Local) runPass(batch []Work, pass []piece, outs []workOut) (err error) 
 // sampled from reuses the executor's buffer for slot i, so a decode step
 // allocates no vocab-sized vectors. Each work wants at most one such vector
 // per Step (after its last token), so slots never collide.
-func (l *Local) logitsBuf(w Work, i int, all bool, nv int) []float32 {
-	if all || w.Logits != LogitsNone {
+func (l *Executor) logitsBuf(w executor.Work, i int, all bool, nv int) []float32 {
+	if all || w.Logits != executor.LogitsNone {
 		return make([]float32, nv)
 	}
 	for len(l.sampleBufs) <= i {
@@ -192,10 +193,10 @@ func (l *Local) logitsBuf(w Work, i int, all bool, nv int) []float32 {
 
 // finish feeds the work's tokens to its sampler, samples and fills in the
 // result. A panic here is the sequence's own failure.
-func (l *Local) finish(w *Work, o *workOut, res *Result) {
+func (l *Executor) finish(w *executor.Work, o *workOut, res *executor.Result) {
 	defer func() {
 		if r := recover(); r != nil {
-			res.Err = Errorf(KindBadRequest, "sampling sequence %d panicked: %v", w.Seq, r)
+			res.Err = executor.Errorf(executor.KindBadRequest, "sampling sequence %d panicked: %v", w.Seq, r)
 		}
 	}()
 	st := l.seqs[w.Seq]
@@ -205,9 +206,9 @@ func (l *Local) finish(w *Work, o *workOut, res *Result) {
 	}
 	st.sampler.Accept(w.Tokens...)
 	switch w.Logits {
-	case LogitsAll:
+	case executor.LogitsAll:
 		res.Logits = o.rows
-	case LogitsLast:
+	case executor.LogitsLast:
 		res.Logits = [][]float32{o.last}
 	}
 	if w.TopLogprobs > 0 {
@@ -216,7 +217,7 @@ func (l *Local) finish(w *Work, o *workOut, res *Result) {
 	if w.Sample {
 		tok, lp, err := l.sampleWork(st.sampler, w, o.last)
 		if err != nil {
-			res.Err = AsError(fmt.Errorf("sampling sequence %d: %w", w.Seq, err))
+			res.Err = executor.AsError(fmt.Errorf("sampling sequence %d: %w", w.Seq, err))
 			return
 		}
 		res.Token, res.Logprob = tok, lp

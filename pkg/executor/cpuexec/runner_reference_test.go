@@ -1,23 +1,25 @@
-package executor_test
+package cpuexec_test
 
 import (
 	"context"
+	"github.com/helexa/helexa/internal/envvars"
 	"os"
 	"sort"
 	"testing"
 
 	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/executor/cpuexec"
 	"github.com/helexa/helexa/pkg/executor/rpc"
 )
 
 // runnerEnv makes the test binary serve the CPU executor as a runner
 // process, as `helexa runner` does.
-const runnerEnv = "HELEXA_EXECUTOR_TEST_RUNNER"
+var runnerEnv = envvars.TestRunner.Name
 
 func TestMain(m *testing.M) {
-	if os.Getenv(runnerEnv) == "1" {
+	if envvars.TestRunner.Get() == "1" {
 		open := func(ctx context.Context, p rpc.LoadParams) (executor.Executor, error) {
-			return executor.LoadLocal(ctx, p.Path, executor.LocalOptions{NumCtx: p.NumCtx, NumBlocks: p.NumBlocks})
+			return cpuexec.Load(ctx, p.Path, cpuexec.Options{NumCtx: p.NumCtx, NumBlocks: p.NumBlocks})
 		}
 		if err := rpc.Serve(context.Background(), os.Stdin, os.Stdout, open, nil); err != nil {
 			os.Exit(2)

@@ -1,6 +1,7 @@
-package executor
+package cpuexec
 
 import (
+	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -22,7 +23,7 @@ type seqState struct {
 // last token) and, unless w.SkipLogprob, the token's log-probability under
 // the raw logits. With a token mask the token is drawn from the masked
 // logits while the logprob stays on the raw ones.
-func (l *Local) sampleWork(s seqSampler, w *Work, logits []float32) (int32, float32, error) {
+func (l *Executor) sampleWork(s seqSampler, w *executor.Work, logits []float32) (int32, float32, error) {
 	if w.Allowed == nil && !w.SkipLogprob {
 		return s.Sample(logits)
 	}
@@ -39,11 +40,11 @@ func (l *Local) sampleWork(s seqSampler, w *Work, logits []float32) (int32, floa
 }
 
 // topLogprobs converts the sampler's top tokens to the seam's type.
-func topLogprobs(s seqSampler, logits []float32, n int) []TokenLogprob {
+func topLogprobs(s seqSampler, logits []float32, n int) []executor.TokenLogprob {
 	top := s.TopLogprobs(logits, n)
-	out := make([]TokenLogprob, len(top))
+	out := make([]executor.TokenLogprob, len(top))
 	for i, t := range top {
-		out[i] = TokenLogprob{Token: t.Token, Logprob: t.Logprob}
+		out[i] = executor.TokenLogprob{Token: t.Token, Logprob: t.Logprob}
 	}
 	return out
 }

@@ -1,30 +1,6 @@
 package runner
 
-import (
-	"context"
-
-	"github.com/helexa/helexa/pkg/executor"
-)
-
-// ExecOptions are what a loader asks of a model's executor.
-type ExecOptions struct {
-	NumCtx, BlockSize, Threads, ChunkSize, NumParallel int
-}
-
-// ExecStarter starts the executor of a model file (a GGUF file or a
-// Hugging Face directory) once the loader has read its text side: in
-// process (the CPU executor), or in a runner process (rpc.Remote).
-type ExecStarter interface {
-	StartExecutor(ctx context.Context, name, path string, o ExecOptions) (executor.Executor, error)
-}
-
-// ExecStarterFunc adapts a function to ExecStarter.
-type ExecStarterFunc func(ctx context.Context, name, path string, o ExecOptions) (executor.Executor, error)
-
-// StartExecutor implements ExecStarter.
-func (f ExecStarterFunc) StartExecutor(ctx context.Context, name, path string, o ExecOptions) (executor.Executor, error) {
-	return f(ctx, name, path, o)
-}
+import "github.com/helexa/helexa/pkg/executor"
 
 // exitWatcher is implemented by executors whose model lives in another
 // process: Exited is closed when that process is gone, ExitErr says why.

@@ -1,4 +1,4 @@
-package executor_test
+package cpuexec_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package executor_test
+package cpuexec_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/dtype"
 	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/executor/cpuexec"
 	"github.com/helexa/helexa/pkg/models/arch"
 	"github.com/helexa/helexa/pkg/models/arch/archtest"
 	"github.com/helexa/helexa/pkg/sampling"
@@ -23,9 +24,9 @@ var paragraph = func() []int32 {
 	return out
 }()
 
-func loadFixture(t testing.TB, name string, opts executor.LocalOptions) *executor.Local {
+func loadFixture(t testing.TB, name string, opts cpuexec.Options) *cpuexec.Executor {
 	t.Helper()
-	ex, err := executor.LoadLocal(context.Background(), fixtures.Path(t, "models", name), opts)
+	ex, err := cpuexec.Load(context.Background(), fixtures.Path(t, "models", name), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +53,8 @@ func prefillAll(t *testing.T, ex executor.Executor, first int, tokens []int32) [
 func TestChunkedPrefill(t *testing.T) {
 	for _, model := range []string{"llama-q-Q4_K_M.gguf", "qwen2-tiny-F32.gguf"} {
 		t.Run(model, func(t *testing.T) {
-			one := prefillAll(t, loadFixture(t, model, executor.LocalOptions{NumCtx: 128, NumBlocks: 8}), 0, paragraph)
-			chunked := prefillAll(t, loadFixture(t, model, executor.LocalOptions{NumCtx: 128, NumBlocks: 8, ChunkSize: 7}), 0, paragraph)
+			one := prefillAll(t, loadFixture(t, model, cpuexec.Options{NumCtx: 128, NumBlocks: 8}), 0, paragraph)
+			chunked := prefillAll(t, loadFixture(t, model, cpuexec.Options{NumCtx: 128, NumBlocks: 8, ChunkSize: 7}), 0, paragraph)
 			if len(one) != len(paragraph) || len(chunked) != len(paragraph) {
 				t.Fatalf("got %d and %d logit rows for %d tokens", len(one), len(chunked), len(paragraph))
 			}
@@ -79,8 +80,8 @@ func TestChunkedPrefillEveryArch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		load := func(chunk int) *executor.Local {
-			ex, err := executor.LoadLocal(context.Background(), path, executor.LocalOptions{NumCtx: 64, NumBlocks: 8, ChunkSize: chunk, Threads: 2})
+		load := func(chunk int) *cpuexec.Executor {
+			ex, err := cpuexec.Load(context.Background(), path, cpuexec.Options{NumCtx: 64, NumBlocks: 8, ChunkSize: chunk, Threads: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +109,7 @@ func TestChunkedPrefillEveryArch(t *testing.T) {
 // decoding) give the same logits as each alone.
 func TestBatchedStep(t *testing.T) {
 	ctx := context.Background()
-	ex := loadFixture(t, "qwen2-tiny-Q8_0.gguf", executor.LocalOptions{NumCtx: 64, BlockSize: 8, NumBlocks: 32})
+	ex := loadFixture(t, "qwen2-tiny-Q8_0.gguf", cpuexec.Options{NumCtx: 64, BlockSize: 8, NumBlocks: 32})
 	a, b := paragraph[:21], paragraph[5:17]
 	wantA := prefillAll(t, ex, 8, a)  // A alone: logits after its 21st token
 	wantB := prefillAll(t, ex, 16, b) // B alone
@@ -165,7 +166,7 @@ func TestStepBadRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, err := executor.LoadLocal(ctx, path, executor.LocalOptions{NumCtx: 64, BlockSize: 8, NumBlocks: 16})
+	ex, err := cpuexec.Load(ctx, path, cpuexec.Options{NumCtx: 64, BlockSize: 8, NumBlocks: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,16 +209,16 @@ func TestLoadLocalErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := executor.LoadLocal(ctx, path, executor.LocalOptions{}); !errors.Is(err, arch.ErrUnsupported) {
+	if _, err := cpuexec.Load(ctx, path, cpuexec.Options{}); !errors.Is(err, arch.ErrUnsupported) {
 		t.Errorf("unsupported arch: %v", err)
 	}
-	if _, err := executor.LoadLocal(ctx, t.TempDir()+"/missing.gguf", executor.LocalOptions{}); err == nil {
+	if _, err := cpuexec.Load(ctx, t.TempDir()+"/missing.gguf", cpuexec.Options{}); err == nil {
 		t.Error("missing file loaded")
 	}
 }
 
 func TestInfoAndMemory(t *testing.T) {
-	ex := loadFixture(t, "stories260K.gguf", executor.LocalOptions{})
+	ex := loadFixture(t, "stories260K.gguf", cpuexec.Options{})
 	info, mem := ex.Info(), ex.Memory()
 	// stories260K: 5 layers, 4 KV heads of 8 → 2*5*32*4 bytes per position
 	want := executor.Info{Arch: "llama", NCtx: 2048, NCtxTrain: 2048, NVocab: 512, BlockSize: 16,

@@ -1,0 +1,196 @@
+// Package cpuexec is the in-process CPU implementation of the executor
+// seam: it runs an open model's forward passes on the compute CPU backend
+// over a paged F32 KV pool, and samples next to the logits.
+package cpuexec
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/helexa/helexa/pkg/compute"
+	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/models/arch"
+	"github.com/helexa/helexa/pkg/models/modelfile"
+	"github.com/helexa/helexa/pkg/sampling"
+)
+
+// RoutingHook observes MoE routing (debug and tests): while computing the
+// token at position pos of sequence seq, layer layer chose experts (most
+// probable first) with router probabilities probs (softmax over all
+// experts, before renormalisation). The slices are reused after the call.
+type RoutingHook func(seq executor.SeqID, pos, layer int, experts []int32, probs []float32)
+
+// Options configure the CPU executor. Zero values select the defaults.
+type Options struct {
+	// NumCtx is the context length the KV pool is sized for (default
+	// min(4096, the model's training context)).
+	NumCtx int
+	// BlockSize is the number of positions per KV block (default 16).
+	BlockSize int
+	// NumBlocks is the size of the KV pool (default: Parallel sequences of
+	// NumCtx, reduced to fit KVBudget but never below one sequence).
+	NumBlocks int
+	// Parallel is how many full-context sequences the default pool holds
+	// (default 4; serve passes HELEXA_NUM_PARALLEL).
+	Parallel int
+	// KVBudget bounds the default NumBlocks in bytes (default: half of the
+	// host's available memory).
+	KVBudget int64
+	// Threads is the number of CPU workers (default: all cores).
+	Threads int
+	// ChunkSize is the most tokens one forward pass runs; longer prefills
+	// are split (default 512).
+	ChunkSize int
+	// Routing, when set, observes MoE expert choices.
+	Routing RoutingHook
+}
+
+// defaultSeqsPerPool is how many full-context sequences the default KV pool
+// holds when Options.Parallel is 0.
+const defaultSeqsPerPool = 4
+
+// Executor is the in-process CPU executor: the model's weights stay mapped
+// from the file, the KV pool is F32 in host memory.
+type Executor struct {
+	file    *modelfile.Model
+	owned   bool // Close closes file (Load opened it)
+	model   *arch.Model
+	be      *compute.CPU
+	kv      *compute.KVCache
+	opts    Options
+	info    executor.Info
+	seqs    map[executor.SeqID]*seqState
+	nextID  executor.SeqID
+	scratch arch.Scratch
+	masked  []float32 // constrained logits (executor.Work.Allowed), reused
+	// sampleBufs hold, per batch slot, the logits a step only samples
+	// from (see logitsBuf), reused across steps.
+	sampleBufs [][]float32
+	closeMu    sync.Mutex
+	closed     bool
+}
+
+var _ executor.Executor = (*Executor)(nil)
+
+// Load opens a model (a GGUF file, or a Hugging Face directory with
+// config.json and safetensors weights) and prepares it for CPU inference;
+// the executor owns the open file.
+func Load(ctx context.Context, path string, opts Options) (*Executor, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m, err := modelfile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	l, err := New(m, opts)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	l.owned = true
+	return l, nil
+}
+
+// New prepares an open model for CPU inference. The caller keeps ownership
+// of m and closes it after the executor.
+func New(m *modelfile.Model, opts Options) (*Executor, error) {
+	hp := &m.Arch.HP
+	if err := fillDefaults(&opts, hp); err != nil {
+		return nil, err
+	}
+	kv, err := compute.NewKVCache(hp.NLayer, opts.NumBlocks, opts.BlockSize, hp.KVDim())
+	if err != nil {
+		return nil, err
+	}
+	l := &Executor{file: m, model: m.Arch, kv: kv, opts: opts, seqs: map[executor.SeqID]*seqState{}, nextID: 1,
+		be: compute.NewCPU(opts.Threads)}
+	l.info = executor.Info{Arch: m.Arch.Arch, NCtx: opts.NumCtx, NCtxTrain: hp.NCtxTrain, NVocab: hp.NVocab,
+		BlockSize: opts.BlockSize, NumBlocks: opts.NumBlocks, BlockBytes: kv.BlockBytes(),
+		Processor: "CPU", WeightsBytes: m.FileSize()}
+	return l, nil
+}
+
+func fillDefaults(o *Options, hp *arch.HParams) error {
+	if o.NumCtx < 0 || o.BlockSize < 0 || o.NumBlocks < 0 || o.ChunkSize < 0 || o.KVBudget < 0 || o.Parallel < 0 {
+		return fmt.Errorf("negative executor option in %+v", *o)
+	}
+	if o.NumCtx == 0 {
+		o.NumCtx = min(4096, hp.NCtxTrain)
+	}
+	if o.BlockSize == 0 {
+		o.BlockSize = 16
+	}
+	if o.ChunkSize == 0 {
+		o.ChunkSize = 512
+	}
+	if o.Threads <= 0 {
+		o.Threads = runtime.NumCPU()
+	}
+	perSeq := (o.NumCtx + o.BlockSize - 1) / o.BlockSize
+	if o.NumBlocks == 0 {
+		budget := o.KVBudget
+		if budget == 0 {
+			budget = availableMemory() / 2
+		}
+		blockBytes := int64(hp.NLayer) * 2 * int64(o.BlockSize*hp.KVDim()) * 4
+		seqs := o.Parallel
+		if seqs == 0 {
+			seqs = defaultSeqsPerPool
+		}
+		o.NumBlocks = seqs * perSeq
+		if fit := budget / blockBytes; budget > 0 && fit < int64(o.NumBlocks) {
+			o.NumBlocks = max(perSeq, int(fit))
+		}
+	}
+	return nil
+}
+
+// Model returns the loaded architecture (hyperparameters for debug output).
+func (l *Executor) Model() *arch.Model { return l.model }
+
+// Info implements Executor.
+func (l *Executor) Info() executor.Info { return l.info }
+
+// Memory implements Executor.
+func (l *Executor) Memory() executor.MemoryInfo {
+	return executor.MemoryInfo{WeightsBytes: l.file.FileSize(), KVBytes: l.kv.Bytes(), FreeBytes: availableMemory()}
+}
+
+// NewSeq implements Executor.
+func (l *Executor) NewSeq(p sampling.Params) (executor.SeqID, error) {
+	if l.closed {
+		return 0, errClosed
+	}
+	smp := sampling.New(p, l.model.HP.NVocab)
+	if err := smp.Err(); err != nil {
+		return 0, fmt.Errorf("%w: %w", executor.ErrBadRequest, err)
+	}
+	id := l.nextID
+	l.nextID++
+	l.seqs[id] = &seqState{sampler: smp}
+	return id, nil
+}
+
+// FreeSeq implements Executor.
+func (l *Executor) FreeSeq(id executor.SeqID) { delete(l.seqs, id) }
+
+var errClosed = executor.ErrClosed
+
+// Close implements Executor.
+func (l *Executor) Close() error {
+	l.closeMu.Lock()
+	defer l.closeMu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	l.be.Close()
+	l.seqs = nil
+	if l.owned {
+		return l.file.Close()
+	}
+	return nil
+}
