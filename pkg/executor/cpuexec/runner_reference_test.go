@@ -2,11 +2,11 @@ package cpuexec_test
 
 import (
 	"context"
-	"github.com/helexa/helexa/internal/envvars"
 	"os"
 	"sort"
 	"testing"
 
+	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/cpuexec"
 	"github.com/helexa/helexa/pkg/executor/rpc"

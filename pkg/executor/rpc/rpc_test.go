@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/helexa/helexa/internal/envvars"
 	"io"
 	"math"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/sampling"
 )
