@@ -1,7 +1,10 @@
 package compute
 
+import "fmt"
+
 // StoreKV implements Backend.
-func (c *CPU) StoreKV(kv *KVCache, layer int, spans []SeqSpan, k, v []float32) {
+func (c *CPU) StoreKV(kvs KV, layer int, spans []SeqSpan, kT, vT Tensor) {
+	kv, k, v := hostKV(kvs), host(kT), host(vT)
 	d := kv.KVDim
 	kl, vl := kv.k[layer], kv.v[layer]
 	for _, s := range spans {
@@ -17,7 +20,8 @@ func (c *CPU) StoreKV(kv *KVCache, layer int, spans []SeqSpan, k, v []float32) {
 // Attention implements Backend: for every (query row, head) pair, scores
 // against every cached position up to the row's own, softmax in F32 (sum in
 // float64), weighted sum of the values.
-func (c *CPU) Attention(kv *KVCache, layer int, spans []SeqSpan, a *Attn, q, out []float32) {
+func (c *CPU) Attention(kvs KV, layer int, spans []SeqSpan, a *Attn, qT, outT Tensor) {
+	kv, q, out := hostKV(kvs), host(qT), host(outT)
 	// flatten (span, token, head) into one index space
 	starts := make([]int, len(spans)+1)
 	maxCtx := 0
@@ -37,6 +41,15 @@ func (c *CPU) Attention(kv *KVCache, layer int, spans []SeqSpan, a *Attn, q, out
 			attendOne(kv, layer, s, a, local/a.Heads, local%a.Heads, q, out, scores)
 		}
 	})
+}
+
+// hostKV returns a KV store this backend made.
+func hostKV(kv KV) *KVCache {
+	c, ok := kv.(*KVCache)
+	if !ok {
+		panic(fmt.Sprintf("compute: KV store %T does not belong to the CPU backend", kv))
+	}
+	return c
 }
 
 // attendOne computes one head of one query row.

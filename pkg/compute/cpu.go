@@ -44,8 +44,8 @@ const minParallelWork = 1 << 15
 func grain(perItem int) int { return max(1, minParallelWork/max(1, perItem)) }
 
 // Embed implements Backend.
-func (c *CPU) Embed(table *Weight, tokens []int32, out []float32) error {
-	n := table.Cols()
+func (c *CPU) Embed(table *Weight, tokens []int32, outT Tensor) error {
+	out, n := host(outT), table.Cols()
 	if len(out) < len(tokens)*n {
 		return fmt.Errorf("embed: output of %d values for %d tokens × %d", len(out), len(tokens), n)
 	}
@@ -65,7 +65,17 @@ func (c *CPU) Embed(table *Weight, tokens []int32, out []float32) error {
 // of weights small enough to stay in cache while the activation rows pass
 // over them (each weight block is decoded once per group of activation
 // rows).
-func (c *CPU) MatMul(w *Weight, x []float32, nRows int, out []float32) error {
+func (c *CPU) MatMul(w *Weight, xT, outT Tensor) error {
+	if xT.Cols() != w.Cols() || outT.Cols() != w.Rows() || outT.Rows() != xT.Rows() {
+		return fmt.Errorf("matmul %s (%d → %d): input %d × %d, output %d × %d", w.Name, w.Cols(), w.Rows(),
+			xT.Rows(), xT.Cols(), outT.Rows(), outT.Cols())
+	}
+	return c.matMul(w, host(xT), xT.Rows(), host(outT))
+}
+
+// matMul is MatMul over host slices: x is nRows × w.Cols(), out nRows ×
+// w.Rows().
+func (c *CPU) matMul(w *Weight, x []float32, nRows int, out []float32) error {
 	n, m := w.Cols(), w.Rows()
 	if nRows <= 0 {
 		if nRows < 0 {
@@ -140,8 +150,10 @@ func (f *firstError) set(err error) {
 
 // RMSNorm implements Backend, as ggml does: the sum of squares in float64,
 // scale = 1/sqrt(mean + eps) in float32, then x*scale*weight.
-func (c *CPU) RMSNorm(x []float32, nRows int, weight []float32, eps float32, out []float32) {
+func (c *CPU) RMSNorm(xT Tensor, weightV *Vector, eps float32, outT Tensor) {
+	x, out, weight := host(xT), host(outT), weightV.Data
 	n := len(weight)
+	nRows := len(x) / n
 	c.pool.parallelFor(nRows, grain(n), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			xr, or := x[r*n:(r+1)*n], out[r*n:(r+1)*n]
@@ -159,7 +171,8 @@ func (c *CPU) RMSNorm(x []float32, nRows int, weight []float32, eps float32, out
 }
 
 // SwiGLU implements Backend.
-func (c *CPU) SwiGLU(gate, up, out []float32) {
+func (c *CPU) SwiGLU(gateT, upT, outT Tensor) {
+	gate, up, out := host(gateT), host(upT), host(outT)
 	c.pool.parallelFor(len(out), grain(1), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			g := gate[i]
@@ -168,15 +181,10 @@ func (c *CPU) SwiGLU(gate, up, out []float32) {
 	})
 }
 
-// Add implements Backend.
-func (c *CPU) Add(dst, src []float32) {
-	for i := range dst {
-		dst[i] += src[i]
-	}
-}
-
 // MoERoute implements Backend.
-func (c *CPU) MoERoute(logits []float32, nRows, nExpert, k int, probs []float32, experts []int32, weights []float32) {
+func (c *CPU) MoERoute(logitsT Tensor, k int, probsT Tensor, experts []int32, weights []float32) {
+	logits, probs := host(logitsT), host(probsT)
+	nRows, nExpert := logitsT.Rows(), logitsT.Cols()
 	for r := 0; r < nRows; r++ {
 		softmax(logits[r*nExpert:(r+1)*nExpert], probs[r*nExpert:(r+1)*nExpert], 1)
 		p := probs[r*nExpert : (r+1)*nExpert]

@@ -61,7 +61,7 @@ func TestRoPE(t *testing.T) {
 			pos := []int32{0, 3, 77}
 			x := randVec(len(pos)*heads*hd, 1)
 			orig := append([]float32(nil), x...)
-			c.RoPE(x, pos, heads, hd, &tt.r)
+			c.RoPE(ht(x, len(pos), heads*hd), pos, heads, hd, &tt.r)
 			for row, p := range pos {
 				for h := 0; h < heads; h++ {
 					base := row*heads*hd + h*hd
@@ -115,11 +115,11 @@ func TestAttention(t *testing.T) {
 	q := randVec(n*a.Heads*a.HeadDim, 4)
 	// positions 0..5 first, then 6..10 as a second chunk
 	spans1 := []SeqSpan{{Row: 0, N: 6, Pos: 0, Blocks: blocks}}
-	c.StoreKV(kv, 0, spans1, k[:6*kv.KVDim], v[:6*kv.KVDim])
+	c.StoreKV(kv, 0, spans1, ht(k[:6*kv.KVDim], 6, kv.KVDim), ht(v[:6*kv.KVDim], 6, kv.KVDim))
 	spans2 := []SeqSpan{{Row: 0, N: 5, Pos: 6, Blocks: blocks}}
-	c.StoreKV(kv, 0, spans2, k[6*kv.KVDim:], v[6*kv.KVDim:])
+	c.StoreKV(kv, 0, spans2, ht(k[6*kv.KVDim:], 5, kv.KVDim), ht(v[6*kv.KVDim:], 5, kv.KVDim))
 	out := make([]float32, 5*a.Heads*a.HeadDim)
-	c.Attention(kv, 0, spans2, &a, q[6*a.Heads*a.HeadDim:], out)
+	c.Attention(kv, 0, spans2, &a, ht(q[6*a.Heads*a.HeadDim:], 5, a.Heads*a.HeadDim), ht(out, 5, a.Heads*a.HeadDim))
 	for tok := 0; tok < 5; tok++ {
 		p := 6 + tok
 		for h := 0; h < a.Heads; h++ {
@@ -163,7 +163,7 @@ func TestMoERoute(t *testing.T) {
 	defer c.Close()
 	logits := []float32{0, 2, 1, 2, -1, 0, 0, 3}
 	probs, ex, w := make([]float32, 8), make([]int32, 4), make([]float32, 4)
-	c.MoERoute(logits, 2, 4, 2, probs, ex, w)
+	c.MoERoute(ht(logits, 2, 4), 2, ht(probs, 2, 4), ex, w)
 	if ex[0] != 1 || ex[1] != 3 || ex[2] != 3 || ex[3] != 1 {
 		t.Errorf("experts %v, want [1 3 3 1] (ties to the lower id)", ex)
 	}
@@ -230,6 +230,11 @@ func TestCheckSpan(t *testing.T) {
 	}
 }
 
+// ht wraps host values as a CPU tensor.
+func ht(data []float32, rows, cols int) Tensor {
+	return &hostTensor{data: data[:rows*cols], rows: rows, cols: cols}
+}
+
 func randVec(n int, seed uint64) []float32 {
 	r := rand.New(rand.NewPCG(seed, 1))
 	v := make([]float32, n)
@@ -237,4 +242,65 @@ func randVec(n int, seed uint64) []float32 {
 		v[i] = float32(r.NormFloat64())
 	}
 	return v
+}
+
+// TestRowOps checks the row-moving ops the architectures use for MoE,
+// biases and logits rows against direct loops.
+func TestRowOps(t *testing.T) {
+	c := NewCPU(1)
+	defer c.Close()
+	src := ht([]float32{1, 2, 3, 4, 5, 6}, 3, 2)
+	dst := ht(make([]float32, 4), 2, 2)
+	c.GatherRows(src, []int32{2, 0}, dst)
+	if got := host(dst); !slicesEqual(got, []float32{5, 6, 1, 2}) {
+		t.Errorf("GatherRows: %v", got)
+	}
+	slots := ht([]float32{9, 9, 9, 9, 9, 9, 9, 9}, 4, 2)
+	c.ScaleRowsTo(dst, []int32{3, 0}, []float32{2, 0.5}, slots)
+	if got := host(slots); !slicesEqual(got, []float32{0.5, 1, 9, 9, 9, 9, 10, 12}) {
+		t.Errorf("ScaleRowsTo: %v", got)
+	}
+	out := ht(make([]float32, 4), 2, 2)
+	c.SumRowGroups(slots, 2, out)
+	if got := host(out); !slicesEqual(got, []float32{9.5, 10, 19, 21}) {
+		t.Errorf("SumRowGroups: %v", got)
+	}
+	c.AddRow(out, &Vector{Data: []float32{1, -1}})
+	if got := host(out); !slicesEqual(got, []float32{10.5, 9, 20, 20}) {
+		t.Errorf("AddRow: %v", got)
+	}
+	v := c.View(src, 2, 3)
+	row := make([]float32, 3)
+	if err := c.ReadRow(v, 1, row); err != nil || !slicesEqual(row, []float32{4, 5, 6}) {
+		t.Errorf("ReadRow of a 2 × 3 view: %v %v", row, err)
+	}
+	if err := c.ReadRow(v, 2, row); err == nil {
+		t.Error("ReadRow past the last row accepted")
+	}
+	if err := c.Write(v, []float32{1}); err == nil {
+		t.Error("Write of the wrong length accepted")
+	}
+	if err := c.MatMul(mustWeight(t), src, out); err == nil {
+		t.Error("MatMul with mismatched shapes accepted")
+	}
+}
+
+func mustWeight(t *testing.T) *Weight {
+	w, err := NewWeight("w", dtype.F32, []int{4, 3}, make([]byte, 48))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func slicesEqual(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

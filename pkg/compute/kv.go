@@ -2,14 +2,23 @@ package compute
 
 import "fmt"
 
-// KVCache is a paged F32 key/value store: NumBlocks blocks of BlockSize
-// positions for every layer. Position p of a sequence lives in block
+// KVShape is the paging of a KV store: NumBlocks blocks of BlockSize
+// positions for every layer, KVDim values per position for keys and as
+// many for values. Position p of a sequence lives in block
 // table[p/BlockSize] at slot p%BlockSize; the block tables belong to the
 // caller.
-type KVCache struct {
+type KVShape struct {
 	Layers, NumBlocks, BlockSize, KVDim int
-	k, v                                [][]float32 // per layer: NumBlocks*BlockSize*KVDim
 }
+
+// KVCache is the CPU's KV store: F32 in host memory.
+type KVCache struct {
+	KVShape
+	k, v [][]float32 // per layer: NumBlocks*BlockSize*KVDim
+}
+
+// Shape implements KV.
+func (c *KVCache) Shape() KVShape { return c.KVShape }
 
 // NewKVCache allocates the pool. Pages the OS never touches cost no memory,
 // so an oversized pool is cheap until it is used.
@@ -17,7 +26,7 @@ func NewKVCache(layers, numBlocks, blockSize, kvDim int) (*KVCache, error) {
 	if layers <= 0 || numBlocks <= 0 || blockSize <= 0 || kvDim <= 0 {
 		return nil, fmt.Errorf("kv cache: bad shape layers=%d blocks=%d block_size=%d kv_dim=%d", layers, numBlocks, blockSize, kvDim)
 	}
-	c := &KVCache{Layers: layers, NumBlocks: numBlocks, BlockSize: blockSize, KVDim: kvDim,
+	c := &KVCache{KVShape: KVShape{Layers: layers, NumBlocks: numBlocks, BlockSize: blockSize, KVDim: kvDim},
 		k: make([][]float32, layers), v: make([][]float32, layers)}
 	n := numBlocks * blockSize * kvDim
 	for l := range c.k {
@@ -27,8 +36,12 @@ func NewKVCache(layers, numBlocks, blockSize, kvDim int) (*KVCache, error) {
 	return c, nil
 }
 
+// F32BlockBytes is the number of bytes one block takes over all layers
+// with F32 keys and values.
+func (s KVShape) F32BlockBytes() int64 { return int64(s.Layers) * 2 * int64(s.BlockSize*s.KVDim) * 4 }
+
 // BlockBytes is the number of bytes one block takes over all layers.
-func (c *KVCache) BlockBytes() int64 { return int64(c.Layers) * 2 * int64(c.BlockSize*c.KVDim) * 4 }
+func (c *KVCache) BlockBytes() int64 { return c.F32BlockBytes() }
 
 // Bytes is the size of the whole pool.
 func (c *KVCache) Bytes() int64 { return c.BlockBytes() * int64(c.NumBlocks) }
@@ -49,7 +62,7 @@ type SeqSpan struct {
 
 // CheckSpan verifies that a span's block table covers its positions and
 // names valid blocks.
-func (c *KVCache) CheckSpan(s SeqSpan) error {
+func (c KVShape) CheckSpan(s SeqSpan) error {
 	end := s.Pos + s.N
 	need := (end + c.BlockSize - 1) / c.BlockSize
 	if len(s.Blocks) < need {

@@ -46,7 +46,7 @@ func TestMatMulMatchesVecDot(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%d", typ, nRows), func(t *testing.T) {
 				x := randVec(nRows*n, uint64(nRows))
 				out := make([]float32, nRows*m)
-				if err := c.MatMul(w, x, nRows, out); err != nil {
+				if err := c.matMul(w, x, nRows, out); err != nil {
 					t.Fatal(err)
 				}
 				xq := make([]byte, quant.ActivationBytes(typ, n))
@@ -84,7 +84,7 @@ func TestMatMulShapeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := c.MatMul(w, make([]float32, tt.x), tt.rows, make([]float32, tt.out))
+			err := c.matMul(w, make([]float32, tt.x), tt.rows, make([]float32, tt.out))
 			if (err != nil) != tt.wantErr {
 				t.Errorf("err = %v, want error: %v", err, tt.wantErr)
 			}

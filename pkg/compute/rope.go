@@ -22,7 +22,8 @@ func ropeCache(r *Rope, pos int32, cs []float32) {
 }
 
 // RoPE implements Backend.
-func (c *CPU) RoPE(x []float32, pos []int32, heads, headDim int, r *Rope) {
+func (c *CPU) RoPE(xT Tensor, pos []int32, heads, headDim int, r *Rope) {
+	x := host(xT)
 	width := heads * headDim
 	c.pool.parallelFor(len(pos), grain(4*width), func(lo, hi int) {
 		cs := make([]float32, r.Dims)

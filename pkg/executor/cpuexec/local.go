@@ -57,8 +57,8 @@ type Executor struct {
 	file    *modelfile.Model
 	owned   bool // Close closes file (Load opened it)
 	model   *arch.Model
-	be      *compute.CPU
-	kv      *compute.KVCache
+	be      compute.Backend
+	kv      compute.KV
 	opts    Options
 	info    executor.Info
 	seqs    map[executor.SeqID]*seqState
@@ -101,12 +101,17 @@ func New(m *modelfile.Model, opts Options) (*Executor, error) {
 	if err := fillDefaults(&opts, hp); err != nil {
 		return nil, err
 	}
-	kv, err := compute.NewKVCache(hp.NLayer, opts.NumBlocks, opts.BlockSize, hp.KVDim())
-	if err != nil {
+	be := compute.NewCPU(opts.Threads)
+	if err := m.Arch.Prepare(be); err != nil {
+		be.Close()
 		return nil, err
 	}
-	l := &Executor{file: m, model: m.Arch, kv: kv, opts: opts, seqs: map[executor.SeqID]*seqState{}, nextID: 1,
-		be: compute.NewCPU(opts.Threads)}
+	kv, err := be.NewKV(compute.KVShape{Layers: hp.NLayer, NumBlocks: opts.NumBlocks, BlockSize: opts.BlockSize, KVDim: hp.KVDim()})
+	if err != nil {
+		be.Close()
+		return nil, err
+	}
+	l := &Executor{file: m, model: m.Arch, kv: kv, opts: opts, seqs: map[executor.SeqID]*seqState{}, nextID: 1, be: be}
 	l.info = executor.Info{Arch: m.Arch.Arch, NCtx: opts.NumCtx, NCtxTrain: hp.NCtxTrain, NVocab: hp.NVocab,
 		BlockSize: opts.BlockSize, NumBlocks: opts.NumBlocks, BlockBytes: kv.BlockBytes(),
 		Processor: "CPU", WeightsBytes: m.FileSize()}
@@ -187,6 +192,7 @@ func (l *Executor) Close() error {
 		return nil
 	}
 	l.closed = true
+	l.scratch.Free(l.be)
 	l.be.Close()
 	l.seqs = nil
 	if l.owned {

@@ -82,7 +82,7 @@ func (l *Executor) check(w *executor.Work, seen map[executor.SeqID]bool) error {
 	if err := checkMask(w.Allowed, l.model.HP.NVocab); err != nil {
 		return err
 	}
-	return l.kv.CheckSpan(compute.SeqSpan{Pos: w.Pos, N: len(w.Tokens), Blocks: w.Blocks})
+	return l.kv.Shape().CheckSpan(compute.SeqSpan{Pos: w.Pos, N: len(w.Tokens), Blocks: w.Blocks})
 }
 
 // needsLast reports whether a work needs the logits after its last token.
@@ -163,7 +163,9 @@ func (l *Executor) runPass(batch []executor.Work, pass []piece, outs []workOut) 
 	nv := l.model.HP.NVocab
 	for i, wt := range wants {
 		v := l.logitsBuf(batch[wt.work], wt.work, wt.all, nv)
-		copy(v, logits[i*nv:(i+1)*nv])
+		if err := l.be.ReadRow(logits, i, v); err != nil {
+			return fmt.Errorf("%w: reading logits: %w", executor.ErrDevice, err)
+		}
 		o := &outs[wt.work]
 		if wt.all {
 			o.rows = append(o.rows, v)

@@ -24,138 +24,248 @@ type Batch struct {
 // after the call returns.
 type RoutingHook func(row, layer int, experts []int32, probs []float32)
 
-// Scratch holds a forward pass's activation buffers so that successive
-// passes reuse them. The zero value is ready to use.
+// Scratch holds a forward pass's activation tensors so that successive
+// passes reuse them; they belong to the backend that made them (Free
+// returns them). The zero value is ready to use.
 type Scratch struct {
-	x, xb, q, k, v, att, proj, logits []float32
-	ffn                               ffnScratch
-	moe                               moeScratch
+	bufs map[string]*scratchBuf
+	moe  moeScratch
 }
 
-// ffnScratch holds the buffers of one SwiGLU FFN.
-type ffnScratch struct{ gate, up, hid []float32 }
+// scratchBuf is one backing tensor and the last view handed out.
+type scratchBuf struct {
+	t, view compute.Tensor
+}
 
-func grow(buf *[]float32, n int) []float32 {
-	if cap(*buf) < n {
-		*buf = make([]float32, n)
+// get returns a rows × cols tensor for the named buffer, growing its
+// backing tensor when needed.
+func (s *Scratch) get(be compute.Backend, name string, rows, cols int) (compute.Tensor, error) {
+	if s.bufs == nil {
+		s.bufs = map[string]*scratchBuf{}
 	}
-	*buf = (*buf)[:n]
-	return *buf
+	b := s.bufs[name]
+	if b != nil && b.view.Rows() == rows && b.view.Cols() == cols {
+		return b.view, nil
+	}
+	if b == nil || b.t.Rows()*b.t.Cols() < rows*cols {
+		if b != nil {
+			be.Free(b.t)
+		}
+		t, err := be.NewTensor(rows, cols)
+		if err != nil {
+			return nil, fmt.Errorf("scratch %s (%d × %d): %w", name, rows, cols, err)
+		}
+		b = &scratchBuf{t: t}
+		s.bufs[name] = b
+	}
+	b.view = be.View(b.t, rows, cols)
+	return b.view, nil
+}
+
+// Free returns every scratch tensor to the backend.
+func (s *Scratch) Free(be compute.Backend) {
+	for _, b := range s.bufs {
+		be.Free(b.t)
+	}
+	s.bufs = nil
+}
+
+// Prepare hands every weight and parameter vector of the model to the
+// backend once, before the first pass (a GPU backend uploads them).
+func (m *Model) Prepare(be compute.Backend) error {
+	var ws []*compute.Weight
+	var vs []*compute.Vector
+	ws = append(ws, m.tokEmbd, m.output)
+	vs = append(vs, m.outputNorm)
+	for i := range m.layers {
+		l := &m.layers[i]
+		ws = append(ws, l.wq, l.wk, l.wv, l.wo, l.gate, l.up, l.down, l.router, l.gateExps, l.upExps, l.downExps)
+		ws = append(append(append(ws, l.gateE...), l.upE...), l.downE...)
+		vs = append(vs, l.attnNorm, l.ffnNorm, l.bq, l.bk, l.bv, l.qNorm, l.kNorm)
+	}
+	seen := map[*compute.Weight]bool{}
+	for _, w := range ws {
+		if w == nil || seen[w] {
+			continue // absent, or tied (the output head is the embedding)
+		}
+		seen[w] = true
+		if err := be.Prepare(w); err != nil {
+			return fmt.Errorf("preparing %s: %w", w.Name, err)
+		}
+	}
+	for _, v := range vs {
+		if v == nil {
+			continue
+		}
+		if err := be.PrepareVector(v); err != nil {
+			return fmt.Errorf("preparing %s: %w", v.Name, err)
+		}
+	}
+	return nil
+}
+
+// pass is one forward pass's state.
+type pass struct {
+	m    *Model
+	be   compute.Backend
+	kv   compute.KV
+	b    *Batch
+	s    *Scratch
+	rows int
+	x    compute.Tensor // the residual stream, rows × NEmbd
 }
 
 // Forward runs the batch through the model, writing every row's keys and
 // values into kv, and returns the logits of b.LogitRows (len(LogitRows) ×
-// NVocab, valid until the next call with the same scratch).
-func (m *Model) Forward(be compute.Backend, kv *compute.KVCache, b *Batch, s *Scratch, hook RoutingHook) ([]float32, error) {
+// NVocab, a scratch tensor valid until the next call with the same
+// scratch; nil when no rows are wanted).
+func (m *Model) Forward(be compute.Backend, kv compute.KV, b *Batch, s *Scratch, hook RoutingHook) (compute.Tensor, error) {
 	hp := &m.HP
 	rows := len(b.Tokens)
 	if len(b.Pos) != rows {
 		return nil, fmt.Errorf("forward: %d tokens but %d positions", rows, len(b.Pos))
 	}
-	x := grow(&s.x, rows*hp.NEmbd)
+	x, err := s.get(be, "x", rows, hp.NEmbd)
+	if err != nil {
+		return nil, err
+	}
 	if err := be.Embed(m.tokEmbd, b.Tokens, x); err != nil {
 		return nil, err
 	}
+	p := &pass{m: m, be: be, kv: kv, b: b, s: s, rows: rows, x: x}
 	for il := range m.layers {
-		if err := m.attention(be, kv, il, b, s); err != nil {
+		if err := p.attention(il); err != nil {
 			return nil, fmt.Errorf("layer %d attention: %w", il, err)
 		}
-		if err := m.ffn(be, il, rows, s, hook); err != nil {
+		if err := p.ffn(il, hook); err != nil {
 			return nil, fmt.Errorf("layer %d ffn: %w", il, err)
 		}
 	}
-	return m.logits(be, b.LogitRows, s)
+	return p.logits(b.LogitRows)
 }
 
-func (m *Model) attention(be compute.Backend, kv *compute.KVCache, il int, b *Batch, s *Scratch) error {
-	hp, l := &m.HP, &m.layers[il]
-	rows := len(b.Tokens)
+// tensors returns scratch tensors of the given widths, rows rows each.
+func (p *pass) tensors(names []string, cols ...int) ([]compute.Tensor, error) {
+	out := make([]compute.Tensor, len(names))
+	for i, n := range names {
+		t, err := p.s.get(p.be, n, p.rows, cols[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+func (p *pass) attention(il int) error {
+	m, be, hp, l := p.m, p.be, &p.m.HP, &p.m.layers[il]
 	qDim, kvDim := hp.NHead*hp.HeadDim, hp.KVDim()
-	xb := grow(&s.xb, rows*hp.NEmbd)
-	q, k, v := grow(&s.q, rows*qDim), grow(&s.k, rows*kvDim), grow(&s.v, rows*kvDim)
-	be.RMSNorm(s.x, rows, l.attnNorm, hp.Eps, xb)
+	ts, err := p.tensors([]string{"xb", "q", "k", "v", "att", "proj"}, hp.NEmbd, qDim, kvDim, kvDim, qDim, hp.NEmbd)
+	if err != nil {
+		return err
+	}
+	xb, q, k, v, att, proj := ts[0], ts[1], ts[2], ts[3], ts[4], ts[5]
+	be.RMSNorm(p.x, l.attnNorm, hp.Eps, xb)
 	for _, mm := range []struct {
 		w    *compute.Weight
-		bias []float32
-		out  []float32
+		bias *compute.Vector
+		out  compute.Tensor
 	}{{l.wq, l.bq, q}, {l.wk, l.bk, k}, {l.wv, l.bv, v}} {
-		if err := be.MatMul(mm.w, xb, rows, mm.out); err != nil {
+		if err := be.MatMul(mm.w, xb, mm.out); err != nil {
 			return err
 		}
 		if mm.bias != nil {
-			addRows(be, mm.out, mm.bias, rows)
+			be.AddRow(mm.out, mm.bias)
 		}
 	}
 	if l.qNorm != nil {
-		be.RMSNorm(q, rows*hp.NHead, l.qNorm, hp.Eps, q)
-		be.RMSNorm(k, rows*hp.NHeadKV, l.kNorm, hp.Eps, k)
+		qh := be.View(q, p.rows*hp.NHead, hp.HeadDim)
+		kh := be.View(k, p.rows*hp.NHeadKV, hp.HeadDim)
+		be.RMSNorm(qh, l.qNorm, hp.Eps, qh)
+		be.RMSNorm(kh, l.kNorm, hp.Eps, kh)
 	}
-	be.RoPE(q, b.Pos, hp.NHead, hp.HeadDim, &m.rope)
-	be.RoPE(k, b.Pos, hp.NHeadKV, hp.HeadDim, &m.rope)
-	be.StoreKV(kv, il, b.Spans, k, v)
-	att := grow(&s.att, rows*qDim)
+	be.RoPE(q, p.b.Pos, hp.NHead, hp.HeadDim, &m.rope)
+	be.RoPE(k, p.b.Pos, hp.NHeadKV, hp.HeadDim, &m.rope)
+	be.StoreKV(p.kv, il, p.b.Spans, k, v)
 	a := compute.Attn{Heads: hp.NHead, KVHeads: hp.NHeadKV, HeadDim: hp.HeadDim,
 		Scale: 1 / float32(math.Sqrt(float64(hp.HeadDim)))}
-	be.Attention(kv, il, b.Spans, &a, q, att)
-	proj := grow(&s.proj, rows*hp.NEmbd)
-	if err := be.MatMul(l.wo, att, rows, proj); err != nil {
+	be.Attention(p.kv, il, p.b.Spans, &a, q, att)
+	if err := be.MatMul(l.wo, att, proj); err != nil {
 		return err
 	}
-	be.Add(s.x, proj)
+	if err := be.AllReduce(proj); err != nil {
+		return err
+	}
+	be.Add(p.x, proj)
 	return nil
 }
 
-// addRows adds bias to each of the rows of x.
-func addRows(be compute.Backend, x, bias []float32, rows int) {
-	n := len(bias)
-	for r := 0; r < rows; r++ {
-		be.Add(x[r*n:(r+1)*n], bias)
+func (p *pass) ffn(il int, hook RoutingHook) error {
+	be, hp, l := p.be, &p.m.HP, &p.m.layers[il]
+	ts, err := p.tensors([]string{"xb", "proj"}, hp.NEmbd, hp.NEmbd)
+	if err != nil {
+		return err
 	}
+	xb, proj := ts[0], ts[1]
+	be.RMSNorm(p.x, l.ffnNorm, hp.Eps, xb)
+	if l.router != nil {
+		err = p.moe(il, xb, proj, hook)
+	} else {
+		err = denseFFN(be, p.s, l.gate, l.up, l.down, xb, proj)
+	}
+	if err != nil {
+		return err
+	}
+	if err := be.AllReduce(proj); err != nil {
+		return err
+	}
+	be.Add(p.x, proj)
+	return nil
 }
 
-func (m *Model) ffn(be compute.Backend, il, rows int, s *Scratch, hook RoutingHook) error {
-	hp, l := &m.HP, &m.layers[il]
-	xb := grow(&s.xb, rows*hp.NEmbd)
-	be.RMSNorm(s.x, rows, l.ffnNorm, hp.Eps, xb)
-	proj := grow(&s.proj, rows*hp.NEmbd)
-	if l.router != nil {
-		if err := m.moe(be, il, rows, xb, proj, s, hook); err != nil {
+// denseFFN computes down(silu(gate·x) * up·x) for every row of x.
+func denseFFN(be compute.Backend, s *Scratch, gate, up, down *compute.Weight, x, out compute.Tensor) error {
+	rows, nff := x.Rows(), gate.Rows()
+	var ts [3]compute.Tensor
+	for i, n := range []string{"ffn.gate", "ffn.up", "ffn.hid"} {
+		t, err := s.get(be, n, rows, nff)
+		if err != nil {
 			return err
 		}
-	} else if err := denseFFN(be, l.gate, l.up, l.down, xb, rows, proj, &s.ffn); err != nil {
+		ts[i] = t
+	}
+	g, u, h := ts[0], ts[1], ts[2]
+	if err := be.MatMul(gate, x, g); err != nil {
 		return err
 	}
-	be.Add(s.x, proj)
-	return nil
-}
-
-// denseFFN computes down(silu(gate·x) * up·x) for rows rows of x.
-func denseFFN(be compute.Backend, gate, up, down *compute.Weight, x []float32, rows int, out []float32, s *ffnScratch) error {
-	nff := gate.Rows()
-	g, u, h := grow(&s.gate, rows*nff), grow(&s.up, rows*nff), grow(&s.hid, rows*nff)
-	if err := be.MatMul(gate, x, rows, g); err != nil {
-		return err
-	}
-	if err := be.MatMul(up, x, rows, u); err != nil {
+	if err := be.MatMul(up, x, u); err != nil {
 		return err
 	}
 	be.SwiGLU(g, u, h)
-	return be.MatMul(down, h, rows, out)
+	return be.MatMul(down, h, out)
 }
 
-func (m *Model) logits(be compute.Backend, rows []int, s *Scratch) ([]float32, error) {
-	hp := &m.HP
+func (p *pass) logits(rows []int) (compute.Tensor, error) {
+	m, be, hp := p.m, p.be, &p.m.HP
 	n := len(rows)
 	if n == 0 {
 		return nil, nil
 	}
-	sel := grow(&s.xb, n*hp.NEmbd)
-	for i, r := range rows {
-		copy(sel[i*hp.NEmbd:(i+1)*hp.NEmbd], s.x[r*hp.NEmbd:(r+1)*hp.NEmbd])
+	sel, err := p.s.get(be, "sel", n, hp.NEmbd)
+	if err != nil {
+		return nil, err
 	}
-	be.RMSNorm(sel, n, m.outputNorm, hp.Eps, sel)
-	out := grow(&s.logits, n*hp.NVocab)
-	if err := be.MatMul(m.output, sel, n, out); err != nil {
+	idx := make([]int32, n)
+	for i, r := range rows {
+		idx[i] = int32(r)
+	}
+	be.GatherRows(p.x, idx, sel)
+	be.RMSNorm(sel, m.outputNorm, hp.Eps, sel)
+	out, err := p.s.get(be, "logits", n, hp.NVocab)
+	if err != nil {
+		return nil, err
+	}
+	if err := be.MatMul(m.output, sel, out); err != nil {
 		return nil, err
 	}
 	return out, nil

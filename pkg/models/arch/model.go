@@ -19,15 +19,15 @@ type Model struct {
 	rope       compute.Rope
 	tokEmbd    *compute.Weight
 	output     *compute.Weight // token_embd when tied
-	outputNorm []float32
+	outputNorm *compute.Vector
 	layers     []layer
 }
 
 type layer struct {
-	attnNorm, ffnNorm []float32
+	attnNorm, ffnNorm *compute.Vector
 	wq, wk, wv, wo    *compute.Weight
-	bq, bk, bv        []float32 // qwen2
-	qNorm, kNorm      []float32 // qwen3*
+	bq, bk, bv        *compute.Vector // qwen2
+	qNorm, kNorm      *compute.Vector // qwen3*
 	// dense FFN
 	gate, up, down *compute.Weight
 	// MoE FFN
@@ -77,7 +77,9 @@ func (m *Model) loadTensors(t *tensors) error {
 	}
 	m.rope = compute.Rope{Mode: m.v.rope, Dims: hp.NRot, Base: hp.RopeBase, FreqScale: hp.RopeScale}
 	if t.has("rope_freqs.weight") {
-		m.rope.FreqFactors = t.vector("rope_freqs.weight", hp.NRot/2)
+		if f := t.vector("rope_freqs.weight", hp.NRot/2); f != nil {
+			m.rope.FreqFactors = f.Data
+		}
 	}
 	m.layers = make([]layer, hp.NLayer)
 	for i := range m.layers {
@@ -213,7 +215,7 @@ func (t *tensors) experts(name string, cols, rows, n int) *compute.Weight {
 }
 
 // vector converts a 1-D tensor (a norm weight or bias) to F32.
-func (t *tensors) vector(name string, n int) []float32 {
+func (t *tensors) vector(name string, n int) *compute.Vector {
 	ti := t.get(name, n)
 	if ti == nil {
 		return nil
@@ -223,5 +225,5 @@ func (t *tensors) vector(name string, n int) []float32 {
 		t.err = fmt.Errorf("%w: tensor %s of type %s: %w", ErrUnsupported, name, ti.Type, err)
 		return nil
 	}
-	return out
+	return &compute.Vector{Name: name, Data: out}
 }

@@ -2,71 +2,102 @@ package arch
 
 import "github.com/helexa/helexa/pkg/compute"
 
-// moeScratch holds the buffers of the expert FFN.
+// moeScratch holds the host side of the routed-experts FFN: the routing
+// choices and the row indexes that drive the gathers.
 type moeScratch struct {
-	logits, probs, weights, in, out, slots []float32
-	experts                                []int32
-	sub                                    ffnScratch // FFN buffers of one expert
+	experts        []int32
+	weights, probs []float32
+	from, to       []int32
+	scale          []float32
+}
+
+func growInts(buf *[]int32, n int) []int32 {
+	if cap(*buf) < n {
+		*buf = make([]int32, n)
+	}
+	*buf = (*buf)[:n]
+	return *buf
+}
+
+func growFloats(buf *[]float32, n int) []float32 {
+	if cap(*buf) < n {
+		*buf = make([]float32, n)
+	}
+	*buf = (*buf)[:n]
+	return *buf
 }
 
 // moe runs the routed-experts FFN as llama.cpp does for qwen3moe: softmax
 // over the router logits, the top-k experts, their probabilities
 // renormalised to sum to 1, each expert's SwiGLU FFN scaled by its weight,
 // the k results summed in rank order.
-func (m *Model) moe(be compute.Backend, il, rows int, x, out []float32, s *Scratch, hook RoutingHook) error {
-	hp, l := &m.HP, &m.layers[il]
-	ms := &s.moe
-	ne, k, d := hp.NExpert, hp.NExpertUse, hp.NEmbd
-	logits := grow(&ms.logits, rows*ne)
-	if err := be.MatMul(l.router, x, rows, logits); err != nil {
+func (p *pass) moe(il int, x, out compute.Tensor, hook RoutingHook) error {
+	be, hp, l, ms := p.be, &p.m.HP, &p.m.layers[il], &p.s.moe
+	rows, ne, k, d := p.rows, hp.NExpert, hp.NExpertUse, hp.NEmbd
+	logits, err := p.s.get(be, "moe.logits", rows, ne)
+	if err != nil {
 		return err
 	}
-	probs, weights := grow(&ms.probs, rows*ne), grow(&ms.weights, rows*k)
-	if cap(ms.experts) < rows*k {
-		ms.experts = make([]int32, rows*k)
+	probs, err := p.s.get(be, "moe.probs", rows, ne)
+	if err != nil {
+		return err
 	}
-	experts := ms.experts[:rows*k]
-	be.MoERoute(logits, rows, ne, k, probs, experts, weights)
+	if err := be.MatMul(l.router, x, logits); err != nil {
+		return err
+	}
+	experts, weights := growInts(&ms.experts, rows*k), growFloats(&ms.weights, rows*k)
+	be.MoERoute(logits, k, probs, experts, weights)
 	if hook != nil {
+		row := growFloats(&ms.probs, ne)
 		for r := 0; r < rows; r++ {
-			hook(r, il, experts[r*k:(r+1)*k], probs[r*ne:(r+1)*ne])
+			if err := be.ReadRow(probs, r, row); err != nil {
+				return err
+			}
+			hook(r, il, experts[r*k:(r+1)*k], row)
 		}
 	}
-	slots := grow(&ms.slots, rows*k*d) // (row, rank) → weighted expert output
-	var picks []int                    // indexes into experts routed to expert e
+	slots, err := p.s.get(be, "moe.slots", rows*k, d) // (row, rank) → weighted expert output
+	if err != nil {
+		return err
+	}
 	for e := 0; e < ne; e++ {
-		picks = picks[:0]
-		for i, ex := range experts {
-			if int(ex) == e {
-				picks = append(picks, i)
-			}
-		}
-		if len(picks) == 0 {
-			continue
-		}
-		in, o := grow(&ms.in, len(picks)*d), grow(&ms.out, len(picks)*d)
-		for j, p := range picks {
-			r := p / k
-			copy(in[j*d:(j+1)*d], x[r*d:(r+1)*d])
-		}
-		gate, up, down := l.expert(e)
-		if err := denseFFN(be, gate, up, down, in, len(picks), o, &ms.sub); err != nil {
+		if err := p.expert(l, e, x, slots); err != nil {
 			return err
 		}
-		for j, p := range picks {
-			w := weights[p]
-			dst, src := slots[p*d:(p+1)*d], o[j*d:(j+1)*d]
-			for i, v := range src {
-				dst[i] = v * w
-			}
+	}
+	be.SumRowGroups(slots, k, out)
+	return nil
+}
+
+// expert runs expert e over the rows routed to it, writing each result,
+// scaled by its routing weight, to the row's slot.
+func (p *pass) expert(l *layer, e int, x, slots compute.Tensor) error {
+	be, ms, k, d := p.be, &p.s.moe, p.m.HP.NExpertUse, p.m.HP.NEmbd
+	from, to, scale := ms.from[:0], ms.to[:0], ms.scale[:0]
+	for i, ex := range ms.experts {
+		if int(ex) == e {
+			from = append(from, int32(i/k))
+			to = append(to, int32(i))
+			scale = append(scale, ms.weights[i])
 		}
 	}
-	for r := 0; r < rows; r++ {
-		dst := out[r*d : (r+1)*d]
-		copy(dst, slots[r*k*d:(r*k+1)*d])
-		for j := 1; j < k; j++ {
-			be.Add(dst, slots[(r*k+j)*d:(r*k+j+1)*d])
-		}
+	ms.from, ms.to, ms.scale = from, to, scale
+	if len(from) == 0 {
+		return nil
 	}
+	in, err := p.s.get(be, "moe.in", len(from), d)
+	if err != nil {
+		return err
+	}
+	o, err := p.s.get(be, "moe.out", len(from), d)
+	if err != nil {
+		return err
+	}
+	be.GatherRows(x, from, in)
+	gate, up, down := l.expert(e)
+	if err := denseFFN(be, p.s, gate, up, down, in, o); err != nil {
+		return err
+	}
+	be.ScaleRowsTo(o, to, scale, slots)
 	return nil
 }

@@ -1,0 +1,125 @@
+package compute
+
+import "fmt"
+
+// hostTensor is the CPU's Tensor: a row-major slice in host memory.
+type hostTensor struct {
+	data       []float32
+	rows, cols int
+}
+
+func (t *hostTensor) Rows() int { return t.rows }
+func (t *hostTensor) Cols() int { return t.cols }
+
+// host returns the values of a tensor this backend made.
+func host(t Tensor) []float32 {
+	h, ok := t.(*hostTensor)
+	if !ok {
+		panic(fmt.Sprintf("compute: tensor %T does not belong to the CPU backend", t))
+	}
+	return h.data
+}
+
+// NewTensor implements Backend.
+func (c *CPU) NewTensor(rows, cols int) (Tensor, error) {
+	if rows < 0 || cols < 0 {
+		return nil, fmt.Errorf("tensor of %d × %d", rows, cols)
+	}
+	return &hostTensor{data: make([]float32, rows*cols), rows: rows, cols: cols}, nil
+}
+
+// View implements Backend.
+func (c *CPU) View(t Tensor, rows, cols int) Tensor {
+	d := host(t)
+	if rows < 0 || cols < 0 || rows*cols > len(d) {
+		panic(fmt.Sprintf("compute: view %d × %d of a tensor of %d values", rows, cols, len(d)))
+	}
+	return &hostTensor{data: d[:rows*cols], rows: rows, cols: cols}
+}
+
+// Free implements Backend (the garbage collector frees host memory).
+func (c *CPU) Free(Tensor) {}
+
+// Write implements Backend.
+func (c *CPU) Write(t Tensor, src []float32) error {
+	d := host(t)
+	if len(src) != len(d) {
+		return fmt.Errorf("write of %d values into a %d × %d tensor", len(src), t.Rows(), t.Cols())
+	}
+	copy(d, src)
+	return nil
+}
+
+// ReadRow implements Backend.
+func (c *CPU) ReadRow(t Tensor, r int, dst []float32) error {
+	d, n := host(t), t.Cols()
+	if r < 0 || r >= t.Rows() || len(dst) < n {
+		return fmt.Errorf("read of row %d (%d values) from a %d × %d tensor", r, len(dst), t.Rows(), n)
+	}
+	copy(dst, d[r*n:(r+1)*n])
+	return nil
+}
+
+// Prepare implements Backend: the CPU computes on the mapped weights.
+func (c *CPU) Prepare(*Weight) error { return nil }
+
+// PrepareVector implements Backend.
+func (c *CPU) PrepareVector(*Vector) error { return nil }
+
+// AllReduce implements Backend: a single CPU backend is one rank.
+func (c *CPU) AllReduce(Tensor) error { return nil }
+
+// NewKV implements Backend.
+func (c *CPU) NewKV(s KVShape) (KV, error) {
+	return NewKVCache(s.Layers, s.NumBlocks, s.BlockSize, s.KVDim)
+}
+
+// AddRow implements Backend.
+func (c *CPU) AddRow(x Tensor, bias *Vector) {
+	xs, n := host(x), len(bias.Data)
+	for r := 0; r < x.Rows(); r++ {
+		addSlice(xs[r*n:(r+1)*n], bias.Data)
+	}
+}
+
+// GatherRows implements Backend.
+func (c *CPU) GatherRows(src Tensor, rows []int32, dst Tensor) {
+	s, d, n := host(src), host(dst), src.Cols()
+	for i, r := range rows {
+		copy(d[i*n:(i+1)*n], s[int(r)*n:(int(r)+1)*n])
+	}
+}
+
+// ScaleRowsTo implements Backend.
+func (c *CPU) ScaleRowsTo(src Tensor, to []int32, scale []float32, dst Tensor) {
+	s, d, n := host(src), host(dst), src.Cols()
+	for i, r := range to {
+		dr, sr, w := d[int(r)*n:(int(r)+1)*n], s[i*n:(i+1)*n], scale[i]
+		for j, v := range sr {
+			dr[j] = v * w
+		}
+	}
+}
+
+// SumRowGroups implements Backend.
+func (c *CPU) SumRowGroups(src Tensor, k int, out Tensor) {
+	s, o, n := host(src), host(out), src.Cols()
+	for r := 0; r < out.Rows(); r++ {
+		dst := o[r*n : (r+1)*n]
+		copy(dst, s[r*k*n:(r*k+1)*n])
+		for j := 1; j < k; j++ {
+			addSlice(dst, s[(r*k+j)*n:(r*k+j+1)*n])
+		}
+	}
+}
+
+// Add implements Backend.
+func (c *CPU) Add(dst, src Tensor) { addSlice(host(dst), host(src)) }
+
+func addSlice(dst, src []float32) {
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}
+
+var _ Backend = (*CPU)(nil)
