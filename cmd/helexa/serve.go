@@ -92,7 +92,10 @@ func runServe(ctx context.Context, opts serveOptions, s streams) error {
 			slog.Warn("unloading models", "err", err)
 		}
 	}()
-	srv, err := api.NewServer(api.Config{Service: mgr, Engine: mgr, Puller: puller, Catalog: catalog, APIKey: apiKey})
+	bindHost, _, _ := net.SplitHostPort(opts.Host)
+	guard := api.Guard{BindHost: bindHost, AllowedHosts: api.ParseList(envvars.AllowedHosts.Get()),
+		Origins: api.ParseList(envvars.Origins.Get())}
+	srv, err := api.NewServer(api.Config{Service: mgr, Engine: mgr, Puller: puller, Catalog: catalog, APIKey: apiKey, Guard: guard})
 	if err != nil {
 		return err
 	}

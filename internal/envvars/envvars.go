@@ -47,6 +47,8 @@ func (v Var) Int() (int, error) {
 // The variables.
 var (
 	Host            = Var{"HELEXA_HOST", "127.0.0.1:13131", "address the daemon listens on and clients (run, ps, stop) talk to"}
+	AllowedHosts    = Var{"HELEXA_ALLOWED_HOSTS", "", "extra Host names the daemon answers to, comma-separated (loopback addresses and localhost always; guards against DNS rebinding)"}
+	Origins         = Var{"HELEXA_ORIGINS", "", "extra browser origins allowed to call the daemon, comma-separated, * wildcards (localhost origins always; e.g. https://app.example.com)"}
 	APIKey          = Var{"HELEXA_API_KEY", "", "bearer token the daemon requires from clients (and clients send); empty disables auth"}
 	KeepAlive       = Var{"HELEXA_KEEP_ALIVE", "5m", "how long an idle model stays loaded (0 unloads after each request; negative keeps forever)"}
 	MaxLoadedModels = Var{"HELEXA_MAX_LOADED_MODELS", "3", "maximum number of models the daemon keeps loaded at once"}
@@ -72,7 +74,7 @@ var (
 
 // All lists every variable, in the order --help shows them.
 func All() []Var {
-	return []Var{Host, APIKey, KeepAlive, MaxLoadedModels, NumParallel, MaxQueue, NumCtx, ChunkSize,
+	return []Var{Host, AllowedHosts, Origins, APIKey, KeepAlive, MaxLoadedModels, NumParallel, MaxQueue, NumCtx, ChunkSize,
 		NumThreads, Config, StateDir, LogLevel, Runner, RunnerTimeout, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, Fixtures, TestRunner}
 }
 

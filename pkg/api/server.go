@@ -72,6 +72,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock (tests); nil = time.Now.
 	Now func() time.Time
+	// Guard says which Host headers and browser origins are accepted
+	// (loopback and localhost only by default).
+	Guard Guard
 }
 
 // Server is the HTTP front end over a runner.Service.
@@ -111,7 +114,7 @@ func (s *Server) routes() *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
-	e.Use(s.recoverer, s.observe)
+	e.Use(s.recoverer, s.observe, s.guard)
 	e.NoRoute(func(c *gin.Context) {
 		s.fail(c, runner.Errorf(runner.KindNotFound, "no endpoint %s %s", c.Request.Method, c.Request.URL.Path))
 	})

@@ -259,6 +259,7 @@ func TestBodyLimit(t *testing.T) {
 	// Without a Content-Length (chunked), the limit applies while reading.
 	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/v1/chat/completions", struct{ *strings.Reader }{strings.NewReader(big)})
 	req.ContentLength = -1
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := ts.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -275,6 +276,7 @@ func TestClientDisconnectCancels(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/v1/chat/completions", strings.NewReader(chatBody+`,"stream":true}`))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := ts.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)

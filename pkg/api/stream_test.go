@@ -28,7 +28,7 @@ func TestStuckStreamReaderIsDropped(t *testing.T) {
 			}
 			defer conn.Close()
 			// Send the request and never read the answer.
-			if _, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+			if _, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
 				path, len(body), body); err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/helexa/helexa/internal/fixtures"
+)
+
+// rawRequest sends one request to the daemon with exactly the given
+// headers (Host included) and returns the status and body.
+func rawRequest(t *testing.T, addr, method, path, body string, headers map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range headers {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := e2eHTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestBrowserCannotDriveDaemon: what a hostile web page can send — a
+// text/plain "simple request" (no CORS preflight), a request from its own
+// Origin, a DNS-rebound Host — is refused by the real daemon, and the
+// loaded model stays loaded.
+func TestBrowserCannotDriveDaemon(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the helexa binary")
+	}
+	model := fixtures.Path(t, "models", "stories260K.gguf")
+	addr, _, logs := startDaemon(t, "")
+	defer func() {
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", logs.String())
+		}
+	}()
+	unload := fmt.Sprintf(`{"model":%q}`, model)
+	if st, b := rawRequest(t, addr, "POST", "/api/load", unload, map[string]string{"Content-Type": "application/json"}); st != 200 {
+		t.Fatalf("load: %d %s", st, b)
+	}
+	for _, tc := range []struct {
+		name    string
+		method  string
+		headers map[string]string
+		status  int
+	}{
+		{"text/plain simple request", "POST", map[string]string{"Content-Type": "text/plain;charset=UTF-8"}, 415},
+		{"form simple request", "POST", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415},
+		{"foreign origin", "POST", map[string]string{"Content-Type": "application/json", "Origin": "https://evil.example"}, 403},
+		{"foreign origin, text/plain", "POST", map[string]string{"Content-Type": "text/plain", "Origin": "https://evil.example"}, 403},
+		{"DNS-rebound host", "POST", map[string]string{"Content-Type": "application/json", "Host": "evil.example:13131"}, 403},
+		{"preflight from a foreign origin", "OPTIONS", map[string]string{"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}, 403},
+	} {
+		st, b := rawRequest(t, addr, tc.method, "/api/unload", unload, tc.headers)
+		if st != tc.status {
+			t.Errorf("%s: %d %s, want %d", tc.name, st, b, tc.status)
+		}
+		if ps := psModels(t, addr); len(ps) != 1 {
+			t.Fatalf("%s: the model was unloaded (ps %+v)", tc.name, ps)
+		}
+	}
+	if st, b := rawRequest(t, addr, "GET", "/api/ps", "", map[string]string{"Origin": "https://evil.example"}); st != 403 {
+		t.Errorf("a foreign page read /api/ps: %d %s", st, b)
+	}
+	// A local page and a plain client still work.
+	if st, b := rawRequest(t, addr, "OPTIONS", "/api/unload", "", map[string]string{"Origin": "http://localhost:5173", "Access-Control-Request-Method": "POST"}); st != 204 {
+		t.Errorf("preflight from a localhost page: %d %s", st, b)
+	}
+	if st, b := rawRequest(t, addr, "POST", "/api/unload", unload, map[string]string{"Content-Type": "application/json"}); st != 200 {
+		t.Fatalf("unload from a local client: %d %s", st, b)
+	}
+	if ps := psModels(t, addr); len(ps) != 0 {
+		t.Errorf("still loaded after a legitimate unload: %+v", ps)
+	}
+}

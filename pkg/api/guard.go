@@ -1,0 +1,162 @@
+package api
+
+import (
+	"fmt"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Guard is what keeps web pages the user visits from driving a daemon on
+// localhost (CSRF, DNS rebinding): which Host headers and browser Origins
+// are accepted.
+type Guard struct {
+	// BindHost is the host part of the address the daemon listens on. A
+	// daemon bound to a non-loopback address (which requires an API key)
+	// accepts any Host.
+	BindHost string
+	// AllowedHosts are extra Host names accepted besides loopback
+	// addresses, localhost and BindHost (HELEXA_ALLOWED_HOSTS).
+	AllowedHosts []string
+	// Origins are extra browser origins accepted besides localhost ones
+	// (HELEXA_ORIGINS): "https://app.example.com", "http://*.example.com",
+	// "chrome-extension://*", or "*" for any.
+	Origins []string
+}
+
+// defaultOrigins are the browser origins a local daemon always accepts:
+// pages served from this machine.
+var defaultOrigins = []string{
+	"http://localhost", "https://localhost", "http://localhost:*", "https://localhost:*",
+	"http://127.0.0.1", "https://127.0.0.1", "http://127.0.0.1:*", "https://127.0.0.1:*",
+	"http://[::1]", "https://[::1]", "http://[::1]:*", "https://[::1]:*",
+}
+
+// ParseList splits a comma-separated environment value, dropping blanks.
+func ParseList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// hostAllowed reports whether a request's Host header names this daemon.
+func (g *Guard) hostAllowed(hostport string) bool {
+	if g.BindHost != "" && !isLoopbackName(g.BindHost) && !isUnspecified(g.BindHost) {
+		return true // reachable by any name; the API key protects it
+	}
+	if isUnspecified(g.BindHost) {
+		return true
+	}
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if isLoopbackName(host) || (g.BindHost != "" && strings.EqualFold(host, strings.Trim(g.BindHost, "[]"))) {
+		return true
+	}
+	for _, h := range g.AllowedHosts {
+		if strings.EqualFold(strings.Trim(h, "[]"), host) {
+			return true
+		}
+	}
+	return false
+}
+
+func isLoopbackName(host string) bool {
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func isUnspecified(host string) bool {
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsUnspecified()
+}
+
+// originAllowed reports whether a browser Origin may call the API.
+func (g *Guard) originAllowed(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme == "" || u.Host == "" && !strings.HasSuffix(origin, "://*") {
+		return false
+	}
+	origin = strings.ToLower(strings.TrimSuffix(origin, "/"))
+	for _, p := range append(append([]string(nil), defaultOrigins...), g.Origins...) {
+		if p == "*" {
+			return true
+		}
+		if ok, _ := path.Match(strings.ToLower(p), origin); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// guard refuses requests whose Host does not name the daemon and browser
+// requests from origins that are not allowed, answers CORS preflights for
+// allowed origins, and requires JSON bodies to say so: a page in the
+// user's browser can then neither read from nor write to the daemon.
+func (s *Server) guard(c *gin.Context) {
+	g := &s.cfg.Guard
+	r := c.Request
+	if !g.hostAllowed(r.Host) {
+		s.refuse(c, http.StatusForbidden, fmt.Sprintf(
+			"Host %q is not this daemon's: requests must name a loopback address (add the name to HELEXA_ALLOWED_HOSTS to accept it)", r.Host))
+		return
+	}
+	origin := r.Header.Get("Origin")
+	if origin != "" {
+		if !g.originAllowed(origin) {
+			s.refuse(c, http.StatusForbidden, fmt.Sprintf(
+				"browser origin %q may not use this daemon (allow it with HELEXA_ORIGINS)", origin))
+			return
+		}
+		h := c.Writer.Header()
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Add("Vary", "Origin")
+		if r.Method == http.MethodOptions {
+			h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+			h.Set("Access-Control-Max-Age", "600")
+			c.AbortWithStatus(http.StatusNoContent)
+			return
+		}
+	}
+	if r.Method == http.MethodPost && !isJSON(r.Header.Get("Content-Type")) {
+		s.refuse(c, http.StatusUnsupportedMediaType, fmt.Sprintf(
+			"request body has Content-Type %q; send JSON with \"Content-Type: application/json\"", r.Header.Get("Content-Type")))
+		return
+	}
+}
+
+// isJSON accepts application/json and application/*+json with parameters.
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
+}
+
+func (s *Server) refuse(c *gin.Context, status int, msg string) {
+	s.log.Warn("request refused", "method", c.Request.Method, "path", c.Request.URL.Path, "host", c.Request.Host,
+		"origin", c.Request.Header.Get("Origin"), "reason", msg)
+	code := "forbidden"
+	if status == http.StatusUnsupportedMediaType {
+		code = "unsupported_media_type"
+	}
+	s.writeError(c, status, ErrorBody{Message: msg, Type: "invalid_request_error", Code: code})
+	c.Abort()
+}

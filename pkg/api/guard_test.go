@@ -1,0 +1,80 @@
+package api
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestGuard: a page in the user's browser (a foreign Origin, a rebound
+// Host, a text/plain "simple request") cannot drive the daemon; local
+// origins and configured names can, and preflights are answered for
+// allowed origins only.
+func TestGuard(t *testing.T) {
+	f := &fakeService{deltas: stdDeltas(), result: stdResult()}
+	ts := newTestServer(t, f, func(c *Config) {
+		c.Guard = Guard{BindHost: "127.0.0.1", AllowedHosts: []string{"helexa.lan"}, Origins: []string{"https://app.example.com", "chrome-extension://*"}}
+	})
+	for _, tc := range []struct {
+		name, method, path, body string
+		headers                  map[string]string
+		status                   int
+		want                     string
+	}{
+		{"plain local request", "POST", "/v1/chat/completions", chatBody + "}", map[string]string{"Content-Type": "application/json"}, 200, ""},
+		{"json with charset", "POST", "/api/unload", `{"model":"m"}`, map[string]string{"Content-Type": "application/json; charset=utf-8"}, 200, ""},
+		{"text/plain simple request", "POST", "/api/unload", `{"model":"m"}`, map[string]string{"Content-Type": "text/plain"}, 415, "application/json"},
+		{"form post", "POST", "/api/load", `model=m`, map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415, "application/json"},
+		{"no content type", "POST", "/api/pull", `{"model":"m"}`, nil, 415, "application/json"},
+		{"foreign origin", "POST", "/api/unload", `{"model":"m"}`, map[string]string{"Content-Type": "application/json", "Origin": "https://evil.example"}, 403, "HELEXA_ORIGINS"},
+		{"foreign origin GET", "GET", "/api/ps", "", map[string]string{"Origin": "https://evil.example"}, 403, "HELEXA_ORIGINS"},
+		{"null origin", "GET", "/api/ps", "", map[string]string{"Origin": "null"}, 403, "HELEXA_ORIGINS"},
+		{"rebound host", "GET", "/api/ps", "", map[string]string{"Host": "evil.example:13131"}, 403, "HELEXA_ALLOWED_HOSTS"},
+		{"rebound host POST", "POST", "/api/unload", `{"model":"m"}`, map[string]string{"Host": "evil.example", "Content-Type": "application/json"}, 403, "HELEXA_ALLOWED_HOSTS"},
+		{"localhost host", "GET", "/api/ps", "", map[string]string{"Host": "localhost:13131"}, 200, ""},
+		{"ipv6 loopback host", "GET", "/api/ps", "", map[string]string{"Host": "[::1]:13131"}, 200, ""},
+		{"configured host", "GET", "/api/ps", "", map[string]string{"Host": "helexa.lan:13131"}, 200, ""},
+		{"localhost origin", "GET", "/api/ps", "", map[string]string{"Origin": "http://localhost:3000"}, 200, ""},
+		{"configured origin", "GET", "/api/ps", "", map[string]string{"Origin": "https://app.example.com"}, 200, ""},
+		{"wildcard origin", "GET", "/api/ps", "", map[string]string{"Origin": "chrome-extension://abcdef"}, 200, ""},
+		{"preflight allowed", "OPTIONS", "/v1/chat/completions", "", map[string]string{"Origin": "http://127.0.0.1:8080", "Access-Control-Request-Method": "POST"}, 204, ""},
+		{"preflight refused", "OPTIONS", "/v1/chat/completions", "", map[string]string{"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}, 403, "HELEXA_ORIGINS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, ts.URL+tc.path, strings.NewReader(tc.body))
+			for k, v := range tc.headers {
+				if k == "Host" {
+					req.Host = v
+				} else {
+					req.Header.Set(k, v)
+				}
+			}
+			resp, err := ts.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
+				t.Fatalf("status %d %s, want %d mentioning %q", resp.StatusCode, b, tc.status, tc.want)
+			}
+			if origin := tc.headers["Origin"]; resp.StatusCode < 300 && origin != "" {
+				if got := resp.Header.Get("Access-Control-Allow-Origin"); got != origin {
+					t.Errorf("Access-Control-Allow-Origin %q, want %q", got, origin)
+				}
+			}
+		})
+	}
+}
+
+func TestGuardNonLoopbackBindAcceptsAnyHost(t *testing.T) {
+	g := Guard{BindHost: "0.0.0.0"}
+	if !g.hostAllowed("192.168.1.5:13131") || !g.hostAllowed("box.lan") {
+		t.Error("a daemon bound to every interface (with an API key) must accept its LAN names")
+	}
+	g = Guard{BindHost: "127.0.0.1"}
+	if g.hostAllowed("192.168.1.5:13131") {
+		t.Error("a loopback daemon accepted a LAN Host")
+	}
+}
