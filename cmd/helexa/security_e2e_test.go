@@ -88,3 +88,42 @@ func TestBrowserCannotDriveDaemon(t *testing.T) {
 		t.Errorf("still loaded after a legitimate unload: %+v", ps)
 	}
 }
+
+// TestOneClientCannotChangeSharedModel: a client asking for a tiny
+// num_ctx is served by the loaded model as it is (the response says with
+// which context) instead of reloading it for everyone, and a bogus model
+// name never evicts the loaded model.
+func TestOneClientCannotChangeSharedModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the helexa binary")
+	}
+	model := fixtures.Path(t, "models", "stories260K.gguf")
+	t.Setenv("HELEXA_MAX_LOADED_MODELS", "1") // a new model would have to evict the loaded one
+	addr, _, logs := startDaemon(t, "")
+	defer func() {
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", logs.String())
+		}
+	}()
+	json := map[string]string{"Content-Type": "application/json"}
+	if st, b := rawRequest(t, addr, "POST", "/api/load", fmt.Sprintf(`{"model":%q,"num_ctx":1024}`, model), json); st != 200 {
+		t.Fatalf("load: %d %s", st, b)
+	}
+	pid := psModels(t, addr)[0].RunnerPID
+	st, b := rawRequest(t, addr, "POST", "/v1/completions",
+		fmt.Sprintf(`{"model":%q,"prompt":"Once","max_tokens":4,"num_ctx":16}`, model), json)
+	if st != 200 || !strings.Contains(b, `"options":{"num_ctx":1024}`) {
+		t.Fatalf("a small num_ctx: %d %s, want it served with the loaded context of 1024 and say so", st, b)
+	}
+	ps := psModels(t, addr)
+	if len(ps) != 1 || ps[0].Context != 1024 || ps[0].RunnerPID != pid {
+		t.Fatalf("after a small num_ctx: %+v, want the same runner with context 1024", ps)
+	}
+	st, b = rawRequest(t, addr, "POST", "/v1/completions", `{"model":"nobody/no-such-model-GGUF","prompt":"x","max_tokens":1}`, json)
+	if st != 404 {
+		t.Errorf("a bogus model: %d %s, want 404", st, b)
+	}
+	if ps := psModels(t, addr); len(ps) != 1 || ps[0].RunnerPID != pid {
+		t.Fatalf("after a bogus model name: %+v, want the model still loaded", ps)
+	}
+}

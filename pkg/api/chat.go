@@ -50,6 +50,7 @@ func (s *Server) chatCompletions(c *gin.Context) {
 		}},
 		Usage:   usage(res.Usage),
 		Timings: timings(res.Usage),
+		Options: served(res.Usage),
 	})
 }
 
@@ -119,6 +120,7 @@ func (s *Server) streamChat(c *gin.Context, req *ChatCompletionRequest, rreq run
 		final.Choices = []ChunkChoice{}
 		final.Usage = ptr(usage(res.Usage))
 		final.Timings = timings(res.Usage)
+		final.Options = served(res.Usage)
 		if err := w.send(final); err != nil {
 			return
 		}

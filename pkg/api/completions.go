@@ -43,6 +43,7 @@ func (s *Server) completions(c *gin.Context) {
 	out.Choices = []CompletionChoice{{Text: text.String(), Logprobs: lps, FinishReason: ptr(res.FinishReason)}}
 	out.Usage = ptr(usage(res.Usage))
 	out.Timings = timings(res.Usage)
+	out.Options = served(res.Usage)
 	c.JSON(http.StatusOK, out)
 }
 
@@ -79,6 +80,7 @@ func (s *Server) streamCompletion(c *gin.Context, req *CompletionRequest, rreq r
 		final.Choices = []CompletionChoice{}
 		final.Usage = ptr(usage(res.Usage))
 		final.Timings = timings(res.Usage)
+		final.Options = served(res.Usage)
 		if err := w.send(final); err != nil {
 			return
 		}

@@ -139,6 +139,21 @@ type PromptTokensDetails struct {
 	CachedTokens int `json:"cached_tokens"`
 }
 
+// ServedOptions are the load options a request was served with: a
+// request's num_ctx never reloads a model others use, so the context can
+// differ from the one asked for.
+type ServedOptions struct {
+	NumCtx int `json:"num_ctx"`
+}
+
+// served reports the options of a finished request (nil when unknown).
+func served(u runner.Usage) *ServedOptions {
+	if u.Context == 0 {
+		return nil
+	}
+	return &ServedOptions{NumCtx: u.Context}
+}
+
 // Timings is the llama.cpp-style `timings` extension: how long prefill and
 // decode took and the resulting speeds.
 type Timings struct {
@@ -217,6 +232,8 @@ type ChatCompletion struct {
 	Choices []ChatChoice `json:"choices"`
 	Usage   Usage        `json:"usage"`
 	Timings *Timings     `json:"timings,omitempty"`
+	// Options are the load options the request was served with.
+	Options *ServedOptions `json:"options,omitempty"`
 }
 
 // ChunkDelta is the `delta` of a streaming chat chunk.
@@ -245,6 +262,8 @@ type ChatCompletionChunk struct {
 	Choices []ChunkChoice `json:"choices"`
 	Usage   *Usage        `json:"usage,omitempty"`
 	Timings *Timings      `json:"timings,omitempty"`
+	// Options are the load options the request was served with.
+	Options *ServedOptions `json:"options,omitempty"`
 }
 
 // LegacyLogprobs is the /v1/completions `logprobs` object.
@@ -273,6 +292,8 @@ type Completion struct {
 	Choices []CompletionChoice `json:"choices"`
 	Usage   *Usage             `json:"usage,omitempty"`
 	Timings *Timings           `json:"timings,omitempty"`
+	// Options are the load options the request was served with.
+	Options *ServedOptions `json:"options,omitempty"`
 }
 
 // Model is one entry of GET /v1/models, with helexa's state fields: the

@@ -119,12 +119,14 @@ type genArgs struct {
 	hasTools     bool
 	loadDur      time.Duration
 	t0           time.Time
+	numCtx       int // the context of the model that serves the request
 }
 
 // generate runs pre-flight, hands the request to the model's scheduler and
 // relays its deltas to onDelta.
 func (m *Manager) generate(ctx context.Context, e *entry, a genArgs, onDelta func(Delta) error) (Result, error) {
 	id := requestID(ctx)
+	a.numCtx = e.sched.info.NCtx
 	if err := m.preflight(e, a.prompt, a.opts); err != nil {
 		return m.refused(ctx, e.name, a.t0, err)
 	}
@@ -223,6 +225,7 @@ func (m *Manager) refused(ctx context.Context, model string, t0 time.Time, err e
 // finished logs and counts the end of a request.
 func (m *Manager) finished(r *request, model string, a genArgs, res Result, err error) (Result, error) {
 	res.Usage.LoadDuration = a.loadDur
+	res.Usage.Context = a.numCtx
 	status := statusOf(res.FinishReason, err)
 	m.counters.request(status, res.Usage)
 	u := res.Usage

@@ -117,8 +117,12 @@ func (m *Manager) acquire(ctx context.Context, name string, numCtx int) (*entry,
 			m.log.Info("reloading a poisoned model", "model", name, "cause", e.poison)
 			_ = m.unloadEntry(context.WithoutCancel(ctx), e)
 			continue
-		case numCtx > 0 && numCtx != e.numCtx && e.active == 0:
-			// Asked for another context size: reload.
+		case numCtx > 0 && !e.satisfies(numCtx) && e.active == 0:
+			// Asked for a larger context than the model has, and nobody
+			// is using it: reload. A smaller context never reloads (it
+			// would shrink the model for every other client), and a busy
+			// model serves with the context it has (Usage.Context says
+			// which).
 			m.removeLocked(e)
 			m.mu.Unlock()
 			if err := m.unloadEntry(ctx, e); err != nil {
@@ -137,35 +141,32 @@ func (m *Manager) acquire(ctx context.Context, name string, numCtx int) (*entry,
 	}
 }
 
+// satisfies reports whether the loaded model serves a request for a
+// context of numCtx tokens: it was loaded asking for at least that much,
+// or has that much (the training context caps what is asked).
+func (e *entry) satisfies(numCtx int) bool {
+	return numCtx <= e.numCtx || (e.sched != nil && numCtx <= e.sched.info.NCtx)
+}
+
 func isContextErr(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// loadLocked registers name as loading, makes room and loads it. It is
+// loadLocked registers name as loading and loads it (resolving the name
+// before making room, so a bogus name never evicts a loaded model). It is
 // called with m.mu held and releases it.
 func (m *Manager) loadLocked(ctx context.Context, name string, numCtx int) (*entry, time.Duration, error) {
 	if numCtx <= 0 {
 		numCtx = m.cfg.NumCtx
 	}
-	var victims []*entry
-	for len(m.models) >= m.cfg.MaxLoadedModels {
-		v := m.idleLRULocked()
-		if v == nil {
-			m.mu.Unlock()
-			return nil, 0, Errorf(KindBusy, "cannot load %q: %d models are loaded and all are busy (HELEXA_MAX_LOADED_MODELS=%d); retry later",
-				name, len(m.models), m.cfg.MaxLoadedModels)
-		}
-		m.removeLocked(v)
-		victims = append(victims, v)
+	if len(m.models) >= m.cfg.MaxLoadedModels && m.idleLRULocked() == nil {
+		m.mu.Unlock()
+		return nil, 0, m.fullError(name)
 	}
 	e := &entry{name: name, state: StateLoading, loaded: make(chan struct{}), numCtx: numCtx, active: 1, keepAlive: m.cfg.KeepAlive}
 	m.models[name] = e
 	m.mu.Unlock()
 
-	for _, v := range victims {
-		m.log.Info("evicting model to make room", "model", v.name, "for", name)
-		_ = m.unloadEntry(context.WithoutCancel(ctx), v)
-	}
 	opts := LoadOptions{NumCtx: numCtx, NumParallel: m.cfg.NumParallel}
 	start := time.Now()
 	model, err := m.loadModel(ctx, name, opts)
@@ -191,9 +192,45 @@ func (m *Manager) loadLocked(ctx context.Context, name string, numCtx int) (*ent
 	return e, dur, nil
 }
 
-// loadModel makes room for a model and loads it. A panic in the loader (a
-// corrupt file tripping a bug) becomes an error: the entry must leave the
-// loading state, or every later request for the model would wait forever.
+func (m *Manager) fullError(name string) error {
+	return Errorf(KindBusy, "cannot load %q: %d models are loaded and all are busy (HELEXA_MAX_LOADED_MODELS=%d); retry later",
+		name, m.cfg.MaxLoadedModels, m.cfg.MaxLoadedModels)
+}
+
+// NameResolver is optionally implemented by a Loader: Resolve checks that
+// a name names a model (pulling it if needed) before the Manager evicts
+// anything to make room for it.
+type NameResolver interface {
+	Resolve(ctx context.Context, name string) error
+}
+
+// makeRoom evicts idle models (least recently used first) until the
+// registry, which already holds the loading model, is within
+// MaxLoadedModels.
+func (m *Manager) makeRoom(ctx context.Context, name string) error {
+	var victims []*entry
+	m.mu.Lock()
+	for len(m.models) > m.cfg.MaxLoadedModels {
+		v := m.idleLRULocked()
+		if v == nil {
+			m.mu.Unlock()
+			return m.fullError(name)
+		}
+		m.removeLocked(v)
+		victims = append(victims, v)
+	}
+	m.mu.Unlock()
+	for _, v := range victims {
+		m.log.Info("evicting model to make room", "model", v.name, "for", name)
+		_ = m.unloadEntry(context.WithoutCancel(ctx), v)
+	}
+	return nil
+}
+
+// loadModel resolves the name, makes room and loads the model. A panic in
+// the loader (a corrupt file tripping a bug) becomes an error: the entry
+// must leave the loading state, or every later request for the model would
+// wait forever.
 func (m *Manager) loadModel(ctx context.Context, name string, opts LoadOptions) (model *Model, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -201,6 +238,14 @@ func (m *Manager) loadModel(ctx context.Context, name string, opts LoadOptions) 
 			model, err = nil, Errorf(KindInternal, "loading model %q failed: panic: %v", name, p)
 		}
 	}()
+	if r, ok := m.loader.(NameResolver); ok {
+		if err := r.Resolve(ctx, name); err != nil {
+			return nil, err
+		}
+	}
+	if err := m.makeRoom(ctx, name); err != nil {
+		return nil, err
+	}
 	m.evictForMemory(ctx, name, opts)
 	return m.loader.Load(ctx, name, opts)
 }

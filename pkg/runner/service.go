@@ -122,6 +122,9 @@ type Usage struct {
 	PrefillDuration  time.Duration `json:"prefill_ns"`
 	DecodeDuration   time.Duration `json:"decode_ns"`
 	LoadDuration     time.Duration `json:"load_ns"`
+	// Context is the context size of the model that served the request
+	// (a request's num_ctx never reloads a model others are using).
+	Context int `json:"context,omitempty"`
 }
 
 // LoadRequest loads a model.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/cpuexec"
@@ -40,6 +41,9 @@ type GGUFLoader struct {
 	// Exec starts the executor; nil runs the CPU executor in-process.
 	Exec ExecStarter
 	Log  *slog.Logger
+
+	mu       sync.Mutex
+	resolved map[string]*hub.Resolved // by Resolve, for the Load that follows
 }
 
 // ExecOptions are what a loader asks of a model's executor.
@@ -81,14 +85,39 @@ func (l *GGUFLoader) startExecutor(ctx context.Context, name string, mf *modelfi
 var (
 	_ runner.Loader        = (*GGUFLoader)(nil)
 	_ runner.SizeEstimator = (*GGUFLoader)(nil)
+	_ runner.NameResolver  = (*GGUFLoader)(nil)
 )
 
-// Load implements Loader.
-func (l *GGUFLoader) Load(ctx context.Context, name string, opts runner.LoadOptions) (*runner.Model, error) {
-	log := l.Log
-	if log == nil {
-		log = slog.Default()
+// Resolve implements runner.NameResolver: the reference is resolved (and
+// pulled when missing) before the engine evicts anything for it; Load
+// uses the result.
+func (l *GGUFLoader) Resolve(ctx context.Context, name string) error {
+	res, err := l.resolve(ctx, name)
+	if err != nil {
+		return err
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.resolved == nil {
+		l.resolved = map[string]*hub.Resolved{}
+	}
+	l.resolved[name] = res
+	return nil
+}
+
+// take returns what Resolve found for name, or resolves it now.
+func (l *GGUFLoader) take(ctx context.Context, name string) (*hub.Resolved, error) {
+	l.mu.Lock()
+	res, ok := l.resolved[name]
+	delete(l.resolved, name)
+	l.mu.Unlock()
+	if ok {
+		return res, nil
+	}
+	return l.resolve(ctx, name)
+}
+
+func (l *GGUFLoader) resolve(ctx context.Context, name string) (*hub.Resolved, error) {
 	if looksLikePath(name) {
 		if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
 			return nil, &runner.Error{Kind: runner.KindNotFound, Msg: fmt.Sprintf("model file %s does not exist", name), Err: err}
@@ -97,6 +126,19 @@ func (l *GGUFLoader) Load(ctx context.Context, name string, opts runner.LoadOpti
 	res, err := l.Hub.Resolve(ctx, name)
 	if err != nil {
 		return nil, resolveError(name, err)
+	}
+	return res, nil
+}
+
+// Load implements Loader.
+func (l *GGUFLoader) Load(ctx context.Context, name string, opts runner.LoadOptions) (*runner.Model, error) {
+	log := l.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	res, err := l.take(ctx, name)
+	if err != nil {
+		return nil, err
 	}
 	switch res.Format {
 	case hub.FormatSafetensors:
