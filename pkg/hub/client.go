@@ -210,6 +210,19 @@ func (c *Client) Resolve(ctx context.Context, ref string) (*Resolved, error) {
 	if c.opts.CacheDir == "" {
 		return nil, errors.New("hub: no cache directory configured (Options.CacheDir)")
 	}
+	res, err := c.resolveRemote(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkInCache(res.ModelPath); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// resolveRemote resolves a Hub reference online or, offline or when the
+// Hub fails, from the cache.
+func (c *Client) resolveRemote(ctx context.Context, r Ref) (*Resolved, error) {
 	if c.opts.Offline {
 		return c.resolveCached(r, "offline mode (HF_HUB_OFFLINE=1)")
 	}

@@ -36,3 +36,7 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 		}
 	}
 }
+
+// oNoFollow is 0 where the platform has no O_NOFOLLOW; openPartial still
+// refuses what is not a regular file once opened.
+const oNoFollow = 0

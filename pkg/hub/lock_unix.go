@@ -42,3 +42,6 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 		}
 	}
 }
+
+// oNoFollow makes open fail on a symbolic link at the last path element.
+const oNoFollow = unix.O_NOFOLLOW

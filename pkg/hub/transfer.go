@@ -87,6 +87,9 @@ func (d *transfer) renew(ctx context.Context, failed string, cause error) error 
 }
 
 func (d *transfer) run(ctx context.Context, repo, file string) error {
+	if err := checkPartials(d.part, d.scratch, d.statePath); err != nil {
+		return err
+	}
 	prefix, err := d.startPrefix()
 	if err != nil {
 		return err
@@ -219,9 +222,9 @@ func (d *transfer) withRetry(ctx context.Context, f func() (int64, error)) error
 // sequential streams from prefix to the end of <etag>.incomplete in one
 // request (resumed with Range after a drop).
 func (d *transfer) sequential(ctx context.Context, prefix int64) error {
-	f, err := os.OpenFile(d.part, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openPartial(d.part)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", d.part, err)
+		return err
 	}
 	d.f = f
 	pos := prefix
@@ -305,9 +308,9 @@ func (d *transfer) openScratch(p *progressTracker) error {
 	if err := os.Rename(d.part, d.scratch); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("%s: %w", d.what, err)
 	}
-	f, err := os.OpenFile(d.scratch, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openPartial(d.scratch)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", d.scratch, err)
+		return err
 	}
 	d.f = f
 	return nil

@@ -103,7 +103,7 @@ func checkShard(s shard, no, count int) error {
 
 // mapShard maps one file read-only and parses it.
 func mapShard(path string) (shard, error) {
-	fd, err := os.Open(path)
+	fd, err := openRegular(path)
 	if err != nil {
 		return shard{}, fmt.Errorf("open GGUF: %w", err)
 	}
@@ -113,7 +113,7 @@ func mapShard(path string) (shard, error) {
 		return shard{}, fmt.Errorf("open GGUF %s: %w", path, err)
 	}
 	if !st.Mode().IsRegular() {
-		return shard{}, fmt.Errorf("open GGUF %s: not a regular file", path)
+		return shard{}, fmt.Errorf("open GGUF %s: not a regular file (%s); name a .gguf file", path, st.Mode().Type())
 	}
 	size := st.Size()
 	if size < 24 {
@@ -181,4 +181,11 @@ func fromBytes(path string, data []byte) (*File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// openRegular opens path for reading without blocking in open(2): a FIFO
+// or a device must fail the regular-file check on the descriptor, not hang
+// the load waiting for a writer.
+func openRegular(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 }

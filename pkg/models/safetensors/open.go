@@ -147,7 +147,7 @@ func (f *File) add(h *header, i int) error {
 }
 
 func mapFile(path string) (shard, *header, error) {
-	fd, err := os.Open(path)
+	fd, err := openRegular(path)
 	if err != nil {
 		return shard{}, nil, fmt.Errorf("open safetensors: %w", err)
 	}
@@ -157,7 +157,7 @@ func mapFile(path string) (shard, *header, error) {
 		return shard{}, nil, fmt.Errorf("open safetensors %s: %w", path, err)
 	}
 	if !st.Mode().IsRegular() {
-		return shard{}, nil, fmt.Errorf("open safetensors %s: not a regular file", path)
+		return shard{}, nil, fmt.Errorf("open safetensors %s: not a regular file (%s)", path, st.Mode().Type())
 	}
 	size := st.Size()
 	if size < 8 {
@@ -232,4 +232,11 @@ func (f *File) Close() error {
 		f.shards[i].data = nil
 	}
 	return errors.Join(errs...)
+}
+
+// openRegular opens path for reading without blocking in open(2): a FIFO
+// or a device must fail the regular-file check on the descriptor, not hang
+// the load waiting for a writer.
+func openRegular(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 }
