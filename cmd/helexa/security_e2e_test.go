@@ -127,3 +127,32 @@ func TestOneClientCannotChangeSharedModel(t *testing.T) {
 		t.Fatalf("after a bogus model name: %+v, want the model still loaded", ps)
 	}
 }
+
+// TestHugePromptsAreRefusedBeforeTheyCost: a body over
+// HELEXA_MAX_REQUEST_BYTES is a 413 before it is read, and a prompt whose
+// byte length alone cannot fit the context is refused before it is
+// tokenized (the error says so in bytes).
+func TestHugePromptsAreRefusedBeforeTheyCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the helexa binary")
+	}
+	model := fixtures.Path(t, "models", "stories260K.gguf")
+	t.Setenv("HELEXA_MAX_REQUEST_BYTES", "2000000")
+	addr, _, logs := startDaemon(t, "")
+	defer func() {
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", logs.String())
+		}
+	}()
+	json := map[string]string{"Content-Type": "application/json"}
+	big := strings.Repeat("Once upon a time ", 200_000) // 3.4 MB
+	st, b := rawRequest(t, addr, "POST", "/v1/completions", fmt.Sprintf(`{"model":%q,"prompt":%q}`, model, big), json)
+	if st != 413 || !strings.Contains(b, "2000000") {
+		t.Fatalf("a 3.4 MB body: %d %s, want 413 naming the limit", st, b)
+	}
+	long := strings.Repeat("Once upon a time ", 60_000) // 1 MB: under the body cap, far over 2048 tokens
+	st, b = rawRequest(t, addr, "POST", "/v1/completions", fmt.Sprintf(`{"model":%q,"prompt":%q,"max_tokens":1}`, model, long), json)
+	if st != 400 || !strings.Contains(b, "context_length") || !strings.Contains(b, "bytes") {
+		t.Fatalf("a 1 MB prompt for a 2048-token context: %d %s, want a context_length error from the byte count", st, b)
+	}
+}

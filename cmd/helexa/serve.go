@@ -92,10 +92,15 @@ func runServe(ctx context.Context, opts serveOptions, s streams) error {
 			slog.Warn("unloading models", "err", err)
 		}
 	}()
+	maxBody, err := envvars.MaxRequestBytes.Int()
+	if err != nil {
+		return err
+	}
 	bindHost, _, _ := net.SplitHostPort(opts.Host)
 	guard := api.Guard{BindHost: bindHost, AllowedHosts: api.ParseList(envvars.AllowedHosts.Get()),
 		Origins: api.ParseList(envvars.Origins.Get())}
-	srv, err := api.NewServer(api.Config{Service: mgr, Engine: mgr, Puller: puller, Catalog: catalog, APIKey: apiKey, Guard: guard})
+	srv, err := api.NewServer(api.Config{Service: mgr, Engine: mgr, Puller: puller, Catalog: catalog, APIKey: apiKey, Guard: guard,
+		MaxBodyBytes: int64(maxBody)})
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,7 @@ var (
 	AllowedHosts    = Var{"HELEXA_ALLOWED_HOSTS", "", "extra Host names the daemon answers to, comma-separated (loopback addresses and localhost always; guards against DNS rebinding)"}
 	Origins         = Var{"HELEXA_ORIGINS", "", "extra browser origins allowed to call the daemon, comma-separated, * wildcards (localhost origins always; e.g. https://app.example.com)"}
 	APIKey          = Var{"HELEXA_API_KEY", "", "bearer token the daemon requires from clients (and clients send); empty disables auth"}
+	MaxRequestBytes = Var{"HELEXA_MAX_REQUEST_BYTES", "4194304", "largest request body the daemon reads, in bytes (413 beyond)"}
 	KeepAlive       = Var{"HELEXA_KEEP_ALIVE", "5m", "how long an idle model stays loaded (0 unloads after each request; negative keeps forever)"}
 	MaxLoadedModels = Var{"HELEXA_MAX_LOADED_MODELS", "3", "maximum number of models the daemon keeps loaded at once"}
 	NumParallel     = Var{"HELEXA_NUM_PARALLEL", "8", "maximum sequences a loaded model decodes at once (continuous batching)"}
@@ -74,7 +75,7 @@ var (
 
 // All lists every variable, in the order --help shows them.
 func All() []Var {
-	return []Var{Host, AllowedHosts, Origins, APIKey, KeepAlive, MaxLoadedModels, NumParallel, MaxQueue, NumCtx, ChunkSize,
+	return []Var{Host, AllowedHosts, Origins, APIKey, MaxRequestBytes, KeepAlive, MaxLoadedModels, NumParallel, MaxQueue, NumCtx, ChunkSize,
 		NumThreads, Config, StateDir, LogLevel, Runner, RunnerTimeout, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, Fixtures, TestRunner}
 }
 

@@ -24,7 +24,7 @@ import (
 
 // Defaults for the Config fields left zero.
 const (
-	DefaultMaxBodyBytes       = 8 << 20
+	DefaultMaxBodyBytes       = 4 << 20
 	DefaultStreamWriteTimeout = time.Minute
 )
 

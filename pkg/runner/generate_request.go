@@ -41,7 +41,7 @@ func (m *Manager) Chat(ctx context.Context, req ChatRequest, onDelta func(Delta)
 		return m.refused(ctx, req.Model, t0, inputError(err, "rendering the chat template failed"))
 	}
 	// The rendered template carries its own BOS text when the model wants one.
-	prompt, err := encode(e.model.Tokenizer, text, false)
+	prompt, err := encode(e, text, false)
 	if err != nil {
 		return m.refused(ctx, req.Model, t0, err)
 	}
@@ -61,7 +61,11 @@ func guard(what string, f func() error) (err error) {
 }
 
 // encode tokenizes a prompt; a failure (or a panic) is the request's own.
-func encode(tok Tokenizer, text string, addSpecial bool) ([]int32, error) {
+func encode(e *entry, text string, addSpecial bool) ([]int32, error) {
+	tok := e.model.Tokenizer
+	if err := fitsInBytes(e, tok, text); err != nil {
+		return nil, err
+	}
 	var prompt []int32
 	err := guard("tokenizing the prompt", func() (err error) {
 		prompt, err = tok.Encode(text, addSpecial, true)
@@ -71,6 +75,28 @@ func encode(tok Tokenizer, text string, addSpecial bool) ([]int32, error) {
 		return nil, inputError(err, "tokenizing the prompt failed")
 	}
 	return prompt, nil
+}
+
+// maxTokenBytes is implemented by tokenizers that know the longest text a
+// single token can stand for.
+type maxTokenBytes interface {
+	MaxTokenBytes() int
+}
+
+// fitsInBytes refuses, before tokenizing it, a prompt whose byte length
+// alone proves it cannot fit the context (every token covers at most
+// MaxTokenBytes bytes), so a huge prompt costs no tokenizer memory.
+func fitsInBytes(e *entry, tok Tokenizer, text string) error {
+	mt, ok := tok.(maxTokenBytes)
+	if !ok {
+		return nil
+	}
+	per, nctx := mt.MaxTokenBytes(), e.sched.info.NCtx
+	if per <= 0 || nctx <= 0 || len(text) <= per*nctx {
+		return nil
+	}
+	return Errorf(KindContextLength, "the prompt is %d bytes: at least %d tokens (no token of this model covers more than %d bytes), more than model %q's context of %d tokens; shorten the prompt",
+		len(text), (len(text)+per-1)/per, per, e.name, nctx)
 }
 
 // inputError classifies a template or tokenizer failure: the request's
@@ -91,7 +117,7 @@ func (m *Manager) Complete(ctx context.Context, req CompletionRequest, onDelta f
 		return m.refused(ctx, req.Model, t0, err)
 	}
 	defer m.release(e, req.Options.KeepAlive)
-	prompt, err := encode(e.model.Tokenizer, req.Prompt, req.AddSpecial)
+	prompt, err := encode(e, req.Prompt, req.AddSpecial)
 	if err != nil {
 		return m.refused(ctx, req.Model, t0, err)
 	}

@@ -176,7 +176,7 @@ func (l *GGUFLoader) build(ctx context.Context, mf *modelfile.Model, res *hub.Re
 	}
 	m := &runner.Model{
 		Executor:  ex,
-		Tokenizer: ggufTokenizer{tok},
+		Tokenizer: newGGUFTokenizer(tok),
 		Closer:    mf.Close,
 		Details:   details(f, res, ex.Info()),
 	}
@@ -265,7 +265,23 @@ func resolveError(name string, err error) error {
 }
 
 // ggufTokenizer adapts tokenizer.Tokenizer to the runner's Tokenizer.
-type ggufTokenizer struct{ t *tokenizer.Tokenizer }
+type ggufTokenizer struct {
+	t        *tokenizer.Tokenizer
+	maxBytes int // the longest vocabulary string, in bytes
+}
+
+func newGGUFTokenizer(t *tokenizer.Tokenizer) ggufTokenizer {
+	g := ggufTokenizer{t: t}
+	for id := range t.VocabSize() {
+		g.maxBytes = max(g.maxBytes, len(t.TokenText(int32(id))))
+	}
+	return g
+}
+
+// MaxTokenBytes bounds the text one token stands for: a vocabulary
+// string is never shorter than the text it decodes to (byte-level BPE and
+// SentencePiece both spell text bytes with one or more bytes each).
+func (g ggufTokenizer) MaxTokenBytes() int { return g.maxBytes }
 
 func (g ggufTokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error) {
 	return g.t.Encode(text, addSpecial, parseSpecial)

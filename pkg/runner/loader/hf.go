@@ -53,7 +53,7 @@ func (l *GGUFLoader) loadHF(ctx context.Context, res *hub.Resolved, opts runner.
 	}
 	m := &runner.Model{
 		Executor:  ex,
-		Tokenizer: eogTokenizer{ggufTokenizer{tok}, eosIDs(dir, cfgRaw)},
+		Tokenizer: eogTokenizer{newGGUFTokenizer(tok), eosIDs(dir, cfgRaw)},
 		Details:   hfDetails(mf, res, ex.Info()),
 		Closer:    mf.Close,
 	}

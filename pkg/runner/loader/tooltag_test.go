@@ -27,7 +27,7 @@ func llama3Tokenizer(t *testing.T) ggufTokenizer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := ggufTokenizer{tk}
+	g := newGGUFTokenizer(tk)
 	if id, ok := tk.TokenID(pythonTag); !ok || id != llamaPythonTag || !tk.IsControl(id) {
 		t.Fatalf("vocab-llama3: %s is id %d (found %v), control %v; want control id %d",
 			pythonTag, id, ok, tk.IsControl(id), llamaPythonTag)
