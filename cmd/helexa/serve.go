@@ -74,6 +74,9 @@ func runServe(ctx context.Context, opts serveOptions, s streams) error {
 		return detachDaemon(ctx, opts, s)
 	}
 	apiKey := envvars.APIKey.Get()
+	if apiKey != "" && strings.TrimSpace(apiKey) == "" {
+		return fmt.Errorf("%s is set but blank: set it to a real token, or unset it", envvars.APIKey.Name)
+	}
 	if err := checkBind(opts.Host, apiKey, opts.Insecure); err != nil {
 		return err
 	}
@@ -109,7 +112,7 @@ func runServe(ctx context.Context, opts serveOptions, s streams) error {
 		return fmt.Errorf("cannot listen on %s (is another helexa serve running? try `helexa serve --stop` or --host): %w", opts.Host, err)
 	}
 	if opts.PIDFile != "" {
-		if err := writePIDFile(opts.PIDFile, os.Getpid(), ln.Addr().String()); err != nil {
+		if err := writePIDFile(opts.PIDFile, selfRecord(ln.Addr().String())); err != nil {
 			ln.Close()
 			return err
 		}
@@ -124,8 +127,13 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, timeout tim
 	reqCtx, cancelReqs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelReqs()
 	hs := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 30 * time.Second,
+		Handler: h,
+		// Slow or idle clients cannot hold connections open: headers must
+		// arrive within 10s, an idle keep-alive connection closes after 2m
+		// (bodies are capped in size; a read deadline on whole requests
+		// would cancel long generations).
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 	}
 	errc := make(chan error, 1)

@@ -44,26 +44,45 @@ func daemonStateDir() (string, error) {
 	return dir, nil
 }
 
-// writePIDFile records the daemon's pid and address ("PID\nADDR\n").
-func writePIDFile(path string, pid int, addr string) error {
-	if err := fsutil.WriteFileAtomic(path, fmt.Appendf(nil, "%d\n%s\n", pid, addr), 0o600); err != nil {
+// pidRecord is what a daemon records about itself: enough to tell it from
+// an unrelated process that later got the same pid.
+type pidRecord struct {
+	PID   int
+	Addr  string
+	Exe   string // the executable's path
+	Start string // the process start time (/proc/PID/stat field 22), "" where unknown
+}
+
+// writePIDFile records the daemon ("PID\nADDR\nEXE\nSTART\n").
+func writePIDFile(path string, r pidRecord) error {
+	if err := fsutil.WriteFileAtomic(path, fmt.Appendf(nil, "%d\n%s\n%s\n%s\n", r.PID, r.Addr, r.Exe, r.Start), 0o600); err != nil {
 		return fmt.Errorf("writing pid file: %w", err)
 	}
 	return nil
 }
 
-// readPIDFile returns the pid and address a daemon recorded.
-func readPIDFile(path string) (int, string, error) {
+// selfRecord describes this process for the pid file.
+func selfRecord(addr string) pidRecord {
+	exe, _ := os.Executable()
+	return pidRecord{PID: os.Getpid(), Addr: addr, Exe: exe, Start: processStart(os.Getpid())}
+}
+
+// readPIDFile returns what a daemon recorded.
+func readPIDFile(path string) (pidRecord, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, "", fmt.Errorf("reading the pid file: %w", err)
+		return pidRecord{}, fmt.Errorf("reading the pid file: %w", err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	pid, err := strconv.Atoi(strings.TrimSpace(lines[0]))
 	if err != nil || pid <= 0 || len(lines) < 2 {
-		return 0, "", fmt.Errorf("pid file %s is malformed; remove it", path)
+		return pidRecord{}, fmt.Errorf("pid file %s is malformed; remove it", path)
 	}
-	return pid, strings.TrimSpace(lines[1]), nil
+	r := pidRecord{PID: pid, Addr: strings.TrimSpace(lines[1])}
+	if len(lines) >= 4 {
+		r.Exe, r.Start = lines[2], lines[3]
+	}
+	return r, nil
 }
 
 // detachDaemon starts `helexa serve` in the background and waits until it
@@ -77,8 +96,8 @@ func detachDaemon(ctx context.Context, opts serveOptions, s streams) error {
 		return err
 	}
 	pidPath, logPath := filepath.Join(dir, daemonPIDFile), filepath.Join(dir, daemonLogFile)
-	if pid, addr, err := readPIDFile(pidPath); err == nil && processAlive(pid) {
-		return fmt.Errorf("a helexa daemon is already running (pid %d, %s); stop it with `helexa serve --stop`", pid, addr)
+	if r, err := readPIDFile(pidPath); err == nil && processAlive(r.PID) && isRecordedProcess(r) {
+		return fmt.Errorf("a helexa daemon is already running (pid %d, %s); stop it with `helexa serve --stop`", r.PID, r.Addr)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -166,16 +185,17 @@ func stopDaemon(ctx context.Context, opts serveOptions, s streams) error {
 		return err
 	}
 	pidPath := filepath.Join(dir, daemonPIDFile)
-	pid, addr, err := readPIDFile(pidPath)
+	r, err := readPIDFile(pidPath)
 	if errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("no helexa daemon is running (no %s)", pidPath)
 	}
 	if err != nil {
 		return err
 	}
-	if !processAlive(pid) || !isHelexaProcess(pid) {
+	pid, addr := r.PID, r.Addr
+	if !processAlive(pid) || !isRecordedProcess(r) {
 		_ = os.Remove(pidPath)
-		return fmt.Errorf("no helexa daemon is running (removed the stale pid file for pid %d)", pid)
+		return fmt.Errorf("no helexa daemon is running (removed the stale pid file for pid %d: that pid is not the recorded daemon)", pid)
 	}
 	if err := terminate(pid); err != nil {
 		return fmt.Errorf("stopping pid %d: %w", pid, err)

@@ -17,6 +17,8 @@ func processAlive(pid int) bool {
 	return err == nil && p != nil
 }
 
-func isHelexaProcess(int) bool { return true }
+func isRecordedProcess(pidRecord) bool { return true }
+
+func processStart(int) string { return "" }
 
 func terminate(int) error { return errNoDaemon }

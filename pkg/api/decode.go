@@ -99,6 +99,9 @@ func validateModel(model string) error {
 	if strings.TrimSpace(model) == "" {
 		return badRequest("field \"model\" is required: a Hugging Face reference (org/repo[:QUANT]) or a .gguf path")
 	}
+	if i := strings.IndexFunc(model, func(r rune) bool { return r < 0x20 || r == 0x7f }); i >= 0 {
+		return badRequest("field \"model\" has a control character (byte %d): name a Hugging Face reference or a .gguf path", i)
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -159,4 +160,32 @@ func (s *Server) refuse(c *gin.Context, status int, msg string) {
 	}
 	s.writeError(c, status, ErrorBody{Message: msg, Type: "invalid_request_error", Code: code})
 	c.Abort()
+}
+
+// localPath matches an absolute file-system path of two or more elements.
+var localPath = regexp.MustCompile(`(?:/[\w.@+~-]+){2,}/?`)
+
+// clientError is errorResponse for the request's client: a client on
+// another machine never sees local paths or file details (they stay in
+// the daemon's log); a local client sees the whole message.
+func (s *Server) clientError(c *gin.Context, err error) (int, ErrorResponse) {
+	status, body := errorResponse(err)
+	if isLoopbackAddr(c.Request.RemoteAddr) {
+		return status, body
+	}
+	if status >= 500 {
+		body.Error.Message = "internal error; the daemon's log has the details"
+	} else {
+		body.Error.Message = localPath.ReplaceAllString(body.Error.Message, "[path]")
+	}
+	return status, body
+}
+
+func isLoopbackAddr(remote string) bool {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -2,9 +2,13 @@ package api
 
 import (
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/helexa/helexa/pkg/runner"
 )
 
 // TestGuard: a page in the user's browser (a foreign Origin, a rebound
@@ -76,5 +80,39 @@ func TestGuardNonLoopbackBindAcceptsAnyHost(t *testing.T) {
 	g = Guard{BindHost: "127.0.0.1"}
 	if g.hostAllowed("192.168.1.5:13131") {
 		t.Error("a loopback daemon accepted a LAN Host")
+	}
+}
+
+// TestRemoteClientsSeeNoLocalPaths: errors for a client on another machine
+// carry no local paths, and internal errors no details.
+func TestRemoteClientsSeeNoLocalPaths(t *testing.T) {
+	f := &fakeService{err: runner.Errorf(runner.KindBadRequest, "opening /home/alice/models/secret.gguf failed: bad magic")}
+	s, err := NewServer(Config{Service: f, Logger: slog.New(slog.DiscardHandler), Guard: Guard{BindHost: "0.0.0.0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		remote, want, not string
+	}{
+		{"192.0.2.7:5000", "opening [path] failed", "alice"},
+		{"127.0.0.1:5000", "/home/alice/models/secret.gguf", "[path]"},
+	} {
+		req := httptest.NewRequest("POST", "/v1/completions", strings.NewReader(`{"model":"m","prompt":"x"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.RemoteAddr = tc.remote
+		w := httptest.NewRecorder()
+		s.Handler().ServeHTTP(w, req)
+		if b := w.Body.String(); !strings.Contains(b, tc.want) || strings.Contains(b, tc.not) {
+			t.Errorf("client %s: %s, want %q and no %q", tc.remote, b, tc.want, tc.not)
+		}
+	}
+	f.err = runner.Errorf(runner.KindInternal, "mmap /srv/m.gguf: cannot allocate memory")
+	req := httptest.NewRequest("POST", "/v1/completions", strings.NewReader(`{"model":"m","prompt":"x"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.RemoteAddr = "192.0.2.7:5000"
+	w := httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, req)
+	if b := w.Body.String(); w.Code != 500 || strings.Contains(b, "mmap") {
+		t.Errorf("internal error for a remote client: %d %s", w.Code, b)
 	}
 }

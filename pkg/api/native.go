@@ -129,7 +129,7 @@ func (s *Server) pull(c *gin.Context) {
 	case err != nil && !wasStarted:
 		s.failOrGone(c, err)
 	case err != nil:
-		_, body := errorResponse(err)
+		_, body := s.clientError(c, err)
 		_ = write(PullProgress{Status: "error", Error: &body.Error})
 	default:
 		_ = write(PullProgress{Status: "success"})

@@ -90,6 +90,9 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Service == nil {
 		return nil, fmt.Errorf("api: Config.Service is required")
 	}
+	if cfg.APIKey != "" && strings.TrimSpace(cfg.APIKey) == "" {
+		return nil, fmt.Errorf("the API key is blank (only whitespace): set HELEXA_API_KEY to a real token, or unset it")
+	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -199,7 +202,7 @@ func (s *Server) observe(c *gin.Context) {
 
 // fail writes err as an OpenAI-shaped error with the matching status.
 func (s *Server) fail(c *gin.Context, err error) {
-	status, body := errorResponse(err)
+	status, body := s.clientError(c, err)
 	if status >= 500 {
 		s.log.Warn("request failed", "path", c.Request.URL.Path, "status", status, "err", err)
 	}

@@ -87,7 +87,7 @@ func (s *Server) finishStream(c *gin.Context, w *sseWriter, err error) {
 		return
 	}
 	s.metrics.streamError()
-	_, body := errorResponse(err)
+	_, body := s.clientError(c, err)
 	s.log.Warn("stream failed", "path", c.Request.URL.Path, "err", err)
 	_ = w.send(body)
 }

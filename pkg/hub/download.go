@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 )
 
 var (
@@ -197,6 +198,10 @@ func (d *transfer) getRange(ctx context.Context, from, to int64, add func(int64)
 		if ctx.Err() != nil {
 			return n, ctx.Err()
 		}
+		var we *writeError
+		if errors.As(err, &we) {
+			return n, fmt.Errorf("%s: %w", d.what, we)
+		}
 		return n, &networkError{fmt.Errorf("%s: %w", d.what, err)}
 	}
 	if to >= 0 && from+n < to {
@@ -212,7 +217,7 @@ func copyAt(f *os.File, r io.Reader, off int64, add func(int64)) (int64, error) 
 		k, err := r.Read(buf)
 		if k > 0 {
 			if _, werr := f.WriteAt(buf[:k], off+n); werr != nil {
-				return n, fmt.Errorf("write: %w", werr)
+				return n, &writeError{path: f.Name(), err: werr}
 			}
 			n += int64(k)
 			add(int64(k))
@@ -224,6 +229,31 @@ func copyAt(f *os.File, r io.Reader, off int64, add func(int64)) (int64, error) 
 			return n, err
 		}
 	}
+}
+
+// ErrDiskFull marks a download that stopped because the cache's disk is
+// full; the partial file is kept and resumes once there is room.
+var ErrDiskFull = errors.New("the disk is full")
+
+// writeError is a failure to write downloaded bytes to the cache. It is
+// not a network error: retrying cannot help, so it is reported at once.
+type writeError struct {
+	path string
+	err  error
+}
+
+func (e *writeError) Error() string {
+	if errors.Is(e.err, syscall.ENOSPC) {
+		return fmt.Sprintf("writing %s: %v; free some space and pull again (the partial download is kept and resumes)", e.path, ErrDiskFull)
+	}
+	return fmt.Sprintf("writing %s: %v (the partial download is kept and resumes)", e.path, e.err)
+}
+
+func (e *writeError) Unwrap() []error {
+	if errors.Is(e.err, syscall.ENOSPC) {
+		return []error{ErrDiskFull, e.err}
+	}
+	return []error{e.err}
 }
 
 // doFollow GETs u following redirects itself; the token is sent only while

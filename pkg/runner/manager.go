@@ -457,7 +457,8 @@ func (m *Manager) Load(ctx context.Context, req LoadRequest) (ModelStatus, error
 	return m.statusLocked(e), nil
 }
 
-// Unload unloads a model; a model that is not loaded is not an error.
+// Unload unloads a model; a model that is not loaded is a KindNotFound
+// error.
 func (m *Manager) Unload(ctx context.Context, model string) error {
 	m.mu.Lock()
 	e := m.models[model]
@@ -466,7 +467,7 @@ func (m *Manager) Unload(ctx context.Context, model string) error {
 		if e != nil {
 			return Errorf(KindBusy, "model %q is still loading; unload it when the load finishes", model)
 		}
-		return nil
+		return Errorf(KindNotFound, "model %q is not loaded; GET /api/ps (helexa ps) lists the loaded models", model)
 	}
 	m.removeLocked(e)
 	m.mu.Unlock()

@@ -26,7 +26,8 @@ type Service interface {
 	Complete(ctx context.Context, req CompletionRequest, onDelta func(Delta) error) (Result, error)
 	// Load loads a model (pulling it first if needed) without generating.
 	Load(ctx context.Context, req LoadRequest) (ModelStatus, error)
-	// Unload unloads a model; unloading a model that is not loaded is not an error.
+	// Unload unloads a model; a model that is not loaded is a KindNotFound
+	// error.
 	Unload(ctx context.Context, model string) error
 	// PS lists the loaded models.
 	PS(ctx context.Context) ([]ModelStatus, error)
