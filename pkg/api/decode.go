@@ -23,10 +23,22 @@ const (
 	maxTopLogprobs     = 20
 )
 
-// bind decodes the request body strictly into v; on failure it answers
-// with the error and reports false.
+// bind decodes a native endpoint's body strictly into v (an unknown field
+// is a 400 naming it); on failure it answers with the error and reports
+// false.
 func (s *Server) bind(c *gin.Context, v any) bool {
-	if err := decodeStrict(c.Request.Body, v); err != nil {
+	if err := decodeBody(c.Request.Body, v, true); err != nil {
+		s.fail(c, err)
+		return false
+	}
+	return true
+}
+
+// bindOpenAI decodes an OpenAI request body into v, ignoring fields helexa
+// does not use (store, metadata, user, service_tier, …), as OpenAI and
+// llama-server do; malformed values of fields it uses are still a 400.
+func (s *Server) bindOpenAI(c *gin.Context, v any) bool {
+	if err := decodeBody(c.Request.Body, v, false); err != nil {
 		s.fail(c, err)
 		return false
 	}
@@ -38,7 +50,7 @@ func (s *Server) bind(c *gin.Context, v any) bool {
 // reports false.
 func bindRunner[R any](s *Server, c *gin.Context, req interface{ toRunner() (R, error) }) (R, bool) {
 	var zero R
-	if !s.bind(c, req) {
+	if !s.bindOpenAI(c, req) {
 		return zero, false
 	}
 	r, err := req.toRunner()
@@ -49,9 +61,8 @@ func bindRunner[R any](s *Server, c *gin.Context, req interface{ toRunner() (R, 
 	return r, true
 }
 
-// decodeStrict decodes a JSON body into v, refusing unknown fields so that
-// nothing a client asks for is silently ignored.
-func decodeStrict(r io.Reader, v any) error {
+// decodeBody decodes a JSON body into v; strict refuses unknown fields.
+func decodeBody(r io.Reader, v any, strict bool) error {
 	body, err := io.ReadAll(r)
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -64,7 +75,9 @@ func decodeStrict(r io.Reader, v any) error {
 		return badRequest("request body is empty; send a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	if err := dec.Decode(v); err != nil {
 		return decodeError(err)
 	}
@@ -225,6 +238,10 @@ func (r *ChatCompletionRequest) toRunner() (runner.ChatRequest, error) {
 	if err := validateMessages(r.Messages); err != nil {
 		return out, err
 	}
+	msgs, err := flattenContent(r.Messages)
+	if err != nil {
+		return out, err
+	}
 	o, err := r.options()
 	if err != nil {
 		return out, err
@@ -246,7 +263,7 @@ func (r *ChatCompletionRequest) toRunner() (runner.ChatRequest, error) {
 		return out, err
 	}
 	return runner.ChatRequest{
-		Model: r.Model, Messages: r.Messages, Tools: tools,
+		Model: r.Model, Messages: msgs, Tools: tools,
 		TemplateKwargs: r.ChatTemplateKwargs, Options: o,
 	}, nil
 }
@@ -287,9 +304,6 @@ func (r *ChatCompletionRequest) tools() (json.RawMessage, error) {
 		default:
 			return nil, badRequest("tool_choice %q is not supported: use \"auto\" or \"none\"", choice)
 		}
-	}
-	if r.ParallelToolCalls != nil && !*r.ParallelToolCalls {
-		return nil, badRequest("parallel_tool_calls = false is not supported")
 	}
 	return tools, nil
 }

@@ -22,6 +22,10 @@ import (
 	"github.com/helexa/helexa/pkg/runner"
 )
 
+// retryAfterSeconds is the Retry-After of a 503 (busy, no memory, a model
+// being recovered): a short wait, as the condition is usually brief.
+const retryAfterSeconds = "2"
+
 // Defaults for the Config fields left zero.
 const (
 	DefaultMaxBodyBytes       = 4 << 20
@@ -210,6 +214,9 @@ func (s *Server) fail(c *gin.Context, err error) {
 }
 
 func (s *Server) writeError(c *gin.Context, status int, body ErrorBody) {
+	if status == http.StatusServiceUnavailable {
+		c.Header("Retry-After", retryAfterSeconds)
+	}
 	c.JSON(status, ErrorResponse{Error: body})
 }
 
