@@ -95,7 +95,7 @@ func (c *Client) Chat(ctx context.Context, req runner.ChatRequest, onDelta func(
 
 // Complete streams a raw-prompt completion from the daemon.
 func (c *Client) Complete(ctx context.Context, req runner.CompletionRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
-	body := CompletionRequest{Model: req.Model, Prompt: req.Prompt, GenerationParams: wireParams(req.Options), AddSpecial: ptr(req.AddSpecial)}
+	body := CompletionRequest{Model: req.Model, Prompt: TextPrompt(req.Prompt), GenerationParams: wireParams(req.Options), AddSpecial: ptr(req.AddSpecial)}
 	if req.Options.Logprobs || req.Options.TopLogprobs > 0 {
 		body.Logprobs = ptr(req.Options.TopLogprobs)
 	}

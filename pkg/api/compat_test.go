@@ -1,8 +1,10 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,5 +63,47 @@ func TestRetryAfterOnBusy(t *testing.T) {
 	defer resp.Body.Close()
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("busy: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+}
+
+// TestCompletionPromptForms: prompt as a string, a list of strings (one
+// choice each, indexed), token ids, or a list of token-id lists.
+func TestCompletionPromptForms(t *testing.T) {
+	for _, tc := range []struct {
+		name, prompt string
+		choices      int
+		tokens       []int32
+		status       int
+	}{
+		{"string", `"Once"`, 1, nil, 200},
+		{"list of strings", `["Once","Twice"]`, 2, nil, 200},
+		{"token ids", `[1,15,7]`, 1, []int32{1, 15, 7}, 200},
+		{"lists of token ids", `[[1,2],[3]]`, 2, []int32{3}, 200},
+		{"number", `5`, 0, nil, 400},
+		{"empty list", `[]`, 0, nil, 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeService{deltas: stdDeltas(), result: stdResult()}
+			ts := newTestServer(t, f, nil)
+			st, out := post(t, ts, "/v1/completions", `{"model":"m","prompt":`+tc.prompt+`}`)
+			if st != tc.status {
+				t.Fatalf("status %d %s, want %d", st, out, tc.status)
+			}
+			if st != 200 {
+				return
+			}
+			var c Completion
+			if err := json.Unmarshal([]byte(out), &c); err != nil || len(c.Choices) != tc.choices {
+				t.Fatalf("%d choices in %s, want %d", len(c.Choices), out, tc.choices)
+			}
+			for i, ch := range c.Choices {
+				if ch.Index != i || ch.Text == "" {
+					t.Errorf("choice %d: %+v", i, ch)
+				}
+			}
+			if got := f.compReq.Tokens; tc.tokens != nil && !slices.Equal(got, tc.tokens) {
+				t.Errorf("last prompt's tokens %v, want %v", got, tc.tokens)
+			}
+		})
 	}
 }

@@ -9,7 +9,8 @@ import (
 	"github.com/helexa/helexa/pkg/runner"
 )
 
-// completions serves POST /v1/completions.
+// completions serves POST /v1/completions. A list of prompts gets one
+// choice each, generated in order.
 func (s *Server) completions(c *gin.Context) {
 	var req CompletionRequest
 	rreq, ok := bindRunner[runner.CompletionRequest](s, c, &req)
@@ -18,15 +19,36 @@ func (s *Server) completions(c *gin.Context) {
 	}
 	base := Completion{ID: newID("cmpl-"), Object: "text_completion", Created: s.cfg.Now().Unix(), Model: req.Model}
 	if req.Stream {
-		s.streamCompletion(c, &req, rreq, base)
+		s.streamCompletion(c, &req, req.each(rreq), base)
 		return
 	}
+	out := base
+	var total runner.Usage
+	for i, one := range req.each(rreq) {
+		ch, res, err := s.completeOne(c, one, base.ID)
+		if err != nil {
+			s.failOrGone(c, err)
+			return
+		}
+		ch.Index = i
+		out.Choices = append(out.Choices, ch)
+		total = addUsage(total, res.Usage)
+	}
+	s.metrics.usage(req.Model, total)
+	out.Usage = ptr(usage(total))
+	out.Timings = timings(total)
+	out.Options = served(total)
+	c.JSON(http.StatusOK, out)
+}
+
+// completeOne generates one choice.
+func (s *Server) completeOne(c *gin.Context, rreq runner.CompletionRequest, id string) (CompletionChoice, runner.Result, error) {
 	var text strings.Builder
 	var lps *LegacyLogprobs
 	if rreq.Options.Logprobs {
 		lps = &LegacyLogprobs{}
 	}
-	res, err := s.cfg.Service.Complete(runner.WithRequestID(c.Request.Context(), base.ID), rreq, func(d runner.Delta) error {
+	res, err := s.cfg.Service.Complete(runner.WithRequestID(c.Request.Context(), id), rreq, func(d runner.Delta) error {
 		if lps != nil {
 			appendLegacy(lps, d.Tokens, text.Len())
 		}
@@ -34,53 +56,60 @@ func (s *Server) completions(c *gin.Context) {
 		text.WriteString(d.Content)
 		return nil
 	})
-	if err != nil {
-		s.failOrGone(c, err)
-		return
-	}
-	s.metrics.usage(req.Model, res.Usage)
-	out := base
-	out.Choices = []CompletionChoice{{Text: text.String(), Logprobs: lps, FinishReason: ptr(res.FinishReason)}}
-	out.Usage = ptr(usage(res.Usage))
-	out.Timings = timings(res.Usage)
-	out.Options = served(res.Usage)
-	c.JSON(http.StatusOK, out)
+	return CompletionChoice{Text: text.String(), Logprobs: lps, FinishReason: ptr(res.FinishReason)}, res, err
 }
 
-// streamCompletion streams a completion as SSE chunks.
-func (s *Server) streamCompletion(c *gin.Context, req *CompletionRequest, rreq runner.CompletionRequest, base Completion) {
+// addUsage sums the usage of several choices (timings add up: they ran
+// one after the other).
+func addUsage(a, b runner.Usage) runner.Usage {
+	a.PromptTokens += b.PromptTokens
+	a.CachedTokens += b.CachedTokens
+	a.CompletionTokens += b.CompletionTokens
+	a.PrefillDuration += b.PrefillDuration
+	a.DecodeDuration += b.DecodeDuration
+	a.LoadDuration += b.LoadDuration
+	a.Context = max(a.Context, b.Context)
+	return a
+}
+
+// streamCompletion streams a completion as SSE chunks, choice by choice.
+func (s *Server) streamCompletion(c *gin.Context, req *CompletionRequest, reqs []runner.CompletionRequest, base Completion) {
 	w := s.newSSEWriter(c)
-	offset := 0
-	res, err := s.cfg.Service.Complete(runner.WithRequestID(c.Request.Context(), base.ID), rreq, func(d runner.Delta) error {
-		ch := CompletionChoice{Text: d.Reasoning + d.Content}
-		if rreq.Options.Logprobs {
-			ch.Logprobs = &LegacyLogprobs{}
-			appendLegacy(ch.Logprobs, d.Tokens, offset)
+	var total runner.Usage
+	for i, rreq := range reqs {
+		offset := 0
+		res, err := s.cfg.Service.Complete(runner.WithRequestID(c.Request.Context(), base.ID), rreq, func(d runner.Delta) error {
+			ch := CompletionChoice{Index: i, Text: d.Reasoning + d.Content}
+			if rreq.Options.Logprobs {
+				ch.Logprobs = &LegacyLogprobs{}
+				appendLegacy(ch.Logprobs, d.Tokens, offset)
+			}
+			if req.ReturnTokens {
+				ch.TokenIDs = tokenIDs(d.Tokens)
+			}
+			offset += len(ch.Text)
+			out := base
+			out.Choices = []CompletionChoice{ch}
+			return w.send(out)
+		})
+		if err != nil {
+			s.finishStream(c, w, err)
+			return
 		}
-		if req.ReturnTokens {
-			ch.TokenIDs = tokenIDs(d.Tokens)
+		total = addUsage(total, res.Usage)
+		last := base
+		last.Choices = []CompletionChoice{{Index: i, FinishReason: ptr(res.FinishReason)}}
+		if err := w.send(last); err != nil {
+			return
 		}
-		offset += len(ch.Text)
-		out := base
-		out.Choices = []CompletionChoice{ch}
-		return w.send(out)
-	})
-	if err != nil {
-		s.finishStream(c, w, err)
-		return
 	}
-	s.metrics.usage(req.Model, res.Usage)
-	last := base
-	last.Choices = []CompletionChoice{{FinishReason: ptr(res.FinishReason)}}
-	if err := w.send(last); err != nil {
-		return
-	}
+	s.metrics.usage(req.Model, total)
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
 		final := base
 		final.Choices = []CompletionChoice{}
-		final.Usage = ptr(usage(res.Usage))
-		final.Timings = timings(res.Usage)
-		final.Options = served(res.Usage)
+		final.Usage = ptr(usage(total))
+		final.Timings = timings(total)
+		final.Options = served(total)
 		if err := w.send(final); err != nil {
 			return
 		}

@@ -366,8 +366,33 @@ func (r *CompletionRequest) toRunner() (runner.CompletionRequest, error) {
 		o.Logprobs = true
 		o.TopLogprobs = *r.Logprobs
 	}
+	if r.Prompt.Len() == 0 {
+		return out, badRequest("field \"prompt\" is required: a string, a list of strings or a list of token ids")
+	}
+	if r.Prompt.Len() > maxPrompts {
+		return out, badRequest("%d prompts in one request; send at most %d", r.Prompt.Len(), maxPrompts)
+	}
 	addSpecial := r.AddSpecial == nil || *r.AddSpecial
-	return runner.CompletionRequest{Model: r.Model, Prompt: r.Prompt, AddSpecial: addSpecial, Options: o}, nil
+	return runner.CompletionRequest{Model: r.Model, AddSpecial: addSpecial, Options: o}, nil
+}
+
+// maxPrompts caps the prompts (choices) of one completions request.
+const maxPrompts = 64
+
+// each returns the engine request of every prompt, in order.
+func (r *CompletionRequest) each(base runner.CompletionRequest) []runner.CompletionRequest {
+	out := make([]runner.CompletionRequest, 0, r.Prompt.Len())
+	for _, t := range r.Prompt.Texts {
+		q := base
+		q.Prompt = t
+		out = append(out, q)
+	}
+	for _, ids := range r.Prompt.Tokens {
+		q := base
+		q.Tokens = ids
+		out = append(out, q)
+	}
+	return out
 }
 
 func isNull(raw json.RawMessage) bool {

@@ -117,7 +117,7 @@ type ChatCompletionRequest struct {
 // CompletionRequest is the body of POST /v1/completions.
 type CompletionRequest struct {
 	Model  string `json:"model"`
-	Prompt string `json:"prompt"`
+	Prompt Prompt `json:"prompt"`
 	GenerationParams
 	// Logprobs is the legacy integer: how many top tokens to return.
 	Logprobs *int `json:"logprobs,omitempty"`

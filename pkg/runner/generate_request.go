@@ -117,11 +117,26 @@ func (m *Manager) Complete(ctx context.Context, req CompletionRequest, onDelta f
 		return m.refused(ctx, req.Model, t0, err)
 	}
 	defer m.release(e, req.Options.KeepAlive)
-	prompt, err := encode(e, req.Prompt, req.AddSpecial)
+	prompt, err := completionPrompt(e, req)
 	if err != nil {
 		return m.refused(ctx, req.Model, t0, err)
 	}
 	return m.generate(ctx, e, genArgs{kind: "completion", prompt: prompt, opts: req.Options, loadDur: loadDur, t0: t0}, onDelta)
+}
+
+// completionPrompt tokenizes a completion's prompt, or checks the token
+// ids it came as.
+func completionPrompt(e *entry, req CompletionRequest) ([]int32, error) {
+	if len(req.Tokens) == 0 {
+		return encode(e, req.Prompt, req.AddSpecial)
+	}
+	n := e.model.Tokenizer.VocabSize()
+	for i, id := range req.Tokens {
+		if id < 0 || int(id) >= n {
+			return nil, Errorf(KindBadRequest, "prompt token %d (position %d) is outside model %q's vocabulary of %d tokens", id, i, e.name, n)
+		}
+	}
+	return append([]int32(nil), req.Tokens...), nil
 }
 
 // opensThink reports a prompt that ends inside an open <think> block (the

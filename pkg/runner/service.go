@@ -71,6 +71,9 @@ type ChatRequest struct {
 type CompletionRequest struct {
 	Model  string `json:"model"`
 	Prompt string `json:"prompt"`
+	// Tokens, when set, is the prompt as token ids (Prompt is ignored and
+	// AddSpecial adds nothing).
+	Tokens []int32 `json:"tokens,omitempty"`
 	// AddSpecial adds the tokenizer's BOS (as llama.cpp does for raw prompts).
 	AddSpecial bool    `json:"add_special"`
 	Options    Options `json:"options"`
