@@ -6,8 +6,11 @@ FUZZTIME ?= 5s
 
 .PHONY: build test test-race lint fuzz bench clean
 
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/helexa
+	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN) ./cmd/helexa
 
 # The README's test command. Fixtures come from ../shared/fixtures (or $$HELEXA_FIXTURES).
 test: build

@@ -27,10 +27,12 @@ func newRootCmd(s streams) *cobra.Command {
 		Long:          "helexa pulls models from Hugging Face, chats with them in the terminal and serves them over an OpenAI-compatible API.\n\n" + envvars.Help(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionText(),
 		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
 			setupLogging(s.Err)
 		},
 	}
+	root.SetVersionTemplate("{{.Version}}")
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
@@ -46,7 +48,7 @@ func subcommands() []func(streams) *cobra.Command {
 		newDebugCmd,
 		newPullCmd, newListCmd, newRmCmd,
 		newServeCmd, newPsCmd, newStopCmd, newBenchCmd,
-		newRunCmd, newRunnerCmd,
+		newRunCmd, newRunnerCmd, newVersionCmd,
 	}
 }
 

@@ -16,6 +16,15 @@ import (
 // Kernels reports which implementation VecDot uses for quantized weights.
 const Kernels = "c"
 
+// KernelPath names the kernels this process runs: the C kernels built for
+// AVX2+F16C when the CPU has them, the baseline C kernels otherwise.
+func KernelPath() string {
+	if C.hx_simd() != 0 {
+		return "c-avx2+f16c"
+	}
+	return "c-baseline"
+}
+
 // quantDot calls the C kernel of kernels.c. The lengths are checked (two
 // comparisons) so that a caller's mistake panics like the Go kernels do
 // instead of reading past the slices.

@@ -7,6 +7,9 @@ import "github.com/helexa/helexa/pkg/dtype"
 // Kernels reports which implementation VecDot uses for quantized weights.
 const Kernels = "go"
 
+// KernelPath names the kernels this process runs (the portable Go ones).
+func KernelPath() string { return "go" }
+
 func quantDot(t dtype.Type, w, xq []byte, n int) float32 { return goQuantDot(t, w, xq, n) }
 
 func dotRows(t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, n int, out []float32) {

@@ -328,7 +328,9 @@ float hx_dot(int type, const uint8_t *w, const uint8_t *x, int n) {
 	hx_dot_rows(type, w, 0, 1, x, n, &out);
 	return out;
 }
+int hx_simd(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c"); }
 #else
+int hx_simd(void) { return 0; }
 void hx_dot_rows(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, int n, float *out) {
 	hx_rows_base(type, w, row_bytes, nrows, x, n, out);
 }

@@ -14,6 +14,8 @@ enum {
 // (n elements of the type's activation format), for r < nrows. The caller
 // checks the sizes; an unknown type gives NaNs.
 void hx_dot_rows(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, int n, float *out);
+// hx_simd reports whether hx_dot_rows runs the AVX2+F16C kernels.
+int hx_simd(void);
 // hx_dot_rows_base is hx_dot_rows with the baseline (non-SIMD) kernels.
 void hx_dot_rows_base(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, int n, float *out);
 // hx_dot is hx_dot_rows for one row, returning the result.
