@@ -33,7 +33,7 @@ func newEngineWith(log *slog.Logger, progress hub.ProgressFunc, tweak func(*runn
 	if err != nil {
 		return nil, err
 	}
-	hc, err := newHubClient("", progress)
+	hc, err := newHubClientWith("", progress, true)
 	if err != nil {
 		return nil, err
 	}

@@ -111,6 +111,13 @@ func printPulled(w io.Writer, res *hub.Resolved, asJSON bool) error {
 // newHubClient builds a hub client from the environment, the config file
 // and a --cache-dir override. run and serve resolve models through it too.
 func newHubClient(cacheDir string, progress hub.ProgressFunc) (*hub.Client, error) {
+	return newHubClientWith(cacheDir, progress, false)
+}
+
+// newHubClientWith is newHubClient; preferCache answers references whose
+// snapshot is complete in the cache without asking the Hub (loading a
+// model never waits on the network for what it already has).
+func newHubClientWith(cacheDir string, progress hub.ProgressFunc, preferCache bool) (*hub.Client, error) {
 	o, err := hub.OptionsFromEnv()
 	if err != nil {
 		return nil, err
@@ -121,6 +128,7 @@ func newHubClient(cacheDir string, progress hub.ProgressFunc) (*hub.Client, erro
 		}
 	}
 	o.Progress = progress
+	o.PreferCache = preferCache
 	return hub.New(o), nil
 }
 

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -20,6 +22,21 @@ type networkError struct{ err error }
 
 func (e *networkError) Error() string { return "cannot reach the Hub: " + e.err.Error() }
 func (e *networkError) Unwrap() error { return e.err }
+
+// Is makes every network failure match ErrUnreachable.
+func (e *networkError) Is(target error) bool { return target == ErrUnreachable }
+
+// ErrUnreachable marks a request that could not reach the Hub (refused,
+// no route, DNS failure, dropped connection).
+var ErrUnreachable = errors.New("the Hub cannot be reached")
+
+// refused reports a connection that can not succeed by retrying at once:
+// nothing listens, or the name does not resolve.
+func refused(err error) bool {
+	var dns *net.DNSError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENETUNREACH) ||
+		errors.Is(err, syscall.EHOSTUNREACH) || (errors.As(err, &dns) && !dns.IsTemporary)
+}
 
 // repoInfo is the part of GET /api/models/{repo}/revision/{rev} we use.
 type repoInfo struct {
@@ -230,6 +247,9 @@ func retryable(err error) bool {
 		return he.retryable()
 	}
 	var ne *networkError
+	if errors.As(err, &ne) && refused(ne.err) {
+		return false // offline: retrying only delays the answer
+	}
 	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errDropped)
 }
 

@@ -28,6 +28,10 @@ type Options struct {
 	Endpoint string // Hub base URL; default https://huggingface.co
 	Token    string // bearer token; default none
 	Offline  bool   // never touch the network
+	// PreferCache answers a reference whose snapshot is complete in the
+	// cache from the cache at once, without asking the Hub (what loading a
+	// model wants; `helexa pull` asks the Hub for updates).
+	PreferCache bool
 	// HTTPClient is used for every request (default: a client with sane
 	// timeouts). Its CheckRedirect is respected for the redirects it follows.
 	HTTPClient *http.Client
@@ -225,6 +229,11 @@ func (c *Client) Resolve(ctx context.Context, ref string) (*Resolved, error) {
 func (c *Client) resolveRemote(ctx context.Context, r Ref) (*Resolved, error) {
 	if c.opts.Offline {
 		return c.resolveCached(r, "offline mode (HF_HUB_OFFLINE=1)")
+	}
+	if c.opts.PreferCache {
+		if cached, err := c.resolveCached(r, "cached"); err == nil {
+			return cached, nil
+		}
 	}
 	res, err := c.resolveOnline(ctx, r)
 	if err != nil && ctx.Err() == nil && cacheFallback(err) {

@@ -256,6 +256,9 @@ func resolveError(name string, err error) error {
 		return &runner.Error{Kind: runner.KindNotFound, Err: err}
 	case errors.Is(err, os.ErrNotExist):
 		return &runner.Error{Kind: runner.KindNotFound, Msg: fmt.Sprintf("model %q not found", name), Err: err}
+	case errors.Is(err, hub.ErrUnreachable):
+		return &runner.Error{Kind: runner.KindNotFound, Msg: fmt.Sprintf(
+			"model %q is not in the local cache and the Hub cannot be reached (connect, set HF_ENDPOINT to a mirror, or pull it where there is a network)", name), Err: err}
 	case errors.Is(err, hub.ErrUnauthorized):
 		return &runner.Error{Kind: runner.KindUnauthorized, Msg: fmt.Sprintf("access to model %q denied (set HF_TOKEN, or accept the licence on the Hub)", name), Err: err}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
