@@ -118,7 +118,34 @@ func (c *Client) cachedCommit(r Ref) (string, error) {
 	if commit != "" && !IsCommit(commit) {
 		return "", fmt.Errorf("cached ref %s of %s holds %q, not a commit id", r.Revision, r.Repo, commit)
 	}
+	if commit == "" && r.Revision == "main" {
+		return c.soleSnapshot(r)
+	}
 	return commit, nil
+}
+
+// soleSnapshot answers a repository cached without refs/main (what
+// huggingface_hub's hf_hub_download of one file at a commit leaves): its
+// only snapshot, or an error naming the revisions to choose from.
+func (c *Client) soleSnapshot(r Ref) (string, error) {
+	entries, err := os.ReadDir(filepath.Join(c.repoDir(r.Repo), "snapshots"))
+	if err != nil {
+		return "", nil // nothing cached: the caller says so
+	}
+	var commits []string
+	for _, e := range entries {
+		if e.IsDir() && IsCommit(e.Name()) {
+			commits = append(commits, e.Name())
+		}
+	}
+	switch len(commits) {
+	case 0:
+		return "", nil
+	case 1:
+		return commits[0], nil
+	}
+	return "", fmt.Errorf("%w: %s has no refs/main but %d cached snapshots (%s); name one as %s@<commit>",
+		ErrNotCached, r.Repo, len(commits), strings.Join(commits, ", "), r.Repo)
 }
 
 // resolveLocal accepts a .gguf file (a split model's first shard stands for

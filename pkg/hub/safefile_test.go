@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -71,4 +72,27 @@ func TestSnapshotLinkOutOfCacheRefused(t *testing.T) {
 	off := newTestClient(t, h, func(o *Options) { o.CacheDir = cache; o.Offline = true })
 	_, err = off.Resolve(context.Background(), "org/m-GGUF")
 	mustErrorIs(t, err, ErrBadReference)
+}
+
+// TestCacheWithoutRefsMain: a repository that huggingface_hub cached with
+// hf_hub_download at a commit (a snapshot, no refs/main) resolves offline
+// to that snapshot; two snapshots are an error naming both.
+func TestCacheWithoutRefsMain(t *testing.T) {
+	h := hubtest.New(t)
+	data := randBytes(t, 10_000)
+	h.AddRepo("org/m-GGUF", map[string][]byte{"m-Q4_0.gguf": data})
+	cache := t.TempDir()
+	c := newTestClient(t, h, func(o *Options) { o.CacheDir = cache })
+	res, err := c.Resolve(context.Background(), "org/m-GGUF")
+	mustNoError(t, err)
+	mustNoError(t, os.Remove(filepath.Join(cache, "models--org--m-GGUF", "refs", "main")))
+	off := newTestClient(t, h, func(o *Options) { o.CacheDir = cache; o.Offline = true })
+	got, err := off.Resolve(context.Background(), "org/m-GGUF")
+	mustNoError(t, err)
+	checkTrue(t, got.ModelPath == res.ModelPath, got.ModelPath)
+	other := filepath.Join(cache, "models--org--m-GGUF", "snapshots", strings.Repeat("b", 40))
+	mustNoError(t, os.MkdirAll(other, 0o755))
+	_, err = off.Resolve(context.Background(), "org/m-GGUF")
+	mustErrorIs(t, err, ErrNotCached)
+	checkTrue(t, strings.Contains(err.Error(), "@<commit>"), err.Error())
 }
