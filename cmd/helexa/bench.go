@@ -90,7 +90,7 @@ func (o benchOptions) validate() error {
 }
 
 func runBench(ctx context.Context, opts benchOptions, s streams) error {
-	model := opts.Model
+	model := runner.CanonicalName(opts.Model)
 	if err := opts.validate(); err != nil {
 		return err
 	}

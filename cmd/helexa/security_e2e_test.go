@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -154,5 +156,37 @@ func TestHugePromptsAreRefusedBeforeTheyCost(t *testing.T) {
 	st, b = rawRequest(t, addr, "POST", "/v1/completions", fmt.Sprintf(`{"model":%q,"prompt":%q,"max_tokens":1}`, model, long), json)
 	if st != 400 || !strings.Contains(b, "context_length") || !strings.Contains(b, "bytes") {
 		t.Fatalf("a 1 MB prompt for a 2048-token context: %d %s, want a context_length error from the byte count", st, b)
+	}
+}
+
+// TestLocalModelHasOneName: a model loaded through a symbolic link and
+// through a relative path is the same loaded model, named by its absolute,
+// link-resolved path (in ps, for stop).
+func TestLocalModelHasOneName(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the helexa binary")
+	}
+	model := fixtures.Path(t, "models", "stories260K.gguf")
+	real, err := filepath.EvalSymlinks(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "alias.gguf")
+	if err := os.Symlink(model, link); err != nil {
+		t.Fatal(err)
+	}
+	addr, _, _ := startDaemon(t, "")
+	json := map[string]string{"Content-Type": "application/json"}
+	for _, name := range []string{model, link} {
+		if st, b := rawRequest(t, addr, "POST", "/api/load", fmt.Sprintf(`{"model":%q}`, name), json); st != 200 {
+			t.Fatalf("load %s: %d %s", name, st, b)
+		}
+	}
+	ps := psModels(t, addr)
+	if len(ps) != 1 || ps[0].Name != real {
+		t.Fatalf("ps after loading the file and a link to it: %+v, want one model named %s", ps, real)
+	}
+	if st, b := rawRequest(t, addr, "POST", "/api/unload", fmt.Sprintf(`{"model":%q}`, link), json); st != 200 {
+		t.Fatalf("unload through the link: %d %s", st, b)
 	}
 }

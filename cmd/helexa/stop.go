@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/helexa/helexa/pkg/runner"
 )
 
 // stopOptions are the flags of `helexa stop`.
@@ -36,7 +38,7 @@ func newStopCmd(s streams) *cobra.Command {
 }
 
 func runStop(ctx context.Context, opts stopOptions, s streams) error {
-	model := opts.Model
+	model := runner.CanonicalName(opts.Model)
 	c, loaded, err := daemonPS(ctx, opts.Host)
 	if err != nil {
 		return err

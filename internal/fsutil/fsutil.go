@@ -57,8 +57,12 @@ func AbsIfExists(path string) string {
 	if _, err := os.Stat(path); err != nil {
 		return path
 	}
-	if abs, err := filepath.Abs(path); err == nil {
-		return abs
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
 	}
-	return path
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
 }

@@ -7,8 +7,11 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/helexa/helexa/internal/fsutil"
 )
 
 // Manager is the in-process engine: the registry of loaded models, each
@@ -83,6 +86,7 @@ func (m *Manager) Close(ctx context.Context) error {
 // acquire returns the model ready for a request (loading it if needed) and
 // counts the request as active on it; release must follow.
 func (m *Manager) acquire(ctx context.Context, name string, numCtx int) (*entry, time.Duration, error) {
+	name = CanonicalName(name)
 	if name == "" {
 		return nil, 0, Errorf(KindBadRequest, "no model given; name a model reference or a .gguf path")
 	}
@@ -139,6 +143,17 @@ func (m *Manager) acquire(ctx context.Context, name string, numCtx int) (*entry,
 		m.mu.Unlock()
 		return e, 0, nil
 	}
+}
+
+// CanonicalName gives a local model one name wherever it is used: a path
+// to an existing file or directory becomes absolute with its symbolic
+// links resolved (the same file through a link is the same model); a Hub
+// reference is returned as it is.
+func CanonicalName(name string) string {
+	if !strings.HasPrefix(name, "/") && !strings.HasPrefix(name, ".") && !strings.HasSuffix(strings.ToLower(name), ".gguf") {
+		return name
+	}
+	return fsutil.AbsIfExists(name)
 }
 
 // satisfies reports whether the loaded model serves a request for a
@@ -460,6 +475,7 @@ func (m *Manager) Load(ctx context.Context, req LoadRequest) (ModelStatus, error
 // Unload unloads a model; a model that is not loaded is a KindNotFound
 // error.
 func (m *Manager) Unload(ctx context.Context, model string) error {
+	model = CanonicalName(model)
 	m.mu.Lock()
 	e := m.models[model]
 	if e == nil || e.state == StateLoading {
