@@ -15,14 +15,25 @@ const finishToolCalls = "tool_calls"
 type toolFilter struct {
 	p *toolcall.Parser
 	n int // calls so far (the next call's index)
+	// forced is set when tool_choice requires a call: the answer (held
+	// whole, constrained to one JSON object) is the call.
+	forced *forcedCall
+}
+
+// forcedCall is a tool_choice that requires a call: of the named function,
+// or (name "") of any of the request's tools.
+type forcedCall struct {
+	name  string
+	tools []string // the request's function names
+	text  []byte   // the answer so far
 }
 
 // newToolFilter returns a filter for a request's tools; nil without tools.
-func newToolFilter(tools json.RawMessage) *toolFilter {
+func newToolFilter(tools json.RawMessage, forced *forcedCall) *toolFilter {
 	if tools == nil {
 		return nil
 	}
-	return &toolFilter{p: toolcall.NewParser(tools)}
+	return &toolFilter{p: toolcall.NewParser(tools), forced: forced}
 }
 
 // push takes the next content text and returns the content and the calls
@@ -30,6 +41,10 @@ func newToolFilter(tools json.RawMessage) *toolFilter {
 func (f *toolFilter) push(text string) (string, []ToolCallDelta) {
 	if f == nil {
 		return text, nil
+	}
+	if f.forced != nil {
+		f.forced.text = append(f.forced.text, text...)
+		return "", nil
 	}
 	content, calls := f.p.Push(text)
 	return content, f.wire(calls)
@@ -40,8 +55,41 @@ func (f *toolFilter) flush() (string, []ToolCallDelta) {
 	if f == nil {
 		return "", nil
 	}
+	if f.forced != nil {
+		call, ok := f.forced.call()
+		if !ok {
+			return string(f.forced.text), nil // cut short: not a whole object
+		}
+		return "", f.wire([]toolcall.Call{call})
+	}
 	content, calls := f.p.Flush()
 	return content, f.wire(calls)
+}
+
+// call reads the answer, one JSON object, as the required call: either
+// {"name": …, "arguments": {…}} or the arguments of the named function.
+func (fc *forcedCall) call() (toolcall.Call, bool) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(fc.text, &obj) != nil {
+		return toolcall.Call{}, false
+	}
+	var name string
+	args, hasArgs := obj["arguments"]
+	if !hasArgs {
+		args, hasArgs = obj["parameters"]
+	}
+	if raw, ok := obj["name"]; ok && hasArgs && json.Unmarshal(raw, &name) == nil && (fc.name == "" || name == fc.name) {
+		var s string
+		if json.Unmarshal(args, &s) == nil { // arguments as an encoded string
+			args = json.RawMessage(s)
+		}
+		return toolcall.Call{Name: name, Arguments: string(args)}, true
+	}
+	name = fc.name
+	if name == "" && len(fc.tools) > 0 {
+		name = fc.tools[0]
+	}
+	return toolcall.Call{Name: name, Arguments: string(fc.text)}, true
 }
 
 // all filters a whole answer at once.

@@ -262,6 +262,9 @@ func (r *ChatCompletionRequest) toRunner() (runner.ChatRequest, error) {
 	if err != nil {
 		return out, err
 	}
+	if r.forced != nil {
+		o.JSONMode = true // the answer is one JSON object: the call
+	}
 	return runner.ChatRequest{
 		Model: r.Model, Messages: msgs, Tools: tools,
 		TemplateKwargs: r.ChatTemplateKwargs, Options: o,
@@ -283,7 +286,9 @@ func (r *ChatCompletionRequest) applyLogprobs(o *runner.Options) error {
 	return nil
 }
 
-// tools checks tools / tool_choice / parallel_tool_calls.
+// tools checks tools and tool_choice: "none" drops the tools, "auto" (the
+// default) lets the model choose, "required" and a named function require
+// a call (r.forced; a named function is the only tool the template sees).
 func (r *ChatCompletionRequest) tools() (json.RawMessage, error) {
 	tools := r.Tools
 	if isNull(tools) {
@@ -292,20 +297,67 @@ func (r *ChatCompletionRequest) tools() (json.RawMessage, error) {
 	if tools != nil && !isJSONArray(tools) {
 		return nil, badRequest("tools must be a list of tool definitions")
 	}
-	if !isNull(r.ToolChoice) {
-		var choice string
-		if err := json.Unmarshal(r.ToolChoice, &choice); err != nil {
-			return nil, badRequest("tool_choice: only \"auto\" and \"none\" are supported")
-		}
+	if isNull(r.ToolChoice) {
+		return tools, nil
+	}
+	var choice string
+	if json.Unmarshal(r.ToolChoice, &choice) == nil {
 		switch choice {
 		case "auto":
+			return tools, nil
 		case "none":
-			tools = nil
-		default:
-			return nil, badRequest("tool_choice %q is not supported: use \"auto\" or \"none\"", choice)
+			return nil, nil
+		case "required":
+			if tools == nil {
+				return nil, badRequest("tool_choice \"required\" needs tools")
+			}
+			r.forced = &forcedCall{tools: toolNames(tools)}
+			return tools, nil
+		}
+		return nil, badRequest("tool_choice %q is not supported: use \"auto\", \"none\", \"required\" or {\"type\":\"function\",\"function\":{\"name\":…}}", choice)
+	}
+	var named struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(r.ToolChoice, &named); err != nil || named.Function.Name == "" {
+		return nil, badRequest("tool_choice must be \"auto\", \"none\", \"required\" or {\"type\":\"function\",\"function\":{\"name\":…}}")
+	}
+	one, err := onlyTool(tools, named.Function.Name)
+	if err != nil {
+		return nil, err
+	}
+	r.forced = &forcedCall{name: named.Function.Name, tools: []string{named.Function.Name}}
+	return one, nil
+}
+
+// toolNames lists the function names of a tools array.
+func toolNames(tools json.RawMessage) []string {
+	var list []struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	_ = json.Unmarshal(tools, &list)
+	names := make([]string, 0, len(list))
+	for _, t := range list {
+		names = append(names, t.Function.Name)
+	}
+	return names
+}
+
+// onlyTool returns the tools array reduced to the named function.
+func onlyTool(tools json.RawMessage, name string) (json.RawMessage, error) {
+	var list []json.RawMessage
+	_ = json.Unmarshal(tools, &list)
+	for i, n := range toolNames(tools) {
+		if n == name && i < len(list) {
+			return json.RawMessage("[" + string(list[i]) + "]"), nil
 		}
 	}
-	return tools, nil
+	return nil, badRequest("tool_choice names function %q, which is not among the request's tools", name)
 }
 
 // jsonMode maps response_format to runner JSON mode.
