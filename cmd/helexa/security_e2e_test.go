@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/helexa/helexa/internal/fixtures"
 )
@@ -148,13 +149,28 @@ func TestHugePromptsAreRefusedBeforeTheyCost(t *testing.T) {
 	}()
 	json := map[string]string{"Content-Type": "application/json"}
 	big := strings.Repeat("Once upon a time ", 200_000) // 3.4 MB
-	st, b := rawRequest(t, addr, "POST", "/v1/completions", fmt.Sprintf(`{"model":%q,"prompt":%q}`, model, big), json)
-	if st != 413 || !strings.Contains(b, "2000000") {
+	// Expect: 100-continue, as curl sends for large bodies: the daemon
+	// answers from the headers alone, before reading any of the body.
+	req, err := http.NewRequest("POST", "http://"+addr+"/v1/completions",
+		strings.NewReader(fmt.Sprintf(`{"model":%q,"prompt":%q}`, model, big)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Expect", "100-continue")
+	cl := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: 10 * time.Second, DisableKeepAlives: true}}
+	resp, err := cl.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if st := resp.StatusCode; st != 413 || !strings.Contains(string(b), "2000000") {
 		t.Fatalf("a 3.4 MB body: %d %s, want 413 naming the limit", st, b)
 	}
 	long := strings.Repeat("Once upon a time ", 60_000) // 1 MB: under the body cap, far over 2048 tokens
-	st, b = rawRequest(t, addr, "POST", "/v1/completions", fmt.Sprintf(`{"model":%q,"prompt":%q,"max_tokens":1}`, model, long), json)
-	if st != 400 || !strings.Contains(b, "context_length") || !strings.Contains(b, "bytes") {
+	st, body := rawRequest(t, addr, "POST", "/v1/completions", fmt.Sprintf(`{"model":%q,"prompt":%q,"max_tokens":1}`, model, long), json)
+	if b := body; st != 400 || !strings.Contains(b, "context_length") || !strings.Contains(b, "bytes") {
 		t.Fatalf("a 1 MB prompt for a 2048-token context: %d %s, want a context_length error from the byte count", st, b)
 	}
 }

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
+
+	"github.com/helexa/helexa/internal/envvars"
 )
 
 // TestMain lets the test binary stand in for helexa as a runner process:
@@ -15,5 +18,22 @@ func TestMain(m *testing.M) {
 		root.SetArgs([]string{"runner"})
 		os.Exit(exitCode(context.Background(), root.ExecuteContext(context.Background()), os.Stderr))
 	}
+	isolateEnv()
 	os.Exit(m.Run())
+}
+
+// isolateEnv clears the caller's helexa and Hugging Face settings
+// (HELEXA_NUM_CTX, HELEXA_HOST, HF_HUB_OFFLINE, …) so that the tests, and
+// the binaries and daemons they start, see only what each test sets; the
+// fixtures location is kept.
+func isolateEnv() {
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == envvars.Fixtures.Name {
+			continue
+		}
+		if strings.HasPrefix(name, "HELEXA_") || strings.HasPrefix(name, "HF_") || name == "XDG_CACHE_HOME" {
+			os.Unsetenv(name)
+		}
+	}
 }

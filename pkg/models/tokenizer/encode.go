@@ -14,13 +14,11 @@ type fragment struct {
 }
 
 // Encode converts text to token ids. addSpecial adds BOS/EOS as the
-// vocabulary asks (AddBOS/AddEOS). parseSpecial lets special and added
-// tokens written in the text (control tokens such as "<|im_end|>" and
-// user-defined ones such as Qwen's "<think>") become their ids; without it
-// no such token is ever produced and the text is tokenized as ordinary text.
-// The one exception is an added token made only of whitespace (MPT's
-// runs of spaces): it carries no markup, only spells whitespace, and is
-// matched in plain text as llama.cpp and Hugging Face do.
+// vocabulary asks (AddBOS/AddEOS). User-defined added tokens (Qwen's
+// "<think>", "<tool_call>", MPT's runs of spaces) are matched in any text,
+// as llama.cpp and Hugging Face do; parseSpecial also lets control tokens
+// written in the text (such as "<|im_end|>") become their ids — without it
+// no control token is ever produced from text.
 func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error) {
 	out := make([]int32, 0, len(text)/3+2)
 	frags := t.partition(text, parseSpecial)
@@ -134,7 +132,7 @@ func sanitize(s string) string {
 
 // partition splits text around special and added tokens (llama.cpp's
 // tokenizer_st_partition, longest tokens first) when parseSpecial is set;
-// otherwise only around whitespace-only added tokens (see Encode).
+// otherwise only around user-defined ones (see Encode).
 func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
 	if text == "" {
 		return nil
@@ -142,7 +140,7 @@ func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
 	frags := []fragment{{text: text, tok: NoToken}}
 	specials := t.specials
 	if !parseSpecial {
-		specials = t.spaceAdded
+		specials = t.userDefined
 	}
 	var next []fragment
 	for _, id := range specials {

@@ -17,7 +17,7 @@ func TestSpecialTokensQwen(t *testing.T) {
 		{"control as text", "<|im_end|>", false, []int32{27, 91, 318, 6213, 91, 29}},
 		{"control parsed", "<|im_end|>", true, []int32{151645}},
 		{"control inside text", "Hi<|im_end|>\n", true, []int32{13048, 151645, 198}},
-		{"user-defined as text", "<think>", false, []int32{13708, 766, 29}},
+		{"user-defined in plain text", "<think>", false, []int32{151667}},
 		{"user-defined parsed", "<think>", true, []int32{151667}},
 		{"two controls", "<|im_start|><|im_end|>", true, []int32{151644, 151645}},
 	}
@@ -45,10 +45,10 @@ func TestSpecialTokensQwen(t *testing.T) {
 
 const qwen2Regex = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 
-// TestAddedTokensParseSpecial: control (<|im_end|>) and user-defined
-// (<think>, <tool_call>) tokens come from text only with parseSpecial, from
-// the GGUF vocabulary and from tokenizer.json added_tokens alike; without it
-// the text is tokenized as ordinary text.
+// TestAddedTokensParseSpecial: control tokens (<|im_end|>) come from text
+// only with parseSpecial, user-defined ones (<think>, <tool_call>) from any
+// text (as llama.cpp and Hugging Face do), from the GGUF vocabulary and
+// from tokenizer.json added_tokens alike.
 func TestAddedTokensParseSpecial(t *testing.T) {
 	tokJSON, cfgJSON := hfFromGGUF(t, "vocab-qwen3.gguf", qwen2Regex,
 		map[string]any{"bos_token": nil, "eos_token": "<|im_end|>", "add_bos_token": false})
@@ -61,14 +61,14 @@ func TestAddedTokensParseSpecial(t *testing.T) {
 		text          string
 		plain, parsed []int32
 	}{
-		{"<think>", []int32{13708, 766, 29}, []int32{151667}},
-		{"</think>", []int32{522, 26865, 29}, []int32{151668}},
-		{"<tool_call>", []int32{27, 14172, 13429, 29}, []int32{151657}},
-		{"</tool_call>", []int32{522, 14172, 13429, 29}, []int32{151658}},
+		{"<think>", []int32{151667}, []int32{151667}},
+		{"</think>", []int32{151668}, []int32{151668}},
+		{"<tool_call>", []int32{151657}, []int32{151657}},
+		{"</tool_call>", []int32{151658}, []int32{151658}},
 		{"<|im_end|>", []int32{27, 91, 318, 6213, 91, 29}, []int32{151645}},
-		{"Hi<think>x</think>\n", []int32{13048, 13708, 766, 28257, 522, 26865, 397}, []int32{13048, 151667, 87, 151668, 198}},
+		{"Hi<think>x</think>\n", []int32{13048, 151667, 87, 151668, 198}, []int32{13048, 151667, 87, 151668, 198}},
 		{"<|im_start|>user\n<tool_call>{}</tool_call><|im_end|>",
-			[]int32{27, 91, 318, 4906, 91, 29, 872, 198, 27, 14172, 13429, 7309, 5361, 14172, 13429, 1784, 91, 318, 6213, 91, 29},
+			[]int32{27, 91, 318, 4906, 91, 29, 872, 198, 151657, 6257, 151658, 27, 91, 318, 6213, 91, 29},
 			[]int32{151644, 872, 198, 151657, 6257, 151658, 151645}},
 	}
 	for name, tk := range tokenizers {

@@ -110,7 +110,7 @@ type Tokenizer struct {
 	eog            []int32 // sorted
 	eogSet         map[int32]struct{}
 	specials       []int32 // control / user-defined / unknown, longest first
-	spaceAdded     []int32 // the user-defined ones made only of whitespace, longest first
+	userDefined    []int32 // the user-defined ones (not control), longest first
 
 	piecesOnce sync.Once
 	pieces     []byte   // decoded text of every token, back to back (lazy: pieceTable)

@@ -391,8 +391,8 @@ func (t *Tokenizer) buildSpecialList() {
 		return len(t.text.at(b)) - len(t.text.at(a))
 	})
 	for _, id := range t.specials {
-		if t.attrs[id]&(attrControl|attrUnknown) == 0 && isSpaceOnly(t.text.at(id)) {
-			t.spaceAdded = append(t.spaceAdded, id)
+		if t.attrs[id]&(attrControl|attrUnknown) == 0 {
+			t.userDefined = append(t.userDefined, id)
 		}
 	}
 }
