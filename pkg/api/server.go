@@ -135,6 +135,7 @@ func (s *Server) routes() *gin.Engine {
 	auth := e.Group("/", s.authenticate, s.limitBody)
 	auth.POST("/v1/chat/completions", s.chatCompletions)
 	auth.POST("/v1/completions", s.completions)
+	auth.POST("/v1/embeddings", s.embeddings)
 	auth.GET("/v1/models", s.listModels)
 	auth.GET("/v1/models/*id", s.getModel)
 	auth.GET("/api/ps", s.ps)

@@ -82,7 +82,24 @@ type Work struct {
 	// and allow at least one token, or the sequence fails with
 	// ErrBadRequest.
 	Allowed []uint64
+	// Embed asks for the pooled final hidden state of the sequence's
+	// tokens (embeddings): EmbedMean averages every token this work and
+	// the sequence's earlier Embed works fed, EmbedLast takes the last
+	// token's. The vector comes back in Result.Embedding, normalised to
+	// unit length, on the work with EmbedFinal set.
+	Embed      EmbedMode
+	EmbedFinal bool
 }
+
+// EmbedMode selects how token hidden states are pooled into one embedding.
+type EmbedMode int
+
+// Embedding pooling modes.
+const (
+	EmbedNone EmbedMode = iota
+	EmbedMean
+	EmbedLast
+)
 
 // TokenLogprob is a token id with its log-probability.
 type TokenLogprob struct {
@@ -97,6 +114,9 @@ type Result struct {
 	Logprob float32        // log-probability of Token
 	Top     []TokenLogprob // when Work.TopLogprobs > 0
 	Logits  [][]float32    // per Work.Logits
+	// Embedding is the pooled, unit-length hidden state (Work.Embed with
+	// EmbedFinal).
+	Embedding []float32
 	// Err is an error that is this sequence's own (bad input, a panic in
 	// its sampler), as a kind and a message. It never poisons the model.
 	Err *Error

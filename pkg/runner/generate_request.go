@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/helexa/helexa/pkg/executor"
 )
 
 // cancelGrace is how long a cancelled request waits for the scheduler to
@@ -160,7 +162,8 @@ type genArgs struct {
 	hasTools     bool
 	loadDur      time.Duration
 	t0           time.Time
-	numCtx       int // the context of the model that serves the request
+	numCtx       int                // the context of the model that serves the request
+	embed        executor.EmbedMode // an embedding: prefill only, then the pooled hidden state
 }
 
 // generate runs pre-flight, hands the request to the model's scheduler and
@@ -174,7 +177,7 @@ func (m *Manager) generate(ctx context.Context, e *entry, a genArgs, onDelta fun
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r := &request{
-		id: id, ctx: rctx, prompt: a.prompt, opts: a.opts,
+		id: id, ctx: rctx, prompt: a.prompt, opts: a.opts, embed: a.embed,
 		gen: newGeneration(e.model, a.opts, a.startInThink, a.hasTools),
 		out: newOutbox(),
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"sync"
 	"time"
+
+	"github.com/helexa/helexa/pkg/executor"
 )
 
 // request is one generation handed from a caller's goroutine to a model's
@@ -18,6 +20,11 @@ type request struct {
 	gen    *generation
 	out    *outbox
 	queued time.Time
+	// embed makes the request an embedding: its prompt is prefilled
+	// (never from the prefix cache), nothing is sampled, and the pooled
+	// hidden state ends it.
+	embed     executor.EmbedMode
+	embedding []float32
 }
 
 // event is what the scheduler sends back: a delta, or the end.

@@ -314,6 +314,9 @@ func (s *scheduler) start(r *request) (*sequence, error) {
 	total := s.budget(r)
 	need := blocksFor(total, bs)
 	maxMatch := (len(r.prompt) - 1) / bs // the last prompt token is always computed
+	if r.embed != executor.EmbedNone {
+		maxMatch = 0 // pooling needs every token's hidden state
+	}
 	blocks, hashes := s.pool.match(r.prompt, maxMatch)
 	reserve := need - len(blocks)
 	release := func() {
@@ -353,6 +356,9 @@ func (s *scheduler) start(r *request) (*sequence, error) {
 // budget is how many positions a request may use: its prompt plus
 // max_tokens, capped by the context.
 func (s *scheduler) budget(r *request) int {
+	if r.embed != executor.EmbedNone {
+		return len(r.prompt)
+	}
 	if r.opts.MaxTokens <= 0 {
 		return s.info.NCtx
 	}
@@ -417,7 +423,7 @@ func (s *scheduler) finish(q *sequence, reason string, err error) {
 }
 
 func (s *scheduler) reply(r *request, reason string, u Usage, err error) {
-	r.out.send(event{done: true, res: Result{FinishReason: reason, Usage: u}, err: err})
+	r.out.send(event{done: true, res: Result{FinishReason: reason, Usage: u, Embedding: r.embedding}, err: err})
 }
 
 // requestError classifies an error that is one request's own.

@@ -116,6 +116,8 @@ type Result struct {
 	// or "cancelled".
 	FinishReason string `json:"finish_reason"`
 	Usage        Usage  `json:"usage"`
+	// Embedding is the pooled hidden state of an embedding request.
+	Embedding []float32 `json:"embedding,omitempty"`
 }
 
 // Usage counts tokens and time for one request.

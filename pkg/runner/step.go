@@ -71,6 +71,10 @@ func (s *scheduler) buildBatch() (batch []executor.Work, seqs []*sequence, prefi
 			History: q.history,
 			Sample:  q.computed+n == len(q.tokens),
 		}
+		if q.req.embed != executor.EmbedNone {
+			w.Sample = false
+			w.Embed, w.EmbedFinal = q.req.embed, q.computed+n == len(q.tokens)
+		}
 		q.history = nil
 		if w.Sample {
 			w.TopLogprobs = q.req.opts.TopLogprobs
@@ -172,6 +176,11 @@ func (s *scheduler) apply(q *sequence, w executor.Work, res executor.Result) {
 	}
 	q.computed += len(w.Tokens)
 	s.registerBlocks(q)
+	if w.EmbedFinal {
+		q.req.embedding = res.Embedding
+		s.finish(q, "stop", nil)
+		return
+	}
 	if !w.Sample {
 		return
 	}

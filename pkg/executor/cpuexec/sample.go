@@ -17,6 +17,10 @@ type seqSampler interface {
 type seqState struct {
 	sampler seqSampler
 	primed  bool // History was fed to the sampler
+	// embSum and embN accumulate the hidden states of an embedding's
+	// tokens (Work.Embed) until the final work.
+	embSum []float64
+	embN   int
 }
 
 // sampleWork draws w's next token from logits (the raw logits after its

@@ -3,10 +3,11 @@ package cpuexec
 import (
 	"context"
 	"fmt"
-	"github.com/helexa/helexa/pkg/executor"
+	"math"
 	"runtime/debug"
 
 	"github.com/helexa/helexa/pkg/compute"
+	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/models/arch"
 )
 
@@ -17,8 +18,9 @@ type piece struct {
 
 // workOut collects one work's logits over its pieces.
 type workOut struct {
-	rows [][]float32 // LogitsAll: one vector per token
-	last []float32   // the logits after the last token, when needed
+	rows      [][]float32 // LogitsAll: one vector per token
+	last      []float32   // the logits after the last token, when needed
+	embedding []float32   // Work.Embed with EmbedFinal
 }
 
 // Step implements Executor. Works with more than ChunkSize tokens are split
@@ -132,9 +134,11 @@ func (l *Executor) runPass(batch []executor.Work, pass []piece, outs []workOut) 
 		all  bool
 	}
 	var wants []want
+	var hidden []hiddenWant
 	for _, p := range pass {
 		w := &batch[p.work]
 		row := len(b.Tokens)
+		hidden = planHidden(&b, hidden, w, p, row)
 		b.Spans = append(b.Spans, compute.SeqSpan{Row: row, N: p.n, Pos: w.Pos + p.start, Blocks: w.Blocks})
 		for i := 0; i < p.n; i++ {
 			b.Tokens = append(b.Tokens, w.Tokens[p.start+i])
@@ -156,10 +160,14 @@ func (l *Executor) runPass(batch []executor.Work, pass []piece, outs []workOut) 
 			l.opts.Routing(rowSeq[row], int(b.Pos[row]), layer, experts, probs)
 		}
 	}
-	logits, err := l.model.Forward(l.be, l.kv, &b, &l.scratch, hook)
+	fwd, err := l.model.Forward(l.be, l.kv, &b, &l.scratch, hook)
 	if err != nil {
 		return fmt.Errorf("%w: %w", executor.ErrDevice, err)
 	}
+	if err := l.poolHidden(batch, fwd.Hidden, hidden, outs); err != nil {
+		return err
+	}
+	logits := fwd.Logits
 	nv := l.model.HP.NVocab
 	for i, wt := range wants {
 		v := l.logitsBuf(batch[wt.work], wt.work, wt.all, nv)
@@ -173,6 +181,78 @@ func (l *Executor) runPass(batch []executor.Work, pass []piece, outs []workOut) 
 		o.last = v
 	}
 	return nil
+}
+
+// hiddenWant is one row of a pass whose hidden state feeds a work's
+// embedding; final marks the work's last row of its last piece.
+type hiddenWant struct {
+	work  int
+	final bool
+}
+
+// planHidden asks the pass for the hidden states p's work needs: every row
+// for mean pooling, the last row of the final piece for last-token pooling.
+func planHidden(b *arch.Batch, hidden []hiddenWant, w *executor.Work, p piece, row int) []hiddenWant {
+	if w.Embed == executor.EmbedNone {
+		return hidden
+	}
+	lastPiece := p.start+p.n == len(w.Tokens)
+	for i := 0; i < p.n; i++ {
+		final := lastPiece && i == p.n-1 && w.EmbedFinal
+		if w.Embed == executor.EmbedMean || final {
+			b.HiddenRows = append(b.HiddenRows, row+i)
+			hidden = append(hidden, hiddenWant{work: p.work, final: final})
+		}
+	}
+	return hidden
+}
+
+// poolHidden adds a pass's hidden rows to their sequences' sums and, on a
+// work's final row, writes its unit-length pooled embedding.
+func (l *Executor) poolHidden(batch []executor.Work, h compute.Tensor, wants []hiddenWant, outs []workOut) error {
+	if len(wants) == 0 {
+		return nil
+	}
+	row := make([]float32, l.model.HP.NEmbd)
+	for i, hw := range wants {
+		if err := l.be.ReadRow(h, i, row); err != nil {
+			return fmt.Errorf("%w: reading hidden states: %w", executor.ErrDevice, err)
+		}
+		st := l.seqs[batch[hw.work].Seq]
+		if st.embSum == nil {
+			st.embSum = make([]float64, len(row))
+		}
+		if batch[hw.work].Embed == executor.EmbedLast {
+			clear(st.embSum)
+			st.embN = 0
+		}
+		for j, v := range row {
+			st.embSum[j] += float64(v)
+		}
+		st.embN++
+		if hw.final {
+			outs[hw.work].embedding = normalise(st.embSum)
+			st.embSum, st.embN = nil, 0
+		}
+	}
+	return nil
+}
+
+// normalise returns v scaled to unit length (the mean's scale cancels).
+func normalise(v []float64) []float32 {
+	var ss float64
+	for _, x := range v {
+		ss += x * x
+	}
+	out := make([]float32, len(v))
+	if ss == 0 {
+		return out
+	}
+	inv := 1 / math.Sqrt(ss)
+	for i, x := range v {
+		out[i] = float32(x * inv)
+	}
+	return out
 }
 
 // logitsBuf returns where one wanted logits row of work index i goes. Rows
@@ -201,6 +281,7 @@ func (l *Executor) finish(w *executor.Work, o *workOut, res *executor.Result) {
 			res.Err = executor.Errorf(executor.KindBadRequest, "sampling sequence %d panicked: %v", w.Seq, r)
 		}
 	}()
+	res.Embedding = o.embedding
 	st := l.seqs[w.Seq]
 	if !st.primed {
 		st.sampler.Accept(w.History...)

@@ -3,11 +3,11 @@ package cpuexec
 import (
 	"context"
 	"errors"
-	"github.com/helexa/helexa/pkg/executor"
 	"reflect"
 	"testing"
 
 	"github.com/helexa/helexa/pkg/dtype"
+	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/models/arch/archtest"
 	"github.com/helexa/helexa/pkg/sampling"
 )

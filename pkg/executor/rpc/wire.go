@@ -153,6 +153,8 @@ type wireWork struct {
 	Logits      executor.LogitsMode `json:"logits,omitempty"`
 	Allowed     string              `json:"allowed,omitempty"`
 	HasAllowed  bool                `json:"has_allowed,omitempty"`
+	Embed       executor.EmbedMode  `json:"embed,omitempty"`
+	EmbedFinal  bool                `json:"embed_final,omitempty"`
 }
 
 type stepParams struct {
@@ -167,12 +169,15 @@ type wireTop struct {
 // wireResult is executor.Result on the wire; logits (only when asked) are
 // base64 of little-endian float32, one string per vector.
 type wireResult struct {
-	Seq     executor.SeqID  `json:"seq"`
-	Token   int32           `json:"token"`
-	Logprob Float           `json:"logprob"`
-	Top     []wireTop       `json:"top,omitempty"`
-	Logits  []string        `json:"logits,omitempty"`
-	Err     *executor.Error `json:"err,omitempty"`
+	Seq     executor.SeqID `json:"seq"`
+	Token   int32          `json:"token"`
+	Logprob Float          `json:"logprob"`
+	Top     []wireTop      `json:"top,omitempty"`
+	Logits  []string       `json:"logits,omitempty"`
+	// Embedding is base64 of little-endian float32 (hidden-size, not
+	// vocabulary-size).
+	Embedding string          `json:"embedding,omitempty"`
+	Err       *executor.Error `json:"err,omitempty"`
 }
 
 type stepReply struct {
@@ -181,7 +186,8 @@ type stepReply struct {
 
 func toWireWork(w executor.Work) wireWork {
 	out := wireWork{Seq: w.Seq, Tokens: w.Tokens, Pos: w.Pos, Blocks: w.Blocks, History: w.History,
-		Sample: w.Sample, SkipLogprob: w.SkipLogprob, TopLogprobs: w.TopLogprobs, Logits: w.Logits}
+		Sample: w.Sample, SkipLogprob: w.SkipLogprob, TopLogprobs: w.TopLogprobs, Logits: w.Logits,
+		Embed: w.Embed, EmbedFinal: w.EmbedFinal}
 	if w.Allowed != nil {
 		b := make([]byte, 8*len(w.Allowed))
 		for i, x := range w.Allowed {
@@ -194,7 +200,8 @@ func toWireWork(w executor.Work) wireWork {
 
 func (w wireWork) work() (executor.Work, error) {
 	out := executor.Work{Seq: w.Seq, Tokens: w.Tokens, Pos: w.Pos, Blocks: w.Blocks, History: w.History,
-		Sample: w.Sample, SkipLogprob: w.SkipLogprob, TopLogprobs: w.TopLogprobs, Logits: w.Logits}
+		Sample: w.Sample, SkipLogprob: w.SkipLogprob, TopLogprobs: w.TopLogprobs, Logits: w.Logits,
+		Embed: w.Embed, EmbedFinal: w.EmbedFinal}
 	if w.HasAllowed {
 		b, err := base64.StdEncoding.DecodeString(w.Allowed)
 		if err != nil || len(b)%8 != 0 {
@@ -214,13 +221,34 @@ func toWireResult(r executor.Result) wireResult {
 		out.Top = append(out.Top, wireTop{Token: t.Token, Logprob: Float(t.Logprob)})
 	}
 	for _, v := range r.Logits {
-		b := make([]byte, 4*len(v))
-		for i, x := range v {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-		}
-		out.Logits = append(out.Logits, base64.StdEncoding.EncodeToString(b))
+		out.Logits = append(out.Logits, encodeFloats(v))
+	}
+	if r.Embedding != nil {
+		out.Embedding = encodeFloats(r.Embedding)
 	}
 	return out
+}
+
+// encodeFloats is base64 of little-endian float32 values.
+func encodeFloats(v []float32) string {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// decodeFloats reverses encodeFloats.
+func decodeFloats(s string) ([]float32, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(b)%4 != 0 {
+		return nil, fmt.Errorf("not base64 of float32 values")
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v, nil
 }
 
 func (w wireResult) result() (executor.Result, error) {
@@ -229,15 +257,18 @@ func (w wireResult) result() (executor.Result, error) {
 		out.Top = append(out.Top, executor.TokenLogprob{Token: t.Token, Logprob: float32(t.Logprob)})
 	}
 	for _, s := range w.Logits {
-		b, err := base64.StdEncoding.DecodeString(s)
-		if err != nil || len(b)%4 != 0 {
-			return out, fmt.Errorf("logits of sequence %d are not base64 of float32 values", w.Seq)
-		}
-		v := make([]float32, len(b)/4)
-		for i := range v {
-			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		v, err := decodeFloats(s)
+		if err != nil {
+			return out, fmt.Errorf("logits of sequence %d: %w", w.Seq, err)
 		}
 		out.Logits = append(out.Logits, v)
+	}
+	if w.Embedding != "" {
+		v, err := decodeFloats(w.Embedding)
+		if err != nil {
+			return out, fmt.Errorf("embedding of sequence %d: %w", w.Seq, err)
+		}
+		out.Embedding = v
 	}
 	return out, nil
 }

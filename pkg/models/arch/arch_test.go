@@ -140,7 +140,8 @@ func TestForwardBatchIndependence(t *testing.T) {
 				t.Fatal(err)
 			}
 			nv := m.HP.NVocab
-			rowsOf := func(out compute.Tensor) [][]float32 {
+			rowsOf := func(o *arch.Output) [][]float32 {
+				out := o.Logits
 				var rows [][]float32
 				for r := range out.Rows() {
 					row := make([]float32, nv)

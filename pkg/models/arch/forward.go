@@ -16,6 +16,16 @@ type Batch struct {
 	Spans  []compute.SeqSpan
 	// LogitRows are the rows whose logits the pass returns, in this order.
 	LogitRows []int
+	// HiddenRows are the rows whose final hidden state (after the output
+	// norm, the input of the output head) the pass returns: embeddings.
+	HiddenRows []int
+}
+
+// Output is what a pass returns: scratch tensors valid until the next pass
+// with the same scratch (nil when no rows were asked for).
+type Output struct {
+	Logits compute.Tensor // len(LogitRows) × NVocab
+	Hidden compute.Tensor // len(HiddenRows) × NEmbd
 }
 
 // RoutingHook observes MoE routing: for batch row row in layer layer, the
@@ -116,10 +126,9 @@ type pass struct {
 }
 
 // Forward runs the batch through the model, writing every row's keys and
-// values into kv, and returns the logits of b.LogitRows (len(LogitRows) ×
-// NVocab, a scratch tensor valid until the next call with the same
-// scratch; nil when no rows are wanted).
-func (m *Model) Forward(be compute.Backend, kv compute.KV, b *Batch, s *Scratch, hook RoutingHook) (compute.Tensor, error) {
+// values into kv, and returns the logits of b.LogitRows and the final
+// hidden states of b.HiddenRows.
+func (m *Model) Forward(be compute.Backend, kv compute.KV, b *Batch, s *Scratch, hook RoutingHook) (*Output, error) {
 	hp := &m.HP
 	rows := len(b.Tokens)
 	if len(b.Pos) != rows {
@@ -141,7 +150,14 @@ func (m *Model) Forward(be compute.Backend, kv compute.KV, b *Batch, s *Scratch,
 			return nil, fmt.Errorf("layer %d ffn: %w", il, err)
 		}
 	}
-	return p.logits(b.LogitRows)
+	out := &Output{}
+	if out.Hidden, err = p.normed(b.HiddenRows, "hidden"); err != nil {
+		return nil, err
+	}
+	if out.Logits, err = p.logits(b.LogitRows); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // tensors returns scratch tensors of the given widths, rows rows each.
@@ -245,22 +261,36 @@ func denseFFN(be compute.Backend, s *Scratch, gate, up, down *compute.Weight, x,
 	return be.MatMul(down, h, out)
 }
 
+// normed gathers rows of the residual stream into the named scratch tensor
+// and applies the output norm (nil when rows is empty).
+func (p *pass) normed(rows []int, name string) (compute.Tensor, error) {
+	be, hp := p.be, &p.m.HP
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	sel, err := p.s.get(be, name, len(rows), hp.NEmbd)
+	if err != nil {
+		return nil, err
+	}
+	idx := make([]int32, len(rows))
+	for i, r := range rows {
+		idx[i] = int32(r)
+	}
+	be.GatherRows(p.x, idx, sel)
+	be.RMSNorm(sel, p.m.outputNorm, hp.Eps, sel)
+	return sel, nil
+}
+
 func (p *pass) logits(rows []int) (compute.Tensor, error) {
 	m, be, hp := p.m, p.be, &p.m.HP
 	n := len(rows)
 	if n == 0 {
 		return nil, nil
 	}
-	sel, err := p.s.get(be, "sel", n, hp.NEmbd)
+	sel, err := p.normed(rows, "sel")
 	if err != nil {
 		return nil, err
 	}
-	idx := make([]int32, n)
-	for i, r := range rows {
-		idx[i] = int32(r)
-	}
-	be.GatherRows(p.x, idx, sel)
-	be.RMSNorm(sel, m.outputNorm, hp.Eps, sel)
 	out, err := p.s.get(be, "logits", n, hp.NVocab)
 	if err != nil {
 		return nil, err
