@@ -144,6 +144,15 @@ func runRun(ctx context.Context, opts runOptions, s streams) error {
 		return err
 	}
 	defer closeSvc()
+	if c, ok := svc.(*api.Client); ok {
+		if err := applyClientEnv(&opts, &reqOpts, c.Addr(), s.Err); err != nil {
+			return err
+		}
+	}
+	if err := pullThroughDaemon(ctx, svc, model, router); err != nil {
+		finishBars()
+		return fmt.Errorf("pulling %s: %w", model, err)
+	}
 	st, loadDur, err := loadModel(ctx, svc, model, opts.NumCtx, router, s.Err)
 	finishBars()
 	if err != nil {
@@ -400,10 +409,69 @@ func oneShot(ctx context.Context, svc runner.Service, model, prompt string, opts
 		}
 		return err
 	}
+	if contextFull(res) {
+		fmt.Fprintf(s.Err, "\n[the context is full (%d of %d tokens): the answer was cut off; raise it with --num-ctx]\n",
+			res.Usage.PromptTokens+res.Usage.CompletionTokens, res.Usage.Context)
+	}
 	if opts.Verbose {
 		printUsage(s.Err, res.Usage)
 	}
 	return nil
+}
+
+// daemonOnlyVars are settings only the process that runs the models
+// applies: set in a client's shell they would do nothing, so run says so.
+func daemonOnlyVars() []envvars.Var {
+	return []envvars.Var{envvars.NumThreads, envvars.NumParallel, envvars.MaxQueue, envvars.ChunkSize,
+		envvars.MaxLoadedModels, envvars.Runner, envvars.RunnerTimeout, envvars.MaxRequestBytes}
+}
+
+// applyClientEnv sends the caller's HELEXA_NUM_CTX and HELEXA_KEEP_ALIVE
+// with the requests to a daemon (unless flags set them) and warns about
+// settings only the daemon applies.
+func applyClientEnv(opts *runOptions, reqOpts *runner.Options, addr string, errw io.Writer) error {
+	if opts.NumCtx == 0 && envvars.NumCtx.IsSet() {
+		n, err := envvars.NumCtx.Int()
+		if err != nil {
+			return err
+		}
+		opts.NumCtx, reqOpts.NumCtx = n, n
+	}
+	if reqOpts.KeepAlive == nil && envvars.KeepAlive.IsSet() {
+		d, err := runner.ParseKeepAlive(envvars.KeepAlive.Get())
+		if err != nil {
+			return fmt.Errorf("%s: %w", envvars.KeepAlive.Name, err)
+		}
+		reqOpts.KeepAlive = &d
+	}
+	for _, v := range daemonOnlyVars() {
+		if v.IsSet() {
+			fmt.Fprintf(errw, "note: %s is set here, but the daemon at %s runs the models with its own settings; set it where `helexa serve` runs\n", v.Name, addr)
+		}
+	}
+	return nil
+}
+
+// contextFull reports a generation that stopped because the context ran
+// out (not because of max_tokens).
+func contextFull(res runner.Result) bool {
+	u := res.Usage
+	return res.FinishReason == "length" && u.Context > 0 && u.PromptTokens+u.CompletionTokens >= u.Context
+}
+
+// pullThroughDaemon has the daemon fetch a Hub model (from its cache when
+// complete) before the load, drawing the daemon's progress here.
+func pullThroughDaemon(ctx context.Context, svc runner.Service, model string, router *progressRouter) error {
+	c, ok := svc.(*api.Client)
+	if !ok {
+		return nil // in-process: the loader draws its own progress
+	}
+	if _, err := os.Stat(model); err == nil {
+		return nil // a local file or directory
+	}
+	return c.PullWith(ctx, api.PullRequest{Model: model, PreferCache: true}, func(p api.PullProgress) {
+		router.emit(hub.Event{Kind: hub.EventKind(p.Status), Repo: model, File: p.File, Bytes: p.Completed, Total: p.Total})
+	})
 }
 
 // plainPrinter writes deltas to stdout: reasoning dimmed on a terminal,

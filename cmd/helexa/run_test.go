@@ -528,3 +528,28 @@ func TestLoadSpinner(t *testing.T) {
 		})
 	}
 }
+
+// TestClientEnvReachesTheDaemon: HELEXA_NUM_CTX and HELEXA_KEEP_ALIVE in
+// the client's shell go with the requests; daemon-only settings are named
+// in a note instead of being silently ignored.
+func TestClientEnvReachesTheDaemon(t *testing.T) {
+	t.Setenv("HELEXA_NUM_CTX", "1024")
+	t.Setenv("HELEXA_KEEP_ALIVE", "10m")
+	t.Setenv("HELEXA_NUM_THREADS", "3")
+	var opts runOptions
+	var req runner.Options
+	var errw strings.Builder
+	if err := applyClientEnv(&opts, &req, "127.0.0.1:13131", &errw); err != nil {
+		t.Fatal(err)
+	}
+	if opts.NumCtx != 1024 || req.NumCtx != 1024 || req.KeepAlive == nil || *req.KeepAlive != 10*time.Minute {
+		t.Errorf("num_ctx %d/%d keep_alive %v", opts.NumCtx, req.NumCtx, req.KeepAlive)
+	}
+	if !strings.Contains(errw.String(), "HELEXA_NUM_THREADS") {
+		t.Errorf("no note about a daemon-only setting: %q", errw.String())
+	}
+	opts = runOptions{NumCtx: 64}
+	if err := applyClientEnv(&opts, &req, "x", io.Discard); err != nil || opts.NumCtx != 64 {
+		t.Errorf("--num-ctx must win over the environment: %d %v", opts.NumCtx, err)
+	}
+}

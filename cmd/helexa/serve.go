@@ -238,9 +238,18 @@ func logProgress(log *slog.Logger) hub.ProgressFunc {
 type hubPuller struct{}
 
 func (hubPuller) Pull(ctx context.Context, model string, progress func(api.PullProgress)) error {
-	hc, err := newHubClient("", func(e hub.Event) {
+	return hubPull(ctx, model, false, progress)
+}
+
+// PullCached implements api.CachedPuller.
+func (hubPuller) PullCached(ctx context.Context, model string, progress func(api.PullProgress)) error {
+	return hubPull(ctx, model, true, progress)
+}
+
+func hubPull(ctx context.Context, model string, preferCache bool, progress func(api.PullProgress)) error {
+	hc, err := newHubClientWith("", func(e hub.Event) {
 		progress(api.PullProgress{Status: string(e.Kind), File: e.File, Completed: e.Bytes, Total: e.Total})
-	})
+	}, preferCache)
 	if err != nil {
 		return err
 	}

@@ -40,8 +40,9 @@ func (s *syncBuffer) String() string {
 }
 
 // startDaemon builds bin/helexa, starts `helexa serve` on a free port and
-// returns its address; the daemon is stopped with SIGTERM by stop.
-func startDaemon(t *testing.T, apiKey string) (addr string, stop func() error, logs *syncBuffer) {
+// returns its address; the daemon is stopped with SIGTERM by stop. env
+// entries (NAME=value) override its defaults.
+func startDaemon(t *testing.T, apiKey string, env ...string) (addr string, stop func() error, logs *syncBuffer) {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "helexa")
@@ -59,6 +60,7 @@ func startDaemon(t *testing.T, apiKey string) (addr string, stop func() error, l
 	cmd.Env = append(os.Environ(),
 		"HF_HUB_CACHE="+filepath.Join(dir, "hf"), "HF_HUB_OFFLINE=1",
 		"HELEXA_STATE_DIR="+filepath.Join(dir, "state"), "HELEXA_API_KEY="+apiKey, "HELEXA_HOST=")
+	cmd.Env = append(cmd.Env, env...)
 	logs = &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {

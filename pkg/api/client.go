@@ -200,7 +200,13 @@ func (c *Client) Show(ctx context.Context, model string) (runner.ModelDetails, e
 // Pull asks the daemon to download a model, passing each progress line to
 // progress (which may be nil).
 func (c *Client) Pull(ctx context.Context, model string, progress func(PullProgress)) error {
-	resp, err := c.do(ctx, http.MethodPost, "/api/pull", ModelRequest{Model: model})
+	return c.PullWith(ctx, PullRequest{Model: model}, progress)
+}
+
+// PullWith is Pull with the request's options (PreferCache).
+func (c *Client) PullWith(ctx context.Context, req PullRequest, progress func(PullProgress)) error {
+	model := req.Model
+	resp, err := c.do(ctx, http.MethodPost, "/api/pull", req)
 	if err != nil {
 		return err
 	}

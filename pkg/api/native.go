@@ -90,10 +90,15 @@ func (s *Server) show(c *gin.Context) {
 
 // pull serves POST /api/pull, streaming progress as NDJSON lines.
 func (s *Server) pull(c *gin.Context) {
-	model, ok := s.decodeModelRequest(c)
-	if !ok {
+	var req PullRequest
+	if !s.bind(c, &req) {
 		return
 	}
+	if err := validateModel(req.Model); err != nil {
+		s.fail(c, err)
+		return
+	}
+	model := req.Model
 	if s.cfg.Puller == nil {
 		s.writeError(c, http.StatusNotImplemented, ErrorBody{
 			Message: "this server has no model downloader; pull with `helexa pull` instead",
@@ -121,7 +126,11 @@ func (s *Server) pull(c *gin.Context) {
 		c.Writer.Flush()
 		return nil
 	}
-	err := s.cfg.Puller.Pull(c.Request.Context(), model, func(p PullProgress) { _ = write(p) })
+	pull := s.cfg.Puller.Pull
+	if cp, ok := s.cfg.Puller.(CachedPuller); ok && req.PreferCache {
+		pull = cp.PullCached
+	}
+	err := pull(c.Request.Context(), model, func(p PullProgress) { _ = write(p) })
 	mu.Lock()
 	wasStarted := started
 	mu.Unlock()

@@ -40,6 +40,12 @@ type Puller interface {
 	Pull(ctx context.Context, model string, progress func(PullProgress)) error
 }
 
+// CachedPuller is optionally implemented by a Puller: PullCached answers
+// from a complete cached snapshot without asking the Hub.
+type CachedPuller interface {
+	PullCached(ctx context.Context, model string, progress func(PullProgress)) error
+}
+
 // Pull makes a PullFunc a Puller.
 func (f PullFunc) Pull(ctx context.Context, model string, progress func(PullProgress)) error {
 	return f(ctx, model, progress)

@@ -343,6 +343,14 @@ type ModelRequest struct {
 	Model string `json:"model"`
 }
 
+// PullRequest is the body of POST /api/pull.
+type PullRequest struct {
+	Model string `json:"model"`
+	// PreferCache skips the Hub when the cache already holds a complete
+	// snapshot (what `helexa run` asks before loading through a daemon).
+	PreferCache bool `json:"prefer_cache,omitempty"`
+}
+
 // PullProgress is one NDJSON line of POST /api/pull. The last line has
 // Status "success", or Error set.
 type PullProgress struct {
