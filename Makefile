@@ -4,7 +4,7 @@ STATICCHECK_VERSION ?= v0.6.1
 BIN := bin/helexa
 FUZZTIME ?= 5s
 
-.PHONY: build test test-race lint fuzz bench clean
+.PHONY: build test test-race lint fuzz bench clean node-deps
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -13,10 +13,15 @@ build:
 	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN) ./cmd/helexa
 
 # The README's test command. Fixtures come from ../shared/fixtures (or $$HELEXA_FIXTURES).
-test: build
+test: build node-deps
 	$(GO) vet ./...
 	$(GO) test -timeout 30m ./...
 	$(GO) test -race -timeout 30m ./pkg/runner/... ./pkg/api/...
+
+# The OpenAI Node SDK for the Node end-to-end test (testdata/node, pinned by
+# its package-lock.json; needs Node.js and the npm registry).
+node-deps:
+	cd testdata/node && npm ci --no-audit --no-fund --loglevel=error
 
 test-race:
 	$(GO) test -race -timeout 30m ./pkg/runner/... ./pkg/api/...
