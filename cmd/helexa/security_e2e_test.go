@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -204,5 +205,29 @@ func TestLocalModelHasOneName(t *testing.T) {
 	}
 	if st, b := rawRequest(t, addr, "POST", "/api/unload", fmt.Sprintf(`{"model":%q}`, link), json); st != 200 {
 		t.Fatalf("unload through the link: %d %s", st, b)
+	}
+}
+
+// TestSmallerHardening: a NUL byte in a model name is a 400 (not a 500),
+// unloading a model that was never loaded is a 404, and a daemon refuses
+// to start with an all-whitespace API key.
+func TestSmallerHardening(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the helexa binary")
+	}
+	addr, _, _ := startDaemon(t, "")
+	json := map[string]string{"Content-Type": "application/json"}
+	if st, b := rawRequest(t, addr, "POST", "/v1/completions", `{"model":"/tmp/a\u0000b.gguf","prompt":"x"}`, json); st != 400 || !strings.Contains(b, "control character") {
+		t.Errorf("a NUL byte in the model name: %d %s", st, b)
+	}
+	if st, b := rawRequest(t, addr, "POST", "/api/unload", `{"model":"never/loaded"}`, json); st != 404 {
+		t.Errorf("unloading a model that is not loaded: %d %s", st, b)
+	}
+	bin := buildRunBinary(t)
+	cmd := exec.Command(bin, "serve", "--host", "127.0.0.1:0")
+	cmd.Env = append(runEnv(t), "HELEXA_API_KEY=   ")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "blank") {
+		t.Errorf("serve with a blank API key: %v\n%s", err, out)
 	}
 }
