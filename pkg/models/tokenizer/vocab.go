@@ -397,19 +397,6 @@ func (t *Tokenizer) buildSpecialList() {
 	}
 }
 
-// isSpaceOnly reports a non-empty text made only of ASCII whitespace.
-func isSpaceOnly(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isCSpace(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // applyStripRules sets llama.cpp's per-model lstrip/rstrip attributes.
 func (t *Tokenizer) applyStripRules(name string) {
 	name = strings.ToLower(name)
