@@ -28,11 +28,7 @@ func TestOpenAIClientsAsTheyReallySend(t *testing.T) {
 	}
 	model := fixtures.Path(t, "models", "stories260K.gguf")
 	addr, _, logs := startDaemon(t, "")
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", logs.String())
-		}
-	}()
+	defer logOnFailure(t, logs)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	client := openai.NewClient(option.WithBaseURL("http://"+addr+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))

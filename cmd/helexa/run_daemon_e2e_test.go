@@ -24,11 +24,7 @@ func TestRunThroughDaemonShowsPull(t *testing.T) {
 	h := hubtest.New(t)
 	h.AddRepo("tiny/stories-GGUF", map[string][]byte{"stories260K-F32.gguf": data})
 	addr, _, logs := startDaemon(t, "", "HF_ENDPOINT="+h.URL, "HF_HUB_OFFLINE=")
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", logs.String())
-		}
-	}()
+	defer logOnFailure(t, logs)
 	bin := buildRunBinary(t)
 	run := exec.Command(bin, "run", "tiny/stories-GGUF", "--raw", "--temperature", "0", "-n", "4", "Once upon a time")
 	run.Env = append(os.Environ(), "HELEXA_HOST="+addr, "HF_HUB_DISABLE_PROGRESS_BARS=1")

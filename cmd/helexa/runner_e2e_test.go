@@ -153,11 +153,7 @@ func TestRunnerKilledMidStream(t *testing.T) {
 	}
 	model := fixtures.Path(t, "models", "stories260K.gguf")
 	addr, stop, logs := startDaemon(t, "")
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", logs.String())
-		}
-	}()
+	defer logOnFailure(t, logs)
 	want := greedyText(t, addr, model)
 	ps := psModels(t, addr)
 	if len(ps) != 1 || ps[0].RunnerPID == 0 || ps[0].State != runner.StateReady {

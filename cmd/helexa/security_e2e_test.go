@@ -48,11 +48,7 @@ func TestBrowserCannotDriveDaemon(t *testing.T) {
 	}
 	model := fixtures.Path(t, "models", "stories260K.gguf")
 	addr, _, logs := startDaemon(t, "")
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", logs.String())
-		}
-	}()
+	defer logOnFailure(t, logs)
 	unload := fmt.Sprintf(`{"model":%q}`, model)
 	if st, b := rawRequest(t, addr, "POST", "/api/load", unload, map[string]string{"Content-Type": "application/json"}); st != 200 {
 		t.Fatalf("load: %d %s", st, b)
@@ -104,11 +100,7 @@ func TestOneClientCannotChangeSharedModel(t *testing.T) {
 	model := fixtures.Path(t, "models", "stories260K.gguf")
 	t.Setenv("HELEXA_MAX_LOADED_MODELS", "1") // a new model would have to evict the loaded one
 	addr, _, logs := startDaemon(t, "")
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", logs.String())
-		}
-	}()
+	defer logOnFailure(t, logs)
 	json := map[string]string{"Content-Type": "application/json"}
 	if st, b := rawRequest(t, addr, "POST", "/api/load", fmt.Sprintf(`{"model":%q,"num_ctx":1024}`, model), json); st != 200 {
 		t.Fatalf("load: %d %s", st, b)
@@ -143,11 +135,7 @@ func TestHugePromptsAreRefusedBeforeTheyCost(t *testing.T) {
 	model := fixtures.Path(t, "models", "stories260K.gguf")
 	t.Setenv("HELEXA_MAX_REQUEST_BYTES", "2000000")
 	addr, _, logs := startDaemon(t, "")
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", logs.String())
-		}
-	}()
+	defer logOnFailure(t, logs)
 	json := map[string]string{"Content-Type": "application/json"}
 	big := strings.Repeat("Once upon a time ", 200_000) // 3.4 MB
 	// Expect: 100-continue, as curl sends for large bodies: the daemon

@@ -67,11 +67,7 @@ func TestFIFOModelFailsAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr, _, logs := startDaemon(t, "")
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", logs.String())
-		}
-	}()
+	defer logOnFailure(t, logs)
 	json := map[string]string{"Content-Type": "application/json"}
 	done := make(chan string, 1)
 	go func() {

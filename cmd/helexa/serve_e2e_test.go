@@ -39,6 +39,13 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// logOnFailure prints the daemon's log when the test has failed (defer it).
+func logOnFailure(t *testing.T, logs *syncBuffer) {
+	if t.Failed() {
+		t.Logf("daemon log:\n%s", logs.String())
+	}
+}
+
 // startDaemon builds bin/helexa, starts `helexa serve` on a free port and
 // returns its address; the daemon is stopped with SIGTERM by stop. env
 // entries (NAME=value) override its defaults.
@@ -107,11 +114,7 @@ func TestServeOpenAIEndToEnd(t *testing.T) {
 	model := fixtures.Path(t, "models", "stories260K.gguf")
 	const key = "e2e-secret"
 	addr, stop, logs := startDaemon(t, key)
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", logs.String())
-		}
-	}()
+	defer logOnFailure(t, logs)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	client := openai.NewClient(option.WithBaseURL("http://"+addr+"/v1/"), option.WithAPIKey(key), option.WithMaxRetries(0))

@@ -3,6 +3,7 @@ package compute
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -252,26 +253,26 @@ func TestRowOps(t *testing.T) {
 	src := ht([]float32{1, 2, 3, 4, 5, 6}, 3, 2)
 	dst := ht(make([]float32, 4), 2, 2)
 	c.GatherRows(src, []int32{2, 0}, dst)
-	if got := host(dst); !slicesEqual(got, []float32{5, 6, 1, 2}) {
+	if got := host(dst); !slices.Equal(got, []float32{5, 6, 1, 2}) {
 		t.Errorf("GatherRows: %v", got)
 	}
 	slots := ht([]float32{9, 9, 9, 9, 9, 9, 9, 9}, 4, 2)
 	c.ScaleRowsTo(dst, []int32{3, 0}, []float32{2, 0.5}, slots)
-	if got := host(slots); !slicesEqual(got, []float32{0.5, 1, 9, 9, 9, 9, 10, 12}) {
+	if got := host(slots); !slices.Equal(got, []float32{0.5, 1, 9, 9, 9, 9, 10, 12}) {
 		t.Errorf("ScaleRowsTo: %v", got)
 	}
 	out := ht(make([]float32, 4), 2, 2)
 	c.SumRowGroups(slots, 2, out)
-	if got := host(out); !slicesEqual(got, []float32{9.5, 10, 19, 21}) {
+	if got := host(out); !slices.Equal(got, []float32{9.5, 10, 19, 21}) {
 		t.Errorf("SumRowGroups: %v", got)
 	}
 	c.AddRow(out, &Vector{Data: []float32{1, -1}})
-	if got := host(out); !slicesEqual(got, []float32{10.5, 9, 20, 20}) {
+	if got := host(out); !slices.Equal(got, []float32{10.5, 9, 20, 20}) {
 		t.Errorf("AddRow: %v", got)
 	}
 	v := c.View(src, 2, 3)
 	row := make([]float32, 3)
-	if err := c.ReadRow(v, 1, row); err != nil || !slicesEqual(row, []float32{4, 5, 6}) {
+	if err := c.ReadRow(v, 1, row); err != nil || !slices.Equal(row, []float32{4, 5, 6}) {
 		t.Errorf("ReadRow of a 2 × 3 view: %v %v", row, err)
 	}
 	if err := c.ReadRow(v, 2, row); err == nil {
@@ -291,16 +292,4 @@ func mustWeight(t *testing.T) *Weight {
 		t.Fatal(err)
 	}
 	return w
-}
-
-func slicesEqual(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
