@@ -32,7 +32,7 @@ func TestDebugTokenizeJSON(t *testing.T) {
 		{"plain", nil, "Hello world", []int32{9707, 1879}},
 		{"special as text", nil, "<|im_end|>", []int32{27, 91, 318, 6213, 91, 29}},
 		{"parse special", []string{"--parse-special"}, "<|im_end|>", []int32{151645}},
-		{"added as text", nil, "<think>", []int32{13708, 766, 29}},
+		{"user-defined in plain text", nil, "<think>", []int32{151667}},
 		{"parse added", []string{"--parse-special"}, "<think>", []int32{151667}},
 		{"empty", nil, "", []int32{}},
 	}

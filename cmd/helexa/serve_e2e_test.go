@@ -19,6 +19,7 @@ import (
 
 	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/api"
+	"github.com/helexa/helexa/pkg/runner"
 )
 
 // syncBuffer collects the daemon's log for failure messages.
@@ -202,11 +203,12 @@ func checkCompletionsModelsErrors(ctx context.Context, t *testing.T, client open
 		t.Fatalf("models: %v", err)
 	}
 	found := false
+	name := runner.CanonicalName(model) // local models are listed by their resolved path
 	for _, m := range models.Data {
-		found = found || m.ID == model
+		found = found || m.ID == name
 	}
 	if !found {
-		t.Errorf("/v1/models lacks %s: %+v", model, models.Data)
+		t.Errorf("/v1/models lacks %s: %+v", name, models.Data)
 	}
 	if m, err := client.Models.Get(ctx, model); err != nil || m.ID != model || !strings.Contains(m.RawJSON(), `"state":"ready"`) {
 		t.Errorf("/v1/models/{id}: %v %+v", err, m)

@@ -145,8 +145,9 @@ func (s *Server) getModel(c *gin.Context) {
 		return
 	}
 	entries, err := s.models(c.Request.Context())
+	canon := runner.CanonicalName(id) // a local file is listed under its resolved path
 	for _, e := range entries {
-		if e.named(id) {
+		if e.named(id) || e.named(canon) {
 			m := e.Model
 			m.ID = id
 			c.JSON(http.StatusOK, m)
