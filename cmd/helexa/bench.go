@@ -26,10 +26,16 @@ type benchOptions struct {
 	Temperature float32
 	NumCtx      int
 	JSON        bool
+	// llama-bench mode (-p > 0): prefill of NPrompt tokens and decode of
+	// NumPredict tokens over Repetitions, then the streams curve.
+	NPrompt     int
+	Repetitions int
+	Threads     int
+	ignoreEOS   bool // set by the llama-bench mode for the streams curve
 }
 
 func newBenchCmd(s streams) *cobra.Command {
-	opts := benchOptions{Concurrency: []int{1, 2, 4, 8}, NumPredict: 128, Prompt: "Once upon a time"}
+	opts := benchOptions{Concurrency: []int{1, 2, 4, 8}, NumPredict: 128, Prompt: "Once upon a time", Repetitions: 5}
 	cmd := &cobra.Command{
 		Use:   "bench MODEL",
 		Short: "Measure aggregate decode throughput at several concurrency levels",
@@ -38,7 +44,15 @@ and report the aggregate decode tokens/s (continuous batching lets several
 sequences share each weight read). Runs an in-process engine by default, or
 against a daemon with --host. A warm-up request loads the model first.
 Sequences stop early at an end-of-generation token; the table shows the
-tokens actually generated.`,
+tokens actually generated.
+
+With -p N (the llama-bench mode, comparable with llama.cpp's llama-bench
+-p N -n M -r R -t T): after a warm-up, R repetitions of a prefill of exactly
+N random tokens (never from the prefix cache) and of a decode of M tokens
+after a 4-token prompt (past any end-of-generation token), reported as mean
+± standard deviation of tokens/s, then the aggregate decode curve over
+--streams concurrent sequences of M tokens each. The header names the model,
+quant, threads and CPU kernels.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Model = args[0]
@@ -53,6 +67,10 @@ tokens actually generated.`,
 	f.Float32Var(&opts.Temperature, "temperature", 0, "sampling temperature (0 = greedy)")
 	addNumCtxFlag(cmd, &opts.NumCtx)
 	f.BoolVar(&opts.JSON, "json", false, "print the results as JSON")
+	f.IntVarP(&opts.NPrompt, "n-prompt", "p", 0, "llama-bench mode: prefill this many tokens (pp test); 0 = the concurrency table only")
+	f.IntVarP(&opts.Repetitions, "repetitions", "r", opts.Repetitions, "llama-bench mode: repetitions of each test")
+	f.IntVarP(&opts.Threads, "threads", "t", 0, "CPU threads of the in-process engine (default HELEXA_NUM_THREADS or all cores)")
+	f.IntSliceVar(&opts.Concurrency, "streams", opts.Concurrency, "same as --concurrency: the streams of the aggregate decode curve")
 	return cmd
 }
 
@@ -86,12 +104,18 @@ func (o benchOptions) validate() error {
 	if o.Temperature < 0 {
 		return fmt.Errorf("--temperature %g: want >= 0", o.Temperature)
 	}
+	if o.NPrompt < 0 || o.Repetitions < 1 || o.Threads < 0 {
+		return fmt.Errorf("-p %d -r %d -t %d: want -p >= 0, -r >= 1, -t >= 0", o.NPrompt, o.Repetitions, o.Threads)
+	}
 	return nil
 }
 
 func runBench(ctx context.Context, opts benchOptions, s streams) error {
 	model := runner.CanonicalName(opts.Model)
 	if err := opts.validate(); err != nil {
+		return err
+	}
+	if err := applyBenchThreads(opts); err != nil {
 		return err
 	}
 	svc, closeSvc, err := benchService(ctx, opts.Host, runLogger(s.Err, false))
@@ -101,6 +125,9 @@ func runBench(ctx context.Context, opts benchOptions, s streams) error {
 	defer closeSvc()
 	if _, err := svc.Load(ctx, runner.LoadRequest{Model: model, NumCtx: opts.NumCtx}); err != nil {
 		return fmt.Errorf("loading %s: %w", model, err)
+	}
+	if opts.NPrompt > 0 {
+		return runLlamaBench(ctx, svc, model, opts, s)
 	}
 	if _, err := benchOne(ctx, svc, model, opts, 4, 0); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
@@ -159,6 +186,7 @@ func benchOne(ctx context.Context, svc runner.Service, model string, opts benchO
 	req := runner.CompletionRequest{Model: model, Prompt: opts.Prompt, AddSpecial: true, Options: runner.Options{
 		Sampling:  sampling.Params{Temperature: opts.Temperature, Seed: seed},
 		MaxTokens: tokens,
+		IgnoreEOS: opts.ignoreEOS,
 	}}
 	r := benchRun{start: time.Now()}
 	res, err := svc.Complete(ctx, req, func(runner.Delta) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,5 +60,34 @@ func TestBenchInProcess(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBenchLlamaMode: -p runs the llama-bench tests (pp of exactly -p
+// tokens, tg of -n tokens past any EOS) over -r repetitions and the
+// streams curve, each stream generating exactly -n tokens.
+func TestBenchLlamaMode(t *testing.T) {
+	model := fixtures.Path(t, "models", "stories260K.gguf")
+	t.Setenv("HF_HUB_CACHE", filepath.Join(t.TempDir(), "hf"))
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	t.Setenv("HELEXA_NUM_THREADS", "") // -t sets it for the engine; restored after the test
+	var out bytes.Buffer
+	opts := benchOptions{Model: model, NPrompt: 32, NumPredict: 40, Repetitions: 2, Threads: 1,
+		Concurrency: []int{1, 3}, Prompt: "x", JSON: true}
+	if err := runBench(context.Background(), opts, streams{Out: &out, Err: io.Discard}); err != nil {
+		t.Fatal(err)
+	}
+	var rep llamaBenchReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	if rep.Prefill.Test != "pp32" || rep.Decode.Test != "tg40" || len(rep.Prefill.Samples) != 2 || len(rep.Decode.Samples) != 2 ||
+		rep.Prefill.Mean <= 0 || rep.Decode.Mean <= 0 || rep.Threads != "1" || rep.Kernels == "" || rep.Quant == "" {
+		t.Errorf("report %+v", rep)
+	}
+	for _, l := range rep.Streams {
+		if l.GeneratedTokens != l.Concurrency*40 || l.DecodeTPS <= 0 {
+			t.Errorf("%d streams generated %d tokens (want exactly %d: EOS must not stop a benchmark)", l.Concurrency, l.GeneratedTokens, l.Concurrency*40)
+		}
 	}
 }

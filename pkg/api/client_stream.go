@@ -28,6 +28,7 @@ func wireParams(o runner.Options) GenerationParams {
 		KeepAlive:     wireDuration(o.KeepAlive),
 		NumCtx:        o.NumCtx,
 		ReturnTokens:  true,
+		IgnoreEOS:     o.IgnoreEOS,
 	}
 	nonZero := func(v float32) *float32 {
 		if v == 0 {

@@ -149,6 +149,7 @@ func (p *GenerationParams) options() (runner.Options, error) {
 		return o, err
 	}
 	o.NumCtx = p.NumCtx
+	o.IgnoreEOS = p.IgnoreEOS
 	return o, nil
 }
 

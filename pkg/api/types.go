@@ -96,6 +96,9 @@ type GenerationParams struct {
 	NumCtx        int       `json:"num_ctx,omitempty"`
 	// ReturnTokens adds the generated token ids to every chunk (`token_ids`).
 	ReturnTokens bool `json:"return_tokens,omitempty"`
+	// IgnoreEOS (llama.cpp's ignore_eos) generates past end-of-generation
+	// tokens until max_tokens.
+	IgnoreEOS bool `json:"ignore_eos,omitempty"`
 }
 
 // ChatCompletionRequest is the body of POST /v1/chat/completions.

@@ -63,6 +63,7 @@ type generation struct {
 	json      *jsonState    // nil unless JSON mode
 	maxTokens int
 	logprobs  bool
+	ignoreEOS bool // benchmarks: end-of-generation tokens do not stop it
 	generated int
 	held      []TokenInfo // tokens whose text has not been emitted yet
 }
@@ -81,6 +82,7 @@ func newGeneration(m *Model, opts Options, startInThink, hasTools bool) *generat
 		stop:      stopper{stops: nonEmpty(opts.Stop)},
 		maxTokens: opts.MaxTokens,
 		logprobs:  opts.Logprobs || opts.TopLogprobs > 0,
+		ignoreEOS: opts.IgnoreEOS,
 	}
 	// JSON mode constrains the whole output, so there is no reasoning part.
 	if m.NewThinkSplitter != nil && !opts.JSONMode {
@@ -105,7 +107,7 @@ func nonEmpty(ss []string) []string {
 // accept takes one sampled token. It returns the delta to send (nil when
 // there is nothing yet) and the finish reason ("" to go on).
 func (g *generation) accept(r executor.Result) (*Delta, string) {
-	if g.tok.IsEOG(r.Token) {
+	if g.tok.IsEOG(r.Token) && !g.ignoreEOS {
 		return g.finish(false), "stop"
 	}
 	g.generated++

@@ -553,16 +553,19 @@ func TestLongPrefillDoesNotFreezeDecoding(t *testing.T) {
 	m := newTestManager(t, l, func(c *Config) { c.NumCtx = 512 })
 	started, bActive, stop := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	defer close(stop)
-	go func() { // steps run until a streams, then wait for b to be in flight
-		for {
+	go func() { // three steps for a (prefill, two decodes), then b joins
+		for range 3 {
 			select {
 			case gate <- struct{}{}:
-				continue
-			case <-started:
+			case <-stop:
+				return
 			}
-			break
 		}
-		<-bActive
+		select {
+		case <-bActive:
+		case <-stop:
+			return
+		}
 		for {
 			select {
 			case gate <- struct{}{}:

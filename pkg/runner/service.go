@@ -52,6 +52,10 @@ type Options struct {
 	KeepAlive *time.Duration `json:"keep_alive,omitempty"`
 	// NumCtx asks for a context size when the request loads the model.
 	NumCtx int `json:"num_ctx,omitempty"`
+	// IgnoreEOS keeps generating past end-of-generation tokens (until
+	// MaxTokens or the context ends): benchmarks that must time exactly
+	// MaxTokens tokens.
+	IgnoreEOS bool `json:"ignore_eos,omitempty"`
 }
 
 // ChatRequest is one chat turn: the whole conversation so far.
@@ -172,4 +176,5 @@ type ModelDetails struct {
 	Context      int    `json:"context"`
 	Template     string `json:"template"`
 	FileBytes    int64  `json:"file_bytes"`
+	VocabSize    int    `json:"vocab_size,omitempty"`
 }

@@ -221,6 +221,7 @@ func details(f *gguf.File, res *hub.Resolved, info executor.Info) runner.ModelDe
 		Parameters:   params,
 		Quant:        quant,
 		ContextTrain: info.NCtxTrain,
+		VocabSize:    info.NVocab,
 		Context:      info.NCtx,
 		FileBytes:    f.FileSize(),
 	}

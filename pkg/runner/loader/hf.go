@@ -122,7 +122,7 @@ func (e eogTokenizer) IsEOG(id int32) bool { return e.extra[id] || e.ggufTokeniz
 // hfDetails describes the model: parameters and the dtype holding most of
 // the weights, from the safetensors headers.
 func hfDetails(mf *modelfile.Model, res *hub.Resolved, info executor.Info) runner.ModelDetails {
-	d := runner.ModelDetails{Name: res.Ref, Path: mf.Path, Arch: info.Arch, ContextTrain: info.NCtxTrain,
+	d := runner.ModelDetails{Name: res.Ref, Path: mf.Path, Arch: info.Arch, ContextTrain: info.NCtxTrain, VocabSize: info.NVocab,
 		Context: info.NCtx, FileBytes: info.WeightsBytes}
 	f := mf.Safetensors
 	bytesByType := map[string]int64{}

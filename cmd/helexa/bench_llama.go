@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/helexa/helexa/internal/envvars"
+	"github.com/helexa/helexa/pkg/compute/quant"
+	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/sampling"
+)
+
+// llamaBenchReport is the llama-bench mode's result (-p): prefill and
+// decode speed over repetitions, and the aggregate decode curve.
+type llamaBenchReport struct {
+	Model       string       `json:"model"`
+	Quant       string       `json:"quant"`
+	Parameters  int64        `json:"parameters"`
+	Threads     string       `json:"threads"`
+	Kernels     string       `json:"kernels"`
+	Repetitions int          `json:"repetitions"`
+	Prefill     benchStat    `json:"prefill"`
+	Decode      benchStat    `json:"decode"`
+	Streams     []benchLevel `json:"streams"`
+}
+
+// benchStat is one test's tokens/s over the repetitions.
+type benchStat struct {
+	Test    string    `json:"test"` // "pp512", "tg128" (llama-bench's names)
+	Tokens  int       `json:"tokens"`
+	Mean    float64   `json:"mean_tokens_per_s"`
+	StdDev  float64   `json:"stddev_tokens_per_s"`
+	Samples []float64 `json:"samples_tokens_per_s"`
+}
+
+// newBenchStat computes the mean and sample standard deviation.
+func newBenchStat(test string, tokens int, samples []float64) benchStat {
+	st := benchStat{Test: test, Tokens: tokens, Samples: samples}
+	for _, v := range samples {
+		st.Mean += v
+	}
+	st.Mean /= float64(len(samples))
+	if len(samples) > 1 {
+		var ss float64
+		for _, v := range samples {
+			ss += (v - st.Mean) * (v - st.Mean)
+		}
+		st.StdDev = math.Sqrt(ss / float64(len(samples)-1))
+	}
+	return st
+}
+
+// randomPrompt is n token ids drawn from the vocabulary (never an id below
+// 3, where BOS/EOS usually sit), different for every seed so that no run
+// reuses another's prefix cache.
+func randomPrompt(n, vocab int, seed uint64) []int32 {
+	r := rand.New(rand.NewPCG(seed, 0x68656c657861))
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = int32(3 + r.IntN(max(vocab-3, 1)))
+	}
+	return out
+}
+
+// timedTokens runs one completion of a token prompt that ignores
+// end-of-generation tokens and returns its usage.
+func timedTokens(ctx context.Context, svc runner.Service, model string, prompt []int32, n int) (runner.Usage, error) {
+	res, err := svc.Complete(ctx, runner.CompletionRequest{Model: model, Tokens: prompt, Options: runner.Options{
+		Sampling: sampling.Params{Temperature: 0}, MaxTokens: n, IgnoreEOS: true,
+	}}, func(runner.Delta) error { return nil })
+	return res.Usage, err
+}
+
+// runLlamaBench measures pp (prefill of exactly -p tokens, no prefix
+// cache) and tg (-n tokens after a 4-token prompt, past any EOS) over -r
+// repetitions after a warm-up, then the aggregate decode curve.
+func runLlamaBench(ctx context.Context, svc runner.Service, model string, opts benchOptions, s streams) error {
+	d, err := svc.Show(ctx, model)
+	if err != nil {
+		return fmt.Errorf("describing %s: %w", model, err)
+	}
+	rep := llamaBenchReport{Model: model, Quant: d.Quant, Parameters: d.Parameters, Repetitions: opts.Repetitions,
+		Threads: benchThreads(opts), Kernels: benchKernels(opts)}
+	var pp, tg []float64
+	for i := 0; i <= opts.Repetitions; i++ { // i == 0 is the warm-up
+		u, err := timedTokens(ctx, svc, model, randomPrompt(opts.NPrompt, d.VocabSize, uint64(2*i+1)), 1)
+		if err != nil {
+			return fmt.Errorf("prefill: %w", err)
+		}
+		v, err := timedTokens(ctx, svc, model, randomPrompt(4, d.VocabSize, uint64(2*i+2)), opts.NumPredict)
+		if err != nil {
+			return fmt.Errorf("decode: %w", err)
+		}
+		if i == 0 {
+			continue
+		}
+		pp = append(pp, rate(u.PromptTokens-u.CachedTokens, u.PrefillDuration.Seconds()))
+		tg = append(tg, rate(v.CompletionTokens-1, v.DecodeDuration.Seconds()))
+	}
+	rep.Prefill = newBenchStat("pp"+strconv.Itoa(opts.NPrompt), opts.NPrompt, pp)
+	rep.Decode = newBenchStat("tg"+strconv.Itoa(opts.NumPredict), opts.NumPredict, tg)
+	opts.ignoreEOS = true
+	for _, c := range opts.Concurrency {
+		lv, err := benchLevelRun(ctx, svc, model, opts, c)
+		if err != nil {
+			return fmt.Errorf("%d streams: %w", c, err)
+		}
+		rep.Streams = append(rep.Streams, lv)
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(s.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return printLlamaBench(s.Out, rep)
+}
+
+func rate(tokens int, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	return float64(tokens) / seconds
+}
+
+func benchThreads(opts benchOptions) string {
+	switch {
+	case opts.Host != "":
+		return "daemon's"
+	case opts.Threads > 0:
+		return strconv.Itoa(opts.Threads)
+	}
+	if n, err := envvars.NumThreads.Int(); err == nil && n > 0 {
+		return strconv.Itoa(n)
+	}
+	return "all cores"
+}
+
+func benchKernels(opts benchOptions) string {
+	if opts.Host != "" {
+		return "daemon's"
+	}
+	return quant.KernelPath()
+}
+
+// applyBenchThreads makes the in-process engine (and the runner processes
+// it starts, which inherit the environment) use -t threads.
+func applyBenchThreads(opts benchOptions) error {
+	if opts.Threads <= 0 {
+		return nil
+	}
+	if opts.Host != "" {
+		return fmt.Errorf("-t/--threads sets the in-process engine's threads; a daemon uses its own (HELEXA_NUM_THREADS where it runs)")
+	}
+	return os.Setenv(envvars.NumThreads.Name, strconv.Itoa(opts.Threads))
+}
+
+func printLlamaBench(w io.Writer, r llamaBenchReport) error {
+	fmt.Fprintf(w, "model %s (%s, %d parameters), threads %s, kernels %s, %d repetitions\n\n",
+		r.Model, r.Quant, r.Parameters, r.Threads, r.Kernels, r.Repetitions)
+	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "TEST\tTOKENS/S\t± STDDEV\t")
+	for _, st := range []benchStat{r.Prefill, r.Decode} {
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t\n", st.Test, st.Mean, st.StdDev)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 3, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "STREAMS\tAGGREGATE DECODE tok/s\tPER-STREAM tok/s\t")
+	for _, l := range r.Streams {
+		fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t\n", l.Concurrency, l.DecodeTPS, l.PerSeqDecodeTPS)
+	}
+	return tw.Flush()
+}
