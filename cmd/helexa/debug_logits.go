@@ -57,7 +57,7 @@ func bindEngineFlags(cmd *cobra.Command, chunk, threads *int) {
 	defThreads, threadsErr := envvars.NumThreads.Int()
 	f := cmd.Flags()
 	f.IntVar(chunk, "chunk", defChunk, "prefill chunk size in tokens (env "+envvars.ChunkSize.Name+")")
-	f.IntVar(threads, "threads", defThreads, "CPU threads, 0 = all cores (env "+envvars.NumThreads.Name+")")
+	f.IntVarP(threads, "threads", "t", defThreads, "CPU threads, 0 = all cores (env "+envvars.NumThreads.Name+")")
 	cmd.PreRunE = func(*cobra.Command, []string) error {
 		if chunkErr != nil && !f.Changed("chunk") {
 			return fmt.Errorf("%w (or pass --chunk)", chunkErr)
