@@ -52,6 +52,9 @@ func (f *fakeService) generate(ctx context.Context, onDelta func(runner.Delta) e
 	}
 	for _, d := range f.deltas {
 		if err := onDelta(d); err != nil {
+			if f.block { // the client went away while deltas were still going out
+				close(f.canceled)
+			}
 			return runner.Result{}, err
 		}
 	}
