@@ -46,7 +46,7 @@ func TestPullRefusesSymlinkedPartial(t *testing.T) {
 	cmd := exec.Command(bin, "pull", "org/m-GGUF")
 	cmd.Env = append(os.Environ(), "HF_HUB_CACHE="+cache, "HF_ENDPOINT="+h.URL, "HF_HUB_OFFLINE=", "HF_HUB_DISABLE_PROGRESS_BARS=1")
 	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "not a regular file") {
+	if err == nil || !strings.Contains(string(out), "not a regular file (it is a symbolic link") {
 		t.Fatalf("pull through a symlinked partial: %v\n%s", err, out)
 	}
 	if got, _ := os.ReadFile(victim); !bytes.Equal(got, original) {
@@ -76,7 +76,7 @@ func TestFIFOModelFailsAtOnce(t *testing.T) {
 	}()
 	select {
 	case got := <-done:
-		if !strings.HasPrefix(got, "400") || !strings.Contains(got, "not a regular file") {
+		if !strings.HasPrefix(got, "400") || !strings.Contains(got, "not a regular file (it is a named pipe (FIFO))") {
 			t.Fatalf("loading a FIFO: %s, want a 400 saying it is not a regular file", got)
 		}
 	case <-time.After(5 * time.Second):

@@ -1,5 +1,5 @@
 // Package fsutil owns the small file-system helpers several packages
-// share: atomic file writes, "~" expansion, and making a local model path
+// share: atomic file writes, naming file types in errors, "~" expansion, and making a local model path
 // absolute.
 package fsutil
 
@@ -65,4 +65,26 @@ func AbsIfExists(path string) string {
 		return real
 	}
 	return abs
+}
+
+// FileKind names a file's type for error messages ("symbolic link",
+// "named pipe (FIFO)", ...), where a mode string such as "L---------"
+// would mean nothing to most users.
+func FileKind(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t == 0:
+		return "regular file"
+	case t&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case t&fs.ModeNamedPipe != 0:
+		return "named pipe (FIFO)"
+	case t&fs.ModeDir != 0:
+		return "directory"
+	case t&fs.ModeSocket != 0:
+		return "socket"
+	case t&fs.ModeDevice != 0:
+		return "device"
+	default:
+		return "special file (" + t.String() + ")"
+	}
 }

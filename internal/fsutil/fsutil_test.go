@@ -71,3 +71,22 @@ func TestAbsIfExists(t *testing.T) {
 		t.Errorf("reference changed to %q", got)
 	}
 }
+
+func TestFileKind(t *testing.T) {
+	tests := []struct {
+		mode os.FileMode
+		want string
+	}{
+		{0o644, "regular file"},
+		{os.ModeSymlink | 0o777, "symbolic link"},
+		{os.ModeNamedPipe | 0o600, "named pipe (FIFO)"},
+		{os.ModeDir | 0o755, "directory"},
+		{os.ModeSocket, "socket"},
+		{os.ModeDevice | os.ModeCharDevice, "device"},
+	}
+	for _, tt := range tests {
+		if got := FileKind(tt.mode); got != tt.want {
+			t.Errorf("FileKind(%v) = %q, want %q", tt.mode, got, tt.want)
+		}
+	}
+}

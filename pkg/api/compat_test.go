@@ -158,3 +158,24 @@ func TestToolChoiceRequiredAndNamed(t *testing.T) {
 		t.Errorf("a named tool that is not in tools: %d %s", st, out)
 	}
 }
+
+// TestPromptErrorsNameTheField: malformed prompts and embedding inputs are
+// reported under the field the client sent.
+func TestPromptErrorsNameTheField(t *testing.T) {
+	tests := []struct {
+		path, body, want string
+	}{
+		{"/v1/completions", `{"model":"m","prompt":[]}`, "prompt is an empty list"},
+		{"/v1/completions", `{"model":"m","prompt":{"a":1}}`, "prompt must be"},
+		{"/v1/embeddings", `{"model":"m","input":[]}`, "input is an empty list"},
+		{"/v1/embeddings", `{"model":"m","input":[[1],[]]}`, "input[1] is an empty list"},
+		{"/v1/embeddings", `{"model":"m","input":true}`, "input must be"},
+	}
+	for _, tt := range tests {
+		ts := newTestServer(t, &fakeService{}, nil)
+		status, out := post(t, ts, tt.path, tt.body)
+		if status != 400 || !strings.Contains(out, tt.want) {
+			t.Errorf("%s %s: %d %s, want 400 saying %q", tt.path, tt.body, status, out, tt.want)
+		}
+	}
+}

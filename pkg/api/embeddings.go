@@ -16,7 +16,7 @@ import (
 type EmbeddingRequest struct {
 	Model string `json:"model"`
 	// Input is a string, a list of strings, token ids or lists of them.
-	Input Prompt `json:"input"`
+	Input EmbeddingInput `json:"input"`
 	// EncodingFormat is "float" (default) or "base64" (little-endian
 	// float32, as OpenAI sends).
 	EncodingFormat string `json:"encoding_format,omitempty"`

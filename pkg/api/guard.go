@@ -129,7 +129,8 @@ func (s *Server) guard(c *gin.Context) {
 		h.Add("Vary", "Origin")
 		if r.Method == http.MethodOptions {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+			h.Set("Access-Control-Allow-Headers", preflightHeaders(r.Header.Get("Access-Control-Request-Headers")))
+			h.Add("Vary", "Access-Control-Request-Headers")
 			h.Set("Access-Control-Max-Age", "600")
 			c.AbortWithStatus(http.StatusNoContent)
 			return
@@ -189,3 +190,23 @@ func isLoopbackAddr(remote string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// preflightHeaders is the Access-Control-Allow-Headers of a preflight from
+// an allowed origin: the headers it asks for (browser SDKs send their own,
+// such as the OpenAI SDK's X-Stainless-* and OpenAI-Organization), or the
+// two every client needs. Only tokens are echoed, never other bytes.
+func preflightHeaders(asked string) string {
+	var out []string
+	for _, h := range strings.Split(asked, ",") {
+		if h = strings.TrimSpace(h); h != "" && headerToken.MatchString(h) {
+			out = append(out, h)
+		}
+	}
+	if len(out) == 0 {
+		return "Authorization, Content-Type"
+	}
+	return strings.Join(out, ", ")
+}
+
+// headerToken matches an HTTP header name.
+var headerToken = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]+$`)

@@ -116,3 +116,33 @@ func TestRemoteClientsSeeNoLocalPaths(t *testing.T) {
 		t.Errorf("internal error for a remote client: %d %s", w.Code, b)
 	}
 }
+
+// TestPreflightAllowsSDKHeaders: a browser app on localhost using the
+// OpenAI JS SDK preflights its X-Stainless-* headers; an allowed origin
+// gets them granted, and a header list with junk gets only the tokens.
+func TestPreflightAllowsSDKHeaders(t *testing.T) {
+	ts := newTestServer(t, &fakeService{}, nil)
+	tests := []struct {
+		asked, want string
+	}{
+		{"authorization, content-type, x-stainless-lang, x-stainless-retry-count", "authorization, content-type, x-stainless-lang, x-stainless-retry-count"},
+		{"", "Authorization, Content-Type"},
+		{"x-ok, bad header\r\n", "x-ok"},
+	}
+	for _, tt := range tests {
+		req, _ := http.NewRequest(http.MethodOptions, ts.URL+"/v1/chat/completions", nil)
+		req.Header.Set("Origin", "http://localhost:5173")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		if tt.asked != "" {
+			req.Header["Access-Control-Request-Headers"] = []string{strings.TrimRight(tt.asked, "\r\n")}
+		}
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Access-Control-Allow-Headers"); resp.StatusCode != 204 || got != tt.want {
+			t.Errorf("asked %q: %d, Access-Control-Allow-Headers %q, want %q", tt.asked, resp.StatusCode, got, tt.want)
+		}
+	}
+}

@@ -3,7 +3,9 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 )
 
 // Prompt is /v1/completions' prompt as OpenAI defines it: a string, a list
@@ -42,6 +44,10 @@ func (p *Prompt) UnmarshalJSON(b []byte) error {
 		p.Texts = []string{s}
 		return nil
 	}
+	var raw []json.RawMessage
+	if json.Unmarshal(b, &raw) == nil && len(raw) == 0 {
+		return fmt.Errorf("prompt is an empty list; send a string, strings or token ids")
+	}
 	var texts []string
 	if json.Unmarshal(b, &texts) == nil && len(texts) > 0 {
 		p.Texts = texts
@@ -63,4 +69,16 @@ func (p *Prompt) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	return fmt.Errorf("prompt must be a string, a list of strings, a list of token ids or a list of such lists")
+}
+
+// EmbeddingInput is /v1/embeddings' input: the same shapes as a Prompt,
+// with errors that name the field the client sent.
+type EmbeddingInput struct{ Prompt }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (in *EmbeddingInput) UnmarshalJSON(b []byte) error {
+	if err := in.Prompt.UnmarshalJSON(b); err != nil {
+		return errors.New(strings.Replace(err.Error(), "prompt", "input", 1))
+	}
+	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/helexa/helexa/internal/fsutil"
 )
 
 // ErrNotRegular marks a cache path that is not a regular file (a symlink
@@ -32,7 +34,7 @@ func openPartial(path string) (*os.File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("refusing to write %s: %w (%s; remove it and pull again)", path, ErrNotRegular, st.Mode().Type())
+		return nil, fmt.Errorf("refusing to write %s: %w (it is a %s; remove it and pull again)", path, ErrNotRegular, fsutil.FileKind(st.Mode()))
 	}
 	return f, nil
 }
@@ -55,7 +57,7 @@ func checkPartials(paths ...string) error {
 			return fmt.Errorf("stat %s: %w", p, err)
 		}
 		if !st.Mode().IsRegular() {
-			return fmt.Errorf("refusing to resume the download through %s: %w (%s); remove it and pull again", p, ErrNotRegular, st.Mode().Type())
+			return fmt.Errorf("refusing to resume the download through %s: %w (it is a %s); remove it and pull again", p, ErrNotRegular, fsutil.FileKind(st.Mode()))
 		}
 	}
 	return nil

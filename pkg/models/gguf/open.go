@@ -10,6 +10,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/helexa/helexa/internal/fsutil"
 )
 
 // splitName matches llama.cpp's split naming: prefix-00001-of-00003.gguf.
@@ -113,7 +115,7 @@ func mapShard(path string) (shard, error) {
 		return shard{}, fmt.Errorf("open GGUF %s: %w", path, err)
 	}
 	if !st.Mode().IsRegular() {
-		return shard{}, fmt.Errorf("open GGUF %s: not a regular file (%s); name a .gguf file", path, st.Mode().Type())
+		return shard{}, fmt.Errorf("open GGUF %s: not a regular file (it is a %s); name a .gguf file", path, fsutil.FileKind(st.Mode()))
 	}
 	size := st.Size()
 	if size < 24 {
