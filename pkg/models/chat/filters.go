@@ -12,27 +12,32 @@ import (
 // filters returns the filters added to or replaced in gonja's set.
 func filters() map[string]exec.FilterFunction {
 	return map[string]exec.FilterFunction{
-		"tojson":     filterToJSON,
-		"items":      filterItems,
-		fMod:         binaryFilter(pyMod),
-		fPow:         binaryFilter(pyPow),
-		fFloorDiv:    binaryFilter(pyFloorDiv),
-		fConcat:      binaryFilter(pyConcat),
-		fMul:         binaryFilter(pyMul),
-		"string":     filterString,
-		"trim":       filterTrim,
-		"reverse":    filterReverse,
-		"round":      filterRound,
-		fGetItem:     filterGetItem,
-		fList:        filterList,
-		fPrintName:   filterPrintName,
-		fPrintAttr:   lookupFilter(attrLookup, printLookup),
-		fPrintItem:   lookupFilter(itemLookup, printLookup),
-		fPrintNone:   filterPrintNone,
-		fPrintValue:  filterPrintValue,
-		fDefinedName: filterDefinedName,
-		fDefinedAttr: lookupFilter(attrLookup, definedLookup),
-		fDefinedItem: lookupFilter(itemLookup, definedLookup),
+		"tojson":      filterToJSON,
+		"items":       filterItems,
+		fMod:          binaryFilter(pyMod),
+		fPow:          binaryFilter(pyPow),
+		fFloorDiv:     binaryFilter(pyFloorDiv),
+		fConcat:       binaryFilter(pyConcat),
+		fMul:          binaryFilter(pyMul),
+		"string":      filterString,
+		"trim":        filterTrim,
+		"reverse":     filterReverse,
+		"round":       filterRound,
+		fGetItem:      filterGetItem,
+		fList:         filterList,
+		fPrintName:    filterPrintName,
+		fPrintAttr:    lookupFilter(attrLookup, printLookup),
+		fPrintItem:    lookupFilter(itemLookup, printLookup),
+		fPrintNone:    filterPrintNone,
+		fPrintValue:   filterPrintValue,
+		fDefinedName:  filterDefinedName,
+		fDefinedAttr:  lookupFilter(attrLookup, definedLookup),
+		fDefinedItem:  lookupFilter(itemLookup, definedLookup),
+		fAdd:          filterAdd,
+		fIterableName: filterIterableName,
+		fIterableAttr: lookupFilter(attrLookup, iterableLookup),
+		fIterableItem: lookupFilter(itemLookup, iterableLookup),
+		"dictsort":    filterDictSort,
 	}
 }
 
@@ -73,7 +78,7 @@ func filterToJSON(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Val
 	if err != nil {
 		return errValue(err)
 	}
-	return exec.AsSafeValue(s)
+	return exec.AsValue(s) // json.dumps returns a plain str, not Markup
 }
 
 // filterItems is Jinja's items filter, keeping the mapping's order.

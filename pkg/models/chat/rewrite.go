@@ -12,21 +12,25 @@ import (
 // Names of the internal filters the rewriter calls. They start with "__"
 // so no template can collide with them by accident.
 const (
-	fMod         = "__py_mod"
-	fPow         = "__py_pow"
-	fFloorDiv    = "__py_floordiv"
-	fConcat      = "__py_concat"
-	fMul         = "__py_mul"
-	fGetItem     = "__py_getitem"
-	fList        = "__py_list"
-	fPrintName   = "__py_print_name"
-	fPrintAttr   = "__py_print_attr"
-	fPrintItem   = "__py_print_item"
-	fPrintNone   = "__py_print_none"
-	fPrintValue  = "__py_print_value"
-	fDefinedName = "__py_defined_name"
-	fDefinedAttr = "__py_defined_attr"
-	fDefinedItem = "__py_defined_item"
+	fMod          = "__py_mod"
+	fPow          = "__py_pow"
+	fFloorDiv     = "__py_floordiv"
+	fConcat       = "__py_concat"
+	fMul          = "__py_mul"
+	fGetItem      = "__py_getitem"
+	fList         = "__py_list"
+	fPrintName    = "__py_print_name"
+	fPrintAttr    = "__py_print_attr"
+	fPrintItem    = "__py_print_item"
+	fPrintNone    = "__py_print_none"
+	fPrintValue   = "__py_print_value"
+	fDefinedName  = "__py_defined_name"
+	fDefinedAttr  = "__py_defined_attr"
+	fDefinedItem  = "__py_defined_item"
+	fAdd          = "__py_add"
+	fIterableName = "__py_iterable_name"
+	fIterableAttr = "__py_iterable_attr"
+	fIterableItem = "__py_iterable_item"
 )
 
 // rewriter patches a parsed gonja tree where gonja's evaluator differs from
@@ -34,7 +38,9 @@ const (
 //   - a % b, a ** b, a // b, a * b   -> Python operator semantics ('%s' % x formatting)
 //   - a ~ b                          -> containers as Python's str() (None inside prints None)
 //   - x[k]                           -> Python indexing (negative indices, ordered dicts)
+//   - a + b                          -> Python operand types; Markup + str escapes the str
 //   - x is defined / undefined       -> a key present with a null value is defined
+//   - x is iterable                  -> an undefined x is iterable, None is not
 //   - {{ x }} where x is None        -> prints "None" (undefined still prints "")
 //   - none                           -> the None literal (gonja only knows None)
 //   - [a, b]                         -> a Go slice, telling lists from tuples
@@ -199,12 +205,49 @@ func rewriteBinary(b *nodes.BinaryExpression) nodes.Node {
 		name = fFloorDiv
 	case tokens.Tilde:
 		name = fConcat
+	case tokens.Addition:
+		name = fAdd
 	case tokens.Multiply:
 		name = fMul
 	default:
 		return b
 	}
+	if name == fAdd {
+		tok := b.Operator.Token
+		return filtered(b.Left, tok, fAdd, b.Right,
+			&nodes.Bool{Location: tok, Val: isMarkup(b.Left)}, &nodes.Bool{Location: tok, Val: isMarkup(b.Right)})
+	}
 	return filtered(b.Left, b.Operator.Token, name, b.Right)
+}
+
+// isMarkup reports whether e is statically a Markup string in Jinja: a
+// |safe or |escape result, or a + with a Markup side (gonja's own Safe
+// flag also marks joins and macro results, which Jinja leaves plain when
+// autoescape is off).
+func isMarkup(e nodes.Expression) bool {
+	switch t := e.(type) {
+	case *nodes.FilteredExpression:
+		if len(t.Filters) == 0 {
+			return false
+		}
+		last := t.Filters[len(t.Filters)-1]
+		switch last.Name {
+		case "safe", "escape", "e", "forceescape":
+			return true
+		case fAdd:
+			return len(last.Args) == 3 && (isTrueLiteral(last.Args[1]) || isTrueLiteral(last.Args[2]))
+		}
+	case *nodes.BinaryExpression:
+		if t.Operator != nil && t.Operator.Token != nil && t.Operator.Token.Type == tokens.Addition {
+			return isMarkup(t.Left) || isMarkup(t.Right)
+		}
+	}
+	return false
+}
+
+func isTrueLiteral(e nodes.Expression) bool {
+	b, ok := e.(*nodes.Bool)
+	return ok && b.Val
 }
 
 func rewriteGetItem(g *nodes.GetItem) nodes.Node {
@@ -226,21 +269,29 @@ func getItemParts(e nodes.Expression) (container, key nodes.Expression, ok bool)
 }
 
 func rewriteDefined(t *nodes.TestExpression) nodes.Node {
-	if t.Test == nil || (t.Test.Name != "defined" && t.Test.Name != "undefined") || len(t.Test.Args) > 0 {
+	if t.Test == nil || len(t.Test.Args) > 0 {
+		return t
+	}
+	names := [3]string{fDefinedName, fDefinedAttr, fDefinedItem}
+	switch t.Test.Name {
+	case "defined", "undefined":
+	case "iterable":
+		names = [3]string{fIterableName, fIterableAttr, fIterableItem}
+	default:
 		return t
 	}
 	tok := t.Test.Token
 	negate := &nodes.Bool{Location: tok, Val: t.Test.Name == "undefined"}
 	switch e := t.Expression.(type) {
 	case *nodes.Name:
-		return filtered(&nodes.None{Location: tok}, tok, fDefinedName, &nodes.String{Location: tok, Val: e.Name.Val}, negate)
+		return filtered(&nodes.None{Location: tok}, tok, names[0], &nodes.String{Location: tok, Val: e.Name.Val}, negate)
 	case *nodes.GetAttribute:
 		if base, ok := e.Node.(nodes.Expression); ok && e.Attribute != "" {
-			return filtered(base, tok, fDefinedAttr, &nodes.String{Location: tok, Val: e.Attribute}, negate)
+			return filtered(base, tok, names[1], &nodes.String{Location: tok, Val: e.Attribute}, negate)
 		}
 	}
 	if c, k, ok := getItemParts(t.Expression); ok {
-		return filtered(c, tok, fDefinedItem, k, negate)
+		return filtered(c, tok, names[2], k, negate)
 	}
 	return t
 }

@@ -41,7 +41,7 @@ var ErrTemplate = errors.New("chat template")
 type Template struct {
 	src      string
 	tpl      *exec.Template
-	defaults map[string]any // kwargs defaults (bos_token, eos_token) from the model
+	defaults map[string]any   // kwargs defaults (bos_token, eos_token) from the model
 	now      func() time.Time // strftime_now's clock; tests pin it
 }
 
