@@ -79,7 +79,7 @@ func filterIterableName(e *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *ex
 	if !ok {
 		return exec.AsValue(true)
 	}
-	return iterableLookup(exec.AsValue(v), true, va)
+	return iterableLookup(exec.ToValue(v), true, va)
 }
 
 // filterDictSort is Jinja's dictsort(case_sensitive=False, by='key',

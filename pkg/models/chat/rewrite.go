@@ -41,6 +41,7 @@ const (
 //   - a + b                          -> Python operand types; Markup + str escapes the str
 //   - x is defined / undefined       -> a key present with a null value is defined
 //   - x is iterable                  -> an undefined x is iterable, None is not
+//   - (expr).method(...)             -> the receiver gonja's parser drops
 //   - {{ x }} where x is None        -> prints "None" (undefined still prints "")
 //   - none                           -> the None literal (gonja only knows None)
 //   - [a, b]                         -> a Go slice, telling lists from tuples
@@ -166,6 +167,13 @@ func (rw *rewriter) replace(n nodes.Node) nodes.Node {
 		r = rewriteGetItem(t)
 	case *nodes.TestExpression:
 		r = rewriteDefined(t)
+	case *nodes.Call:
+		// gonja's parser leaves Parent nil for a method called on a
+		// parenthesised expression ((x | f).strip()); its evaluator needs
+		// the receiver there.
+		if g, ok := t.Func.(*nodes.GetAttribute); ok && t.Parent == nil && g.Node != nil {
+			t.Parent = g.Node
+		}
 	case *nodes.Name:
 		if t.Name != nil && t.Name.Val == "none" { // gonja only knows None
 			r = &nodes.None{Location: t.Name}
