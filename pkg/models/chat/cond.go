@@ -81,6 +81,11 @@ func lowerOneConditional(src string, cfg *config.Config) (string, bool) {
 	toks := lexTokens(src, cfg)
 	depth, open := bracketDepths(toks)
 	for i, t := range toks {
+		if isName(t, "if") && depth[i] == 0 {
+			if out, ok := lowerSetWithoutElse(src, toks, depth, i); ok {
+				return out, true
+			}
+		}
 		if !isName(t, "if") || depth[i] == 0 {
 			continue
 		}
@@ -109,4 +114,39 @@ func lowerOneConditional(src string, cfg *config.Config) (string, bool) {
 		return src[:toks[start].Pos] + repl + src[toks[end].Pos:], true
 	}
 	return src, false
+}
+
+// lowerSetWithoutElse rewrites {% set x = a if c %} (no else, which gonja's
+// set parser rejects; Jinja gives Undefined when c is false) to
+// {% set x = ((c) and [a] or [])[0] %}. i is the index of the if token.
+func lowerSetWithoutElse(src string, toks []*tokens.Token, depth []int, i int) (string, bool) {
+	assign := -1
+	for j := i - 1; j >= 0; j-- {
+		if toks[j].Type == tokens.BlockBegin {
+			if assign < 0 || j+1 >= assign || !isName(toks[j+1], "set") {
+				return src, false
+			}
+			break
+		}
+		if toks[j].Type == tokens.VariableBegin || toks[j].Type == tokens.Data {
+			return src, false
+		}
+		if toks[j].Type == tokens.Assign && depth[j] == 0 {
+			assign = j
+		}
+	}
+	end := i + 1
+	for end < len(toks) && toks[end].Type != tokens.BlockEnd {
+		if depth[end] == 0 && isName(toks[end], "else") {
+			return src, false
+		}
+		end++
+	}
+	if assign < 0 || end >= len(toks) || end == i+1 || assign+1 == i {
+		return src, false
+	}
+	a := src[toks[assign+1].Pos:toks[i].Pos]
+	c := src[toks[i].Pos+len("if") : toks[end].Pos]
+	repl := "((" + c + ") and [" + a + "] or [])[0]"
+	return src[:toks[assign+1].Pos] + repl + src[toks[end].Pos:], true
 }

@@ -269,11 +269,9 @@ func methodSets() exec.Methods {
 	for name, m := range pyStrMethods() {
 		str[name] = m
 	}
-	list := map[string]exec.Method[[]any]{}
-	for _, name := range []string{"append", "reverse", "copy"} {
-		if m, ok := builtins.Methods.List.Get(name); ok {
-			list[name] = m
-		}
+	list := pyListMethods()
+	if m, ok := builtins.Methods.List.Get("copy"); ok {
+		list["copy"] = m
 	}
 	return exec.Methods{
 		Bool:  builtins.Methods.Bool,
