@@ -139,3 +139,38 @@ func pyCompare(x, y *exec.Value, caseSensitive bool) (int, error) {
 	}
 	return 0, fmt.Errorf("'<' not supported between instances of %s and %s", typeName(x), typeName(y))
 }
+
+// errNoneIterable is Python's TypeError for iterating over None.
+var errNoneIterable = errors.New("'NoneType' object is not iterable")
+
+// iterLookup is a for loop's sequence after a lookup: undefined iterates
+// as empty, None raises.
+func iterLookup(v *exec.Value, found bool, _ *exec.VarArgs) *exec.Value {
+	switch {
+	case !found:
+		return exec.AsValue([]any{})
+	case v.IsNil():
+		return errValue(errNoneIterable)
+	}
+	return v
+}
+
+// filterIterName is iterLookup for a plain name.
+func filterIterName(e *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+	if in.IsError() {
+		return in
+	}
+	if len(va.Args) < 1 {
+		return errValue(errors.New("internal: iteration needs a name"))
+	}
+	v, ok := e.Environment.Context.Get(va.Args[0].String())
+	if !ok {
+		return exec.AsValue([]any{})
+	}
+	return iterLookup(exec.ToValue(v), true, va)
+}
+
+// filterGeneratorJSON is tojson on a generator: Python's json.dumps raises.
+func filterGeneratorJSON(*exec.Evaluator, *exec.Value, *exec.VarArgs) *exec.Value {
+	return errValue(errors.New("tojson: Object of type generator is not JSON serializable (add | list before tojson)"))
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unsafe"
 
+	controlstructures "github.com/nikolalohinski/gonja/v2/builtins/control_structures"
 	"github.com/nikolalohinski/gonja/v2/nodes"
 	"github.com/nikolalohinski/gonja/v2/tokens"
 )
@@ -12,25 +13,29 @@ import (
 // Names of the internal filters the rewriter calls. They start with "__"
 // so no template can collide with them by accident.
 const (
-	fMod          = "__py_mod"
-	fPow          = "__py_pow"
-	fFloorDiv     = "__py_floordiv"
-	fConcat       = "__py_concat"
-	fMul          = "__py_mul"
-	fGetItem      = "__py_getitem"
-	fList         = "__py_list"
-	fPrintName    = "__py_print_name"
-	fPrintAttr    = "__py_print_attr"
-	fPrintItem    = "__py_print_item"
-	fPrintNone    = "__py_print_none"
-	fPrintValue   = "__py_print_value"
-	fDefinedName  = "__py_defined_name"
-	fDefinedAttr  = "__py_defined_attr"
-	fDefinedItem  = "__py_defined_item"
-	fAdd          = "__py_add"
-	fIterableName = "__py_iterable_name"
-	fIterableAttr = "__py_iterable_attr"
-	fIterableItem = "__py_iterable_item"
+	fMod           = "__py_mod"
+	fPow           = "__py_pow"
+	fFloorDiv      = "__py_floordiv"
+	fConcat        = "__py_concat"
+	fMul           = "__py_mul"
+	fGetItem       = "__py_getitem"
+	fList          = "__py_list"
+	fPrintName     = "__py_print_name"
+	fPrintAttr     = "__py_print_attr"
+	fPrintItem     = "__py_print_item"
+	fPrintNone     = "__py_print_none"
+	fPrintValue    = "__py_print_value"
+	fDefinedName   = "__py_defined_name"
+	fDefinedAttr   = "__py_defined_attr"
+	fDefinedItem   = "__py_defined_item"
+	fAdd           = "__py_add"
+	fIterableName  = "__py_iterable_name"
+	fIterableAttr  = "__py_iterable_attr"
+	fIterableItem  = "__py_iterable_item"
+	fIterName      = "__py_iter_name"
+	fIterAttr      = "__py_iter_attr"
+	fIterItem      = "__py_iter_item"
+	fGeneratorJSON = "__py_generator_tojson"
 )
 
 // rewriter patches a parsed gonja tree where gonja's evaluator differs from
@@ -42,6 +47,8 @@ const (
 //   - x is defined / undefined       -> a key present with a null value is defined
 //   - x is iterable                  -> an undefined x is iterable, None is not
 //   - (expr).method(...)             -> the receiver gonja's parser drops
+//   - gen | tojson                   -> TypeError: map/select/reject(attr) give generators
+//   - for x in None                  -> TypeError (an undefined sequence still loops zero times)
 //   - {{ x }} where x is None        -> prints "None" (undefined still prints "")
 //   - none                           -> the None literal (gonja only knows None)
 //   - [a, b]                         -> a Go slice, telling lists from tuples
@@ -167,6 +174,10 @@ func (rw *rewriter) replace(n nodes.Node) nodes.Node {
 		r = rewriteGetItem(t)
 	case *nodes.TestExpression:
 		r = rewriteDefined(t)
+	case *nodes.FilteredExpression:
+		markGeneratorJSON(t)
+	case *controlstructures.ForControlStructure:
+		t.ObjectEvaluator = iterated(t.ObjectEvaluator)
 	case *nodes.Call:
 		// gonja's parser leaves Parent nil for a method called on a
 		// parenthesised expression ((x | f).strip()); its evaluator needs
@@ -324,4 +335,41 @@ func printable(e nodes.Expression) nodes.Expression {
 		return filtered(c, tok, fPrintItem, k)
 	}
 	return filtered(e, tok, fPrintValue)
+}
+
+// iterated wraps a for loop's sequence so a None there raises as in Python
+// while an undefined one iterates as empty; gonja loops zero times over both.
+func iterated(e nodes.Expression) nodes.Expression {
+	tok := e.Position()
+	switch t := e.(type) {
+	case *nodes.Name:
+		return filtered(t, tok, fIterName, &nodes.String{Location: tok, Val: t.Name.Val})
+	case *nodes.GetAttribute:
+		if base, ok := t.Node.(nodes.Expression); ok && t.Attribute != "" {
+			return filtered(base, tok, fIterAttr, &nodes.String{Location: tok, Val: t.Attribute})
+		}
+	}
+	if c, k, ok := getItemParts(e); ok {
+		return filtered(c, tok, fIterItem, k)
+	}
+	return e
+}
+
+// generatorFilters are the Jinja filters that return a generator, which
+// json.dumps (tojson) refuses.
+var generatorFilters = map[string]bool{"map": true, "select": true, "reject": true, "selectattr": true, "rejectattr": true}
+
+// markGeneratorJSON makes tojson applied straight to a generator filter's
+// result raise, as transformers' tojson (json.dumps) does.
+func markGeneratorJSON(f *nodes.FilteredExpression) {
+	prevGen := false
+	if inner, ok := f.Expression.(*nodes.FilteredExpression); ok && len(inner.Filters) > 0 {
+		prevGen = generatorFilters[inner.Filters[len(inner.Filters)-1].Name]
+	}
+	for _, fc := range f.Filters {
+		if fc.Name == "tojson" && prevGen {
+			fc.Name = fGeneratorJSON
+		}
+		prevGen = generatorFilters[fc.Name]
+	}
 }
