@@ -117,23 +117,24 @@ func lowerOneConditional(src string, cfg *config.Config) (string, bool) {
 }
 
 // lowerSetWithoutElse rewrites {% set x = a if c %} (no else, which gonja's
-// set parser rejects; Jinja gives Undefined when c is false) to
-// {% set x = ((c) and [a] or [])[0] %}. i is the index of the if token.
+// set parser rejects) to {% if c %}{% set x = a %}{% endif %}: Jinja
+// gives x Undefined when c is false, and gonja cannot hold an Undefined in
+// a variable, so x is left unset instead (the same unless x was set
+// before). i is the index of the if token.
 func lowerSetWithoutElse(src string, toks []*tokens.Token, depth []int, i int) (string, bool) {
-	assign := -1
-	for j := i - 1; j >= 0; j-- {
-		if toks[j].Type == tokens.BlockBegin {
-			if assign < 0 || j+1 >= assign || !isName(toks[j+1], "set") {
-				return src, false
-			}
-			break
-		}
-		if toks[j].Type == tokens.VariableBegin || toks[j].Type == tokens.Data {
+	begin, assign := -1, -1
+	for j := i - 1; j >= 0 && begin < 0; j-- {
+		switch {
+		case toks[j].Type == tokens.BlockBegin:
+			begin = j
+		case toks[j].Type == tokens.VariableBegin || toks[j].Type == tokens.Data:
 			return src, false
-		}
-		if toks[j].Type == tokens.Assign && depth[j] == 0 {
+		case toks[j].Type == tokens.Assign && depth[j] == 0:
 			assign = j
 		}
+	}
+	if begin < 0 || assign < 0 || !isName(toks[begin+1], "set") || assign+1 == i {
+		return src, false
 	}
 	end := i + 1
 	for end < len(toks) && toks[end].Type != tokens.BlockEnd {
@@ -142,11 +143,14 @@ func lowerSetWithoutElse(src string, toks []*tokens.Token, depth []int, i int) (
 		}
 		end++
 	}
-	if assign < 0 || end >= len(toks) || end == i+1 || assign+1 == i {
+	if end >= len(toks) || end == i+1 {
 		return src, false
 	}
-	a := src[toks[assign+1].Pos:toks[i].Pos]
-	c := src[toks[i].Pos+len("if") : toks[end].Pos]
-	repl := "((" + c + ") and [" + a + "] or [])[0]"
-	return src[:toks[assign+1].Pos] + repl + src[toks[end].Pos:], true
+	open := src[toks[begin].Pos:toks[begin+1].Pos]    // "{%-" and the space after it
+	target := src[toks[begin+1].Pos:toks[assign].Pos] // "set x "
+	value := src[toks[assign].Pos:toks[i].Pos]        // "= a "
+	cond := src[toks[i].Pos:toks[end].Pos]            // "if c "
+	closeTag := toks[end].Val
+	repl := open + cond + "%}{% " + target + value + "%}{% endif " + closeTag
+	return src[:toks[begin].Pos] + repl + src[toks[end].Pos+len(closeTag):], true
 }
