@@ -155,3 +155,34 @@ func TestCorpus(t *testing.T) {
 		t.Errorf("corpus commit %s, want the pinned 3f545bec", c.Commit)
 	}
 }
+
+// BenchmarkCorpus renders every corpus case once per iteration.
+func BenchmarkCorpus(b *testing.B) {
+	c := loadCorpus(b)
+	type compiled struct {
+		tpl   *Template
+		cases []corpusCase
+	}
+	var all []compiled
+	for _, ct := range c.Templates {
+		src, err := os.ReadFile(filepath.Join(corpusDir, "templates", ct.File))
+		if err != nil {
+			b.Fatal(err)
+		}
+		tpl, err := Compile(string(src))
+		if err != nil {
+			b.Fatalf("%s: %v", ct.File, err)
+		}
+		tpl.now = c.pinnedClock(b)
+		all = append(all, compiled{tpl, ct.Cases})
+	}
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		for _, t := range all {
+			for _, cc := range t.cases {
+				_, _ = t.tpl.Render(ctx, c.input(cc))
+			}
+		}
+	}
+}
