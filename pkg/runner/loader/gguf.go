@@ -186,8 +186,9 @@ func (l *GGUFLoader) build(ctx context.Context, mf *modelfile.Model, res *hub.Re
 }
 
 // setChat installs the chat template (a broken one is logged and leaves
-// chat requests refused) and, when the vocabulary has <think>, the
-// reasoning splitter. Both loaders end with it.
+// chat requests refused) and the reasoning splitter of the model's format
+// (chat.DetectReasoning: from the template's markers, or <think> in the
+// vocabulary). Both loaders end with it.
 func setChat(m *runner.Model, tpl *chat.Template, err error, tok *tokenizer.Tokenizer, ref string, log *slog.Logger) {
 	if err != nil {
 		log.Warn("chat template unusable; chat requests will be refused", "model", ref, "err", err)
@@ -195,8 +196,13 @@ func setChat(m *runner.Model, tpl *chat.Template, err error, tok *tokenizer.Toke
 		m.Template = chatTemplate{tpl}
 		m.Details.Template = tpl.Source()
 	}
-	if _, ok := tok.TokenID(chat.ThinkOpen); ok {
-		m.NewThinkSplitter = func(start bool) runner.ThinkSplitter { return chat.NewThinkSplitter(start) }
+	src := ""
+	if tpl != nil {
+		src = tpl.Source()
+	}
+	hasToken := func(s string) bool { _, ok := tok.TokenID(s); return ok }
+	if r, ok := chat.DetectReasoning(src, hasToken); ok {
+		m.NewThinkSplitter = func(start bool) runner.ThinkSplitter { return r.NewSplitter(start) }
 	}
 }
 
