@@ -28,8 +28,21 @@ type Family struct {
 	Detect []string
 	// IDs reports whether the format carries call ids.
 	IDs bool
+	// inner are markers inside a section (DeepSeek's and Kimi's per-call
+	// delimiters).
+	inner []string
 	// decode parses a section body.
 	decode func(body string, tools toolSet) ([]Call, bool)
+}
+
+// Markers are the texts the parser must see: a runner renders them even
+// when the vocabulary has them as control tokens.
+func (f *Family) Markers() []string {
+	out := []string{f.Begin}
+	if f.End != "" {
+		out = append(out, f.End)
+	}
+	return append(out, f.inner...)
 }
 
 // Families lists the formats chosen by template, in detection order (the
@@ -38,12 +51,12 @@ type Family struct {
 // <|python_tag|>, a bare Mistral-style list).
 func Families() []*Family {
 	return []*Family{
-		{Name: "mistral", Begin: "[TOOL_CALLS]", Detect: []string{"[TOOL_CALLS]"}, IDs: true, decode: decodeMistral},
-		{Name: "deepseek", Begin: "<｜tool▁calls▁begin｜>", End: "<｜tool▁calls▁end｜>", Detect: []string{"<｜tool▁calls▁begin｜>"}, decode: decodeDeepSeek},
+		{Name: "mistral", Begin: "[TOOL_CALLS]", Detect: []string{"[TOOL_CALLS]"}, IDs: true, inner: []string{"[ARGS]", "[CALL_ID]"}, decode: decodeMistral},
+		{Name: "deepseek", Begin: "<｜tool▁calls▁begin｜>", End: "<｜tool▁calls▁end｜>", Detect: []string{"<｜tool▁calls▁begin｜>"}, inner: []string{dsCallBegin, dsCallEnd, dsSep}, decode: decodeDeepSeek},
 		{Name: "command-r7b", Begin: "<|START_ACTION|>", End: "<|END_ACTION|>", Detect: []string{"<|START_ACTION|>"}, IDs: true, decode: decodeCommandR},
 		{Name: "nemotron-v2", Begin: "<TOOLCALL>", End: "</TOOLCALL>", Detect: []string{"<TOOLCALL>"}, decode: decodeJSONList},
-		{Name: "kimi-k2", Begin: "<|tool_calls_section_begin|>", End: "<|tool_calls_section_end|>", Detect: []string{"<|tool_calls_section_begin|>"}, IDs: true, decode: decodeKimi},
-		{Name: "glm-4.5", Begin: "<tool_call>", End: "</tool_call>", Detect: []string{"<arg_key>"}, decode: decodeGLM},
+		{Name: "kimi-k2", Begin: "<|tool_calls_section_begin|>", End: "<|tool_calls_section_end|>", Detect: []string{"<|tool_calls_section_begin|>"}, IDs: true, inner: []string{kimiCallBegin, kimiCallEnd, kimiArgs}, decode: decodeKimi},
+		{Name: "glm-4.5", Begin: "<tool_call>", End: "</tool_call>", Detect: []string{"<arg_key>"}, inner: []string{"<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"}, decode: decodeGLM},
 		{Name: "minimax-m2", Begin: "<minimax:tool_call>", End: "</minimax:tool_call>", Detect: []string{"<minimax:tool_call>"}, decode: decodeMiniMax},
 		{Name: "seed-oss", Begin: "<seed:tool_call>", End: "</seed:tool_call>", Detect: []string{"<seed:tool_call>"}, decode: decodeSeed},
 		{Name: "apertus", Begin: "<|tools_prefix|>", End: "<|tools_suffix|>", Detect: []string{"<|tools_prefix|>"}, decode: decodeApertus},

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/helexa/helexa/pkg/api/toolcall"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/cpuexec"
 	"github.com/helexa/helexa/pkg/hub"
@@ -201,8 +202,21 @@ func setChat(m *runner.Model, tpl *chat.Template, err error, tok *tokenizer.Toke
 		src = tpl.Source()
 	}
 	hasToken := func(s string) bool { _, ok := tok.TokenID(s); return ok }
+	var think, tools []string
 	if r, ok := chat.DetectReasoning(src, hasToken); ok {
 		m.NewThinkSplitter = func(start bool) runner.ThinkSplitter { return r.NewSplitter(start) }
+		think = []string{r.Open, r.Close}
+	}
+	if f := toolcall.DetectFamily(src); f != nil {
+		tools = f.Markers()
+	}
+	switch t := m.Tokenizer.(type) {
+	case ggufTokenizer:
+		t.thinkMarkers, t.toolMarkers = think, tools
+		m.Tokenizer = t
+	case eogTokenizer:
+		t.thinkMarkers, t.toolMarkers = think, tools
+		m.Tokenizer = t
 	}
 }
 
@@ -278,6 +292,9 @@ func resolveError(name string, err error) error {
 type ggufTokenizer struct {
 	t        *tokenizer.Tokenizer
 	maxBytes int // the longest vocabulary string, in bytes
+	// toolMarkers and thinkMarkers are the texts of the model's tool-call
+	// and reasoning markers, rendered even when they are control tokens.
+	toolMarkers, thinkMarkers []string
 }
 
 func newGGUFTokenizer(t *tokenizer.Tokenizer) ggufTokenizer {
@@ -298,11 +315,6 @@ func (g ggufTokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int
 }
 func (g ggufTokenizer) IsEOG(id int32) bool { return g.t.IsEOG(id) }
 
-// NewDecoder decodes generated tokens, which always continue a prompt: a
-// SentencePiece leading space on the first piece is kept.
-func (g ggufTokenizer) NewDecoder() runner.Decoder {
-	return g.t.NewDecoderWith(tokenizer.DecodeOptions{Continuation: true})
-}
 func (g ggufTokenizer) TokenText(id int32) string { return g.t.Piece(id, false) }
 func (g ggufTokenizer) VocabSize() int            { return g.t.VocabSize() }
 
