@@ -39,7 +39,7 @@ func (s *Server) chatCompletions(c *gin.Context) {
 		return
 	}
 	s.metrics.usage(req.Model, res.Usage)
-	tf := newToolFilter(rreq.Tools, req.forced)
+	tf := newToolFilter(rreq.Tools, req.forced, s.toolTemplate(c.Request.Context(), rreq))
 	text, calls := tf.all(content.String())
 	c.JSON(http.StatusOK, ChatCompletion{
 		ID: base.ID, Object: "chat.completion", Created: base.Created, Model: req.Model,
@@ -60,7 +60,7 @@ func (s *Server) chatCompletions(c *gin.Context) {
 // text ride along with the next chunk that is sent.
 func (s *Server) streamChat(c *gin.Context, req *ChatCompletionRequest, rreq runner.ChatRequest, base ChatCompletionChunk) {
 	w := s.newSSEWriter(c)
-	tf := newToolFilter(rreq.Tools, req.forced)
+	tf := newToolFilter(rreq.Tools, req.forced, s.toolTemplate(c.Request.Context(), rreq))
 	var held []runner.TokenInfo
 	chunk := func(d ChunkDelta, lp *ChoiceLogprobs, finish *string) ChatCompletionChunk {
 		ch := base

@@ -1,9 +1,11 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/helexa/helexa/pkg/api/toolcall"
+	"github.com/helexa/helexa/pkg/runner"
 )
 
 // finishToolCalls is the finish_reason of a turn that ended with tool calls.
@@ -13,7 +15,7 @@ const finishToolCalls = "tool_calls"
 // tool_calls, for requests that have tools. A nil *toolFilter passes
 // content through unchanged.
 type toolFilter struct {
-	p *toolcall.Parser
+	p toolcall.Stream
 	n int // calls so far (the next call's index)
 	// forced is set when tool_choice requires a call: the answer (held
 	// whole, constrained to one JSON object) is the call.
@@ -29,11 +31,27 @@ type forcedCall struct {
 }
 
 // newToolFilter returns a filter for a request's tools; nil without tools.
-func newToolFilter(tools json.RawMessage, forced *forcedCall) *toolFilter {
+// template is the model's chat template: it picks the tool-call format
+// (toolcall.NewStream; "" is the generic parser).
+func newToolFilter(tools json.RawMessage, forced *forcedCall, template string) *toolFilter {
 	if tools == nil {
 		return nil
 	}
-	return &toolFilter{p: toolcall.NewParser(tools), forced: forced}
+	return &toolFilter{p: toolcall.NewStream(template, tools), forced: forced}
+}
+
+// toolTemplate returns the chat template of the request's model, from
+// which its tool-call format is chosen; "" when the request declares no
+// tools or the model cannot be described (Chat then reports why).
+func (s *Server) toolTemplate(ctx context.Context, rreq runner.ChatRequest) string {
+	if rreq.Tools == nil {
+		return ""
+	}
+	d, err := s.cfg.Service.Show(ctx, rreq.Model)
+	if err != nil {
+		return ""
+	}
+	return d.Template
 }
 
 // push takes the next content text and returns the content and the calls
@@ -118,8 +136,12 @@ func (f *toolFilter) wire(calls []toolcall.Call) []ToolCallDelta {
 	}
 	out := make([]ToolCallDelta, 0, len(calls))
 	for _, c := range calls {
+		id := c.ID // the model's own id where its format writes one
+		if id == "" {
+			id = newID("call_")
+		}
 		out = append(out, ToolCallDelta{Index: f.n, ToolCall: ToolCall{
-			ID: newID("call_"), Type: "function",
+			ID: id, Type: "function",
 			Function: FunctionCall{Name: c.Name, Arguments: c.Arguments},
 		}})
 		f.n++
