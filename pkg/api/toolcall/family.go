@@ -94,14 +94,13 @@ func NewStream(template string, tools json.RawMessage) Stream {
 // sections is content (whitespace around calls dropped); a section whose
 // body does not decode is returned as content, unchanged.
 type FamilyParser struct {
-	f      *Family
-	tools  toolSet
-	in     bool   // inside a section
-	pend   string // undecided text
-	ws     string // whitespace held back in content
-	last   bool   // the last output was a call
-	calls  int
-	nextID int
+	f     *Family
+	tools toolSet
+	in    bool   // inside a section
+	pend  string // undecided text
+	ws    string // whitespace held back in content
+	last  bool   // the last output was a call
+	calls int
 }
 
 // NewFamilyParser returns a parser for f with the request's tools.

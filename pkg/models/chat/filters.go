@@ -3,7 +3,6 @@ package chat
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/nikolalohinski/gonja/v2/exec"
@@ -322,13 +321,4 @@ func tests() map[string]exec.TestFunction {
 			return in.IsList() || in.IsString() || in.IsDict(), nil
 		},
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
