@@ -52,6 +52,8 @@ func (f *Family) Markers() []string {
 func Families() []*Family {
 	return []*Family{
 		{Name: "mistral", Begin: "[TOOL_CALLS]", Detect: []string{"[TOOL_CALLS]"}, IDs: true, inner: []string{"[ARGS]", "[CALL_ID]"}, decode: decodeMistral},
+		{Name: "deepseek-v3.2", Begin: "<｜DSML｜function_calls>", End: "</｜DSML｜function_calls>", Detect: []string{"｜DSML｜", "function_calls>"}, decode: decodeDSML},
+		{Name: "deepseek-v4", Begin: "<｜DSML｜tool_calls>", End: "</｜DSML｜tool_calls>", Detect: []string{"｜DSML｜", "tool_calls>"}, decode: decodeDSML},
 		{Name: "deepseek", Begin: "<｜tool▁calls▁begin｜>", End: "<｜tool▁calls▁end｜>", Detect: []string{"<｜tool▁calls▁begin｜>"}, inner: []string{dsCallBegin, dsCallEnd, dsSep}, decode: decodeDeepSeek},
 		{Name: "command-r7b", Begin: "<|START_ACTION|>", End: "<|END_ACTION|>", Detect: []string{"<|START_ACTION|>"}, IDs: true, decode: decodeCommandR},
 		{Name: "nemotron-v2", Begin: "<TOOLCALL>", End: "</TOOLCALL>", Detect: []string{"<TOOLCALL>"}, decode: decodeJSONList},
@@ -60,6 +62,8 @@ func Families() []*Family {
 		{Name: "minimax-m2", Begin: "<minimax:tool_call>", End: "</minimax:tool_call>", Detect: []string{"<minimax:tool_call>"}, decode: decodeMiniMax},
 		{Name: "seed-oss", Begin: "<seed:tool_call>", End: "</seed:tool_call>", Detect: []string{"<seed:tool_call>"}, decode: decodeSeed},
 		{Name: "apertus", Begin: "<|tools_prefix|>", End: "<|tools_suffix|>", Detect: []string{"<|tools_prefix|>"}, decode: decodeApertus},
+		{Name: "lfm2", Begin: "<|tool_call_start|>", End: "<|tool_call_end|>", Detect: []string{"<|tool_call_start|>"}, decode: decodePythonic},
+		{Name: "tool-calls-list", Begin: "<tool_calls>", End: "</tool_calls>", Detect: []string{"<tool_calls>"}, IDs: true, decode: decodeCallList},
 		{Name: "functionary-v3.1", Begin: "<function=", End: "</function>", Detect: []string{"<function=", "<|eom_id|>"}, decode: decodeFunctionary},
 	}
 }

@@ -362,3 +362,96 @@ func pyNested(s string) (any, int, error) {
 		}
 	}
 }
+
+// decodeCallList reads <tool_calls>…</tool_calls> (Apriel, MiniMax-M1): a
+// JSON list of {"name", "arguments", "id"}, or call objects one per line.
+func decodeCallList(body string, tools toolSet) ([]Call, bool) {
+	b := strings.TrimSpace(body)
+	if strings.HasPrefix(b, "[") {
+		return decodeMistral(b, tools)
+	}
+	return jsonCalls(b)
+}
+
+var (
+	dsmlInvokeRe = regexp.MustCompile(`(?s)<｜DSML｜invoke name="([^"]+)">(.*?)</｜DSML｜invoke>`)
+	dsmlParamRe  = regexp.MustCompile(`(?s)<｜DSML｜parameter name="([^"]+)" string="(true|false)">(.*?)</｜DSML｜parameter>`)
+)
+
+// decodeDSML reads DeepSeek V3.2 / V4's <｜DSML｜invoke name="N">
+// <｜DSML｜parameter name="K" string="true|false">V</｜DSML｜parameter>…
+// items: string="true" values are strings, the others JSON.
+func decodeDSML(body string, _ toolSet) ([]Call, bool) {
+	if strings.TrimSpace(dsmlInvokeRe.ReplaceAllString(body, "")) != "" {
+		return nil, false
+	}
+	var calls []Call
+	for _, m := range dsmlInvokeRe.FindAllStringSubmatch(body, -1) {
+		if strings.TrimSpace(dsmlParamRe.ReplaceAllString(m[2], "")) != "" {
+			return nil, false
+		}
+		types := map[string]string{}
+		var pairs [][2]string
+		for _, pm := range dsmlParamRe.FindAllStringSubmatch(m[2], -1) {
+			if pm[2] == "true" {
+				types[pm[1]] = "string"
+			}
+			pairs = append(pairs, [2]string{pm[1], pm[3]})
+		}
+		calls = append(calls, Call{Name: m[1], Arguments: objectJSON(pairs, types)})
+	}
+	return calls, len(calls) > 0
+}
+
+// decodePythonic reads LFM2's [name(key=value, …), …]: values are Python
+// or JSON literals (strings, numbers, lists, dicts, True/False/None).
+func decodePythonic(body string, _ toolSet) ([]Call, bool) {
+	b := strings.TrimSpace(body)
+	if !strings.HasPrefix(b, "[") || !strings.HasSuffix(b, "]") {
+		return nil, false
+	}
+	rest := strings.TrimSpace(b[1 : len(b)-1])
+	var calls []Call
+	for rest != "" {
+		open := strings.IndexByte(rest, '(')
+		if open <= 0 || !identRe.MatchString(strings.TrimSpace(rest[:open])) {
+			return nil, false
+		}
+		name := strings.TrimSpace(rest[:open])
+		args, n, err := pyKwargs(rest[open+1:])
+		if err != nil {
+			return nil, false
+		}
+		raw, _ := json.Marshal(args)
+		calls = append(calls, Call{Name: name, Arguments: string(raw)})
+		rest = strings.TrimLeft(rest[open+1+n:], " \t\n,")
+	}
+	return calls, len(calls) > 0
+}
+
+// pyKwargs reads key=value pairs up to the closing ")", returning them and
+// the length read (the ")" included).
+func pyKwargs(s string) (map[string]any, int, error) {
+	args := map[string]any{}
+	i := 0
+	for {
+		i += len(s[i:]) - len(strings.TrimLeft(s[i:], " \t\n,"))
+		if i < len(s) && s[i] == ')' {
+			return args, i + 1, nil
+		}
+		eq := strings.IndexByte(s[i:], '=')
+		if eq <= 0 || !identRe.MatchString(strings.TrimSpace(s[i:i+eq])) {
+			return nil, 0, fmt.Errorf("expected key=value at %q", s[i:])
+		}
+		key := strings.TrimSpace(s[i : i+eq])
+		v, n, err := pyNested(s[i+eq+1:])
+		if err != nil {
+			return nil, 0, err
+		}
+		args[key] = v
+		i += eq + 1 + n
+		if i >= len(s) {
+			return nil, 0, fmt.Errorf("unterminated call")
+		}
+	}
+}

@@ -60,24 +60,30 @@ func TestFamilyRoundTrip(t *testing.T) {
 		family, template string
 		cut              []string // the assistant part ends before the first of these
 		content          bool     // the template renders the assistant's text
+		ids              string   // "": the format has no ids; "given": the messages' ids; else withIDs' family
 	}{
-		{"mistral", "mistralai-Mistral-Nemo-Instruct-2407.jinja", []string{"</s>"}, false},
-		{"mistral", "Mistral-Small-3.2-24B-Instruct-2506.jinja", []string{"</s>"}, true},
-		{"mistral", "unsloth-mistral-Devstral-Small-2507.jinja", []string{"</s>"}, true},
-		{"mistral", "mistralai-Ministral-3-14B-Reasoning-2512.jinja", []string{"</s>"}, true},
-		{"deepseek", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", []string{"<｜end▁of▁sentence｜>"}, true},
-		{"deepseek", "deepseek-ai-DeepSeek-V3.1.jinja", []string{"<｜end▁of▁sentence｜>"}, true},
-		{"command-r7b", "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", []string{"<|END_OF_TURN_TOKEN|>"}, true},
-		{"nemotron-v2", "NVIDIA-Nemotron-Nano-v2.jinja", []string{"<SPECIAL_12>"}, true},
-		{"kimi-k2", "moonshotai-Kimi-K2.jinja", []string{"<|im_end|>"}, true},
-		{"glm-4.5", "GLM-4.6.jinja", []string{"<|observation|>"}, true},
-		{"glm-4.5", "GLM-4.7-Flash.jinja", []string{"<|observation|>"}, true},
-		{"minimax-m2", "MiniMax-M2.jinja", []string{"[e~["}, true},
-		{"seed-oss", "ByteDance-Seed-OSS.jinja", []string{"<seed:eos>"}, true},
-		{"apertus", "Apertus-8B-Instruct.jinja", []string{"[sunny"}, true},
-		{"functionary-v3.1", "meetkai-functionary-medium-v3.1.jinja", []string{"<|eom_id|>"}, true},
-		{"", "ibm-granite-granite-4.0.jinja", []string{"<|end_of_text|>"}, true},
-		{"", "Qwen-Qwen3-0.6B.jinja", []string{"<|im_end|>"}, true},
+		{"mistral", "mistralai-Mistral-Nemo-Instruct-2407.jinja", []string{"</s>"}, false, "given"},
+		{"mistral", "Mistral-Small-3.2-24B-Instruct-2506.jinja", []string{"</s>"}, true, "given"},
+		{"mistral", "unsloth-mistral-Devstral-Small-2507.jinja", []string{"</s>"}, true, ""},
+		{"mistral", "mistralai-Ministral-3-14B-Reasoning-2512.jinja", []string{"</s>"}, true, ""},
+		{"deepseek", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", []string{"<｜end▁of▁sentence｜>"}, true, ""},
+		{"deepseek", "deepseek-ai-DeepSeek-V3.1.jinja", []string{"<｜end▁of▁sentence｜>"}, true, ""},
+		{"command-r7b", "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", []string{"<|END_OF_TURN_TOKEN|>"}, true, "command-r7b"},
+		{"nemotron-v2", "NVIDIA-Nemotron-Nano-v2.jinja", []string{"<SPECIAL_12>"}, true, ""},
+		{"kimi-k2", "moonshotai-Kimi-K2.jinja", []string{"<|im_end|>"}, true, "kimi-k2"},
+		{"glm-4.5", "GLM-4.6.jinja", []string{"<|observation|>"}, true, ""},
+		{"glm-4.5", "GLM-4.7-Flash.jinja", []string{"<|observation|>"}, true, ""},
+		{"minimax-m2", "MiniMax-M2.jinja", []string{"[e~["}, true, ""},
+		{"seed-oss", "ByteDance-Seed-OSS.jinja", []string{"<seed:eos>"}, true, ""},
+		{"apertus", "Apertus-8B-Instruct.jinja", []string{"[sunny"}, true, ""},
+		{"functionary-v3.1", "meetkai-functionary-medium-v3.1.jinja", []string{"<|eom_id|>"}, true, ""},
+		{"deepseek-v3.2", "deepseek-ai-DeepSeek-V3.2.jinja", []string{"<｜end▁of▁sentence｜>"}, true, ""},
+		{"deepseek-v4", "deepseek-ai-DeepSeek-V4.jinja", []string{"<｜end▁of▁sentence｜>"}, true, ""},
+		{"lfm2", "LFM2.5-8B-A1B.jinja", []string{"<|im_end|>"}, true, ""},
+		{"tool-calls-list", "unsloth-Apriel-1.5.jinja", []string{"<|end|>"}, true, "given"},
+		{"tool-calls-list", "MiniMax-M1.jinja", []string{"<end_of_sentence>"}, true, ""},
+		{"", "ibm-granite-granite-4.0.jinja", []string{"<|end_of_text|>"}, true, ""},
+		{"", "Qwen-Qwen3-0.6B.jinja", []string{"<|im_end|>"}, true, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.template, func(t *testing.T) {
@@ -89,13 +95,12 @@ func TestFamilyRoundTrip(t *testing.T) {
 				t.Fatalf("DetectFamily = %v, want %q", f, c.family)
 			}
 			text := assistantPart(t, string(src), c.cut)
-			want := roundTripCalls
-			if f := DetectFamily(string(src)); f == nil || !f.IDs {
-				want = withoutIDs(want)
-			} else if strings.Contains(c.template, "Ministral") || strings.Contains(c.template, "Devstral") {
-				want = withoutIDs(want) // these Mistral templates write no [CALL_ID]
-			} else if f.Name == "command-r7b" || f.Name == "kimi-k2" {
-				want = withIDs(want, f.Name)
+			want := withoutIDs(roundTripCalls)
+			switch c.ids {
+			case "given":
+				want = roundTripCalls
+			case "command-r7b", "kimi-k2":
+				want = withIDs(roundTripCalls, c.ids)
 			}
 			wantContent := ""
 			if c.content && strings.Contains(text, "Let me check.") {
