@@ -82,6 +82,10 @@ func TestFamilyRoundTrip(t *testing.T) {
 		{"lfm2", "LFM2.5-8B-A1B.jinja", []string{"<|im_end|>"}, true, ""},
 		{"tool-calls-list", "unsloth-Apriel-1.5.jinja", []string{"<|end|>"}, true, "given"},
 		{"tool-calls-list", "MiniMax-M1.jinja", []string{"<end_of_sentence>"}, true, ""},
+		{"command-r7b", "Cohere2MoE.jinja", []string{"<|END_OF_TURN_TOKEN|>"}, true, "command-r7b"},
+		{"glm-4.5", "poolside-Laguna-XS.2.jinja", []string{"</assistant>"}, true, ""},
+		{"tool-calls-list", "Apriel-1.6-15b-Thinker-fixed.jinja", []string{"<|end|>"}, true, "given"},
+		{"deepseek-v4", "deepseek-ai-DeepSeek-V4-Flash-0731.jinja", []string{"<｜end▁of▁sentence｜>"}, true, ""},
 		{"", "ibm-granite-granite-4.0.jinja", []string{"<|end_of_text|>"}, true, ""},
 		{"", "Qwen-Qwen3-0.6B.jinja", []string{"<|im_end|>"}, true, ""},
 	}

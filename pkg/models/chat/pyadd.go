@@ -141,7 +141,7 @@ func pyCompare(x, y *exec.Value, caseSensitive bool) (int, error) {
 }
 
 // errNoneIterable is Python's TypeError for iterating over None.
-var errNoneIterable = errors.New("'NoneType' object is not iterable")
+var errNoneIterable = errors.New("for loop: 'NoneType' object is not iterable")
 
 // iterLookup is a for loop's sequence after a lookup: undefined iterates
 // as empty, None raises.

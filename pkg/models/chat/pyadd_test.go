@@ -37,7 +37,7 @@ func TestCorpusConstructs(t *testing.T) {
 // the cause in the message.
 func TestCorpusConstructErrors(t *testing.T) {
 	cases := []struct{ name, src, want string }{
-		{"for over None", `{% for i in x %}{% endfor %}`, "'NoneType' object is not iterable"},
+		{"for over None", `{% for i in x %}{% endfor %}`, "for loop: 'NoneType' object is not iterable"},
 		{"for over None attribute", `{% for i in m.k %}{% endfor %}`, "'NoneType' object is not iterable"},
 		{"str plus dict", `{{ s + d }}`, "unsupported operand types for +: str and dict"},
 		{"tojson of a generator", `{{ d.a | map('string') | tojson }}`, "generator is not JSON serializable"},
