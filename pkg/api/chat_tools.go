@@ -15,8 +15,10 @@ const finishToolCalls = "tool_calls"
 // tool_calls, for requests that have tools. A nil *toolFilter passes
 // content through unchanged.
 type toolFilter struct {
-	p toolcall.Stream
-	n int // calls so far (the next call's index)
+	p        toolcall.Stream // nil until the first push
+	tools    json.RawMessage
+	template func() string
+	n        int // calls so far (the next call's index)
 	// forced is set when tool_choice requires a call: the answer (held
 	// whole, constrained to one JSON object) is the call.
 	forced *forcedCall
@@ -31,18 +33,33 @@ type forcedCall struct {
 }
 
 // newToolFilter returns a filter for a request's tools; nil without tools.
-// template is the model's chat template: it picks the tool-call format
-// (toolcall.NewStream; "" is the generic parser).
-func newToolFilter(tools json.RawMessage, forced *forcedCall, template string) *toolFilter {
+// template returns the model's chat template, which picks the tool-call
+// format (toolcall.NewStream; "" is the generic parser); it is called once,
+// at the first push, while the generation holds the model.
+func newToolFilter(tools json.RawMessage, forced *forcedCall, template func() string) *toolFilter {
 	if tools == nil {
 		return nil
 	}
-	return &toolFilter{p: toolcall.NewStream(template, tools), forced: forced}
+	return &toolFilter{tools: tools, template: template, forced: forced}
+}
+
+// parser returns the filter's parser, choosing the format on first use.
+func (f *toolFilter) parser() toolcall.Stream {
+	if f.p == nil {
+		tmpl := ""
+		if f.template != nil {
+			tmpl = f.template()
+		}
+		f.p = toolcall.NewStream(tmpl, f.tools)
+	}
+	return f.p
 }
 
 // toolTemplate returns the chat template of the request's model, from
 // which its tool-call format is chosen; "" when the request declares no
-// tools or the model cannot be described (Chat then reports why).
+// tools or the model cannot be described. Call it while the request holds
+// the model (during generation): before Chat it would load the model with
+// the default context, after it the model may already be unloaded.
 func (s *Server) toolTemplate(ctx context.Context, rreq runner.ChatRequest) string {
 	if rreq.Tools == nil {
 		return ""
@@ -64,7 +81,7 @@ func (f *toolFilter) push(text string) (string, []ToolCallDelta) {
 		f.forced.text = append(f.forced.text, text...)
 		return "", nil
 	}
-	content, calls := f.p.Push(text)
+	content, calls := f.parser().Push(text)
 	return content, f.wire(calls)
 }
 
@@ -80,7 +97,10 @@ func (f *toolFilter) flush() (string, []ToolCallDelta) {
 		}
 		return "", f.wire([]toolcall.Call{call})
 	}
-	content, calls := f.p.Flush()
+	if f.p == nil { // nothing was generated
+		f.template = nil
+	}
+	content, calls := f.parser().Flush()
 	return content, f.wire(calls)
 }
 
