@@ -455,3 +455,19 @@ func pyKwargs(s string) (map[string]any, int, error) {
 		}
 	}
 }
+
+// harmonyRecipient opens a GPT-OSS tool call as the reasoning splitter
+// (chat.HarmonySplitter) passes it on: to=functions.NAME<|message|>ARGS.
+const harmonyRecipient = "to=functions."
+
+// decodeHarmony reads NAME<|message|>ARGS (a harmony message addressed to
+// a function; the call ends the turn, so it runs to the end of the text).
+func decodeHarmony(body string, _ toolSet) ([]Call, bool) {
+	name, args, ok := strings.Cut(body, "<|message|>")
+	name = strings.TrimSpace(name)
+	a, aok := argumentsJSON(json.RawMessage(args))
+	if !ok || !aok || name == "" || !identRe.MatchString(name) {
+		return nil, false
+	}
+	return []Call{{Name: name, Arguments: a}}, true
+}

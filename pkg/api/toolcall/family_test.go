@@ -253,3 +253,68 @@ func TestFamilyParserText(t *testing.T) {
 		})
 	}
 }
+
+// TestHarmonyRoundTrip: GPT-OSS writes one call per turn, in a harmony
+// message addressed to the function; the reasoning splitter passes it on
+// and the harmony parser reads it back, whole and byte by byte.
+func TestHarmonyRoundTrip(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(corpusTemplates, "openai-gpt-oss-120b.jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := DetectFamily(string(src)); f == nil || f.Name != "harmony" {
+		t.Fatalf("DetectFamily = %v, want harmony", f)
+	}
+	r, ok := chat.DetectReasoning(string(src), nil)
+	if !ok || r.Name != "harmony" {
+		t.Fatalf("DetectReasoning = %q", r.Name)
+	}
+	tpl, err := chat.Compile(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := func(full bool) json.RawMessage {
+		m := `[{"role":"user","content":"Weather in Paris?"}`
+		if full {
+			m += `,{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":{"location":{"city":"Paris"}}}}]},
+			{"role":"tool","tool_call_id":"c1","content":"sunny"}`
+		}
+		return json.RawMessage(m + "]")
+	}
+	render := func(full bool) string {
+		out, err := tpl.Render(context.Background(), chat.Input{Messages: msgs(full), Tools: json.RawMessage(roundTripTools), AddGenerationPrompt: !full})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	prompt, full := render(false), render(true)
+	if !strings.HasPrefix(full, prompt) {
+		t.Fatalf("prompt %q is not a prefix of %q", prompt, full)
+	}
+	text, _, _ := strings.Cut(full[len(prompt):], "<|call|>") // <|call|> ends generation
+	want := []Call{{Name: "get_weather", Arguments: `{"location":{"city":"Paris"}}`}}
+	for _, step := range []int{len(text), 1} {
+		sp := r.NewSplitter(false)
+		p := NewStream(string(src), json.RawMessage(roundTripTools))
+		var content strings.Builder
+		var calls []Call
+		push := func(c string) {
+			s, cs := p.Push(c)
+			content.WriteString(s)
+			calls = append(calls, cs...)
+		}
+		for i := 0; i < len(text); i += step {
+			_, c := sp.Push(text[i:min(len(text), i+step)])
+			push(c)
+		}
+		_, c := sp.Flush()
+		push(c)
+		s, cs := p.Flush()
+		content.WriteString(s)
+		calls = append(calls, cs...)
+		if content.String() != "" || !sameCalls(calls, want) {
+			t.Errorf("step %d: content %q calls %+v (text %q)", step, content.String(), calls, text)
+		}
+	}
+}

@@ -9,6 +9,24 @@ type Reasoning struct {
 	Name string
 	// Open and Close delimit the reasoning.
 	Open, Close string
+	// harmony selects the HarmonySplitter (GPT-OSS channels).
+	harmony bool
+}
+
+// Splitter separates reasoning from content in streamed text; Push may be
+// given any split of the text.
+type Splitter interface {
+	Push(text string) (reasoning, content string)
+	Flush() (reasoning, content string)
+}
+
+// Markers are the texts a decoder must render for the splitter to see
+// them, even when the vocabulary makes them control tokens.
+func (r Reasoning) Markers() []string {
+	if r.harmony {
+		return []string{harmonyStart, harmonyChannel, harmonyMessage, harmonyEnd, harmonyConstrain}
+	}
+	return []string{r.Open, r.Close}
 }
 
 // DefaultReasoning is <think>…</think> (Qwen3, DeepSeek R1, GLM, Kimi K2
@@ -16,9 +34,11 @@ type Reasoning struct {
 var DefaultReasoning = Reasoning{Name: "think", Open: ThinkOpen, Close: ThinkClose}
 
 // reasoningFormats are checked in order; the first whose Open appears in
-// the template (or, for <think>, in the vocabulary) wins.
+// the template (harmony: its <|channel|> marker; <think>: also a token of
+// the vocabulary) wins.
 func reasoningFormats() []Reasoning {
 	return []Reasoning{
+		harmonyReasoning,
 		{Name: "seed", Open: "<seed:think>", Close: "</seed:think>"},
 		{Name: "mistral", Open: "[THINK]", Close: "[/THINK]"},
 		{Name: "command-r", Open: "<|START_THINKING|>", Close: "<|END_THINKING|>"},
@@ -33,7 +53,7 @@ func reasoningFormats() []Reasoning {
 // has none.
 func DetectReasoning(template string, hasToken func(string) bool) (Reasoning, bool) {
 	for _, r := range reasoningFormats() {
-		if strings.Contains(template, r.Open) {
+		if strings.Contains(template, r.Open) || r.harmony && strings.Contains(template, harmonyChannel) {
 			return r, true
 		}
 	}
@@ -45,7 +65,14 @@ func DetectReasoning(template string, hasToken func(string) bool) (Reasoning, bo
 
 // NewSplitter returns a splitter for r; startInThink is true when the
 // prompt already opened reasoning (see PromptOpens).
-func (r Reasoning) NewSplitter(startInThink bool) *ThinkSplitter {
+func (r Reasoning) NewSplitter(startInThink bool) Splitter {
+	if r.harmony {
+		return &HarmonySplitter{}
+	}
+	return newTagSplitter(r, startInThink)
+}
+
+func newTagSplitter(r Reasoning, startInThink bool) *ThinkSplitter {
 	return &ThinkSplitter{open: r.Open, close: r.Close, inThink: startInThink, atStart: true}
 }
 

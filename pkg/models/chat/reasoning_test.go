@@ -17,6 +17,7 @@ func TestDetectReasoning(t *testing.T) {
 		{"deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "think"},
 		{"GLM-4.6.jinja", "think"},
 		{"Mistral-Small-3.2-24B-Instruct-2506.jinja", ""},
+		{"openai-gpt-oss-120b.jinja", "harmony"},
 	}
 	for _, c := range cases {
 		t.Run(c.template, func(t *testing.T) {
@@ -39,6 +40,9 @@ func TestDetectReasoning(t *testing.T) {
 // one byte at a time.
 func TestReasoningSplitters(t *testing.T) {
 	for _, r := range reasoningFormats() {
+		if r.harmony {
+			continue // TestHarmonySplitter
+		}
 		text := r.Open + "\nstep one\n" + r.Close + "\n\nThe answer."
 		for _, step := range []int{len(text), 1} {
 			s := r.NewSplitter(false)
@@ -57,6 +61,37 @@ func TestReasoningSplitters(t *testing.T) {
 		}
 		if !r.PromptOpens("prompt"+r.Open) || r.PromptOpens("prompt"+r.Open+"x"+r.Close) {
 			t.Errorf("%s: PromptOpens", r.Name)
+		}
+	}
+}
+
+// TestHarmonySplitter: GPT-OSS's analysis channel is reasoning, the final
+// channel content, and a message to a function becomes
+// "to=functions.NAME<|message|>ARGS" content, whole and one byte at a time.
+func TestHarmonySplitter(t *testing.T) {
+	cases := []struct{ name, text, reasoning, content string }{
+		{"final", "<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>final<|message|>Answer.",
+			"Think.", "Answer."},
+		{"tool call", "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}",
+			"Need weather.", `to=functions.get_weather<|message|>{"city": "Paris"}`},
+		{"recipient first", " to=functions.search<|channel|>commentary json<|message|>{}", "", "to=functions.search<|message|>{}"},
+		{"final only", "<|channel|>final<|message|>Hi there.<|end|>", "", "Hi there."},
+	}
+	for _, c := range cases {
+		for _, step := range []int{len(c.text), 1} {
+			s := harmonyReasoning.NewSplitter(false)
+			var reasoning, content strings.Builder
+			for i := 0; i < len(c.text); i += step {
+				a, b := s.Push(c.text[i:min(len(c.text), i+step)])
+				reasoning.WriteString(a)
+				content.WriteString(b)
+			}
+			a, b := s.Flush()
+			reasoning.WriteString(a)
+			content.WriteString(b)
+			if reasoning.String() != c.reasoning || content.String() != c.content {
+				t.Errorf("%s step %d: reasoning %q, content %q", c.name, step, reasoning.String(), content.String())
+			}
 		}
 	}
 }

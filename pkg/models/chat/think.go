@@ -31,7 +31,7 @@ type ThinkSplitter struct {
 // NewThinkSplitter returns a splitter; startInThink is true when the prompt
 // already opened a <think> block (see PromptOpensThink).
 func NewThinkSplitter(startInThink bool) *ThinkSplitter {
-	return DefaultReasoning.NewSplitter(startInThink)
+	return newTagSplitter(DefaultReasoning, startInThink)
 }
 
 // InThink reports whether the text so far ends inside a reasoning block.

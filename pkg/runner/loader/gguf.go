@@ -205,7 +205,7 @@ func setChat(m *runner.Model, tpl *chat.Template, err error, tok *tokenizer.Toke
 	var think, tools []string
 	if r, ok := chat.DetectReasoning(src, hasToken); ok {
 		m.NewThinkSplitter = func(start bool) runner.ThinkSplitter { return r.NewSplitter(start) }
-		think = []string{r.Open, r.Close}
+		think = r.Markers()
 	}
 	if f := toolcall.DetectFamily(src); f != nil {
 		tools = f.Markers()
