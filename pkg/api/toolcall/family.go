@@ -64,6 +64,7 @@ func Families() []*Family {
 		{Name: "apertus", Begin: "<|tools_prefix|>", End: "<|tools_suffix|>", Detect: []string{"<|tools_prefix|>"}, decode: decodeApertus},
 		{Name: "lfm2", Begin: "<|tool_call_start|>", End: "<|tool_call_end|>", Detect: []string{"<|tool_call_start|>"}, decode: decodePythonic},
 		{Name: "tool-calls-list", Begin: "<tool_calls>", End: "</tool_calls>", Detect: []string{"<tool_calls>"}, IDs: true, decode: decodeCallList},
+		{Name: "firefunction-v2", Begin: "functools[", Detect: []string{"functools["}, decode: decodeFireFunction},
 		{Name: "harmony", Begin: harmonyRecipient, Detect: []string{"<|channel|>", " to="}, decode: decodeHarmony},
 		{Name: "functionary-v3.1", Begin: "<function=", End: "</function>", Detect: []string{"<function=", "<|eom_id|>"}, decode: decodeFunctionary},
 	}

@@ -471,3 +471,9 @@ func decodeHarmony(body string, _ toolSet) ([]Call, bool) {
 	}
 	return []Call{{Name: name, Arguments: a}}, true
 }
+
+// decodeFireFunction reads what follows FireFunction v2's "functools[": the
+// rest of the JSON list of {"name", "arguments"} (no closing marker).
+func decodeFireFunction(body string, tools toolSet) ([]Call, bool) {
+	return decodeJSONList("["+strings.TrimSpace(body), tools)
+}

@@ -86,6 +86,7 @@ func TestFamilyRoundTrip(t *testing.T) {
 		{"glm-4.5", "poolside-Laguna-XS.2.jinja", []string{"</assistant>"}, true, ""},
 		{"tool-calls-list", "Apriel-1.6-15b-Thinker-fixed.jinja", []string{"<|end|>"}, true, "given"},
 		{"deepseek-v4", "deepseek-ai-DeepSeek-V4-Flash-0731.jinja", []string{"<｜end▁of▁sentence｜>"}, true, ""},
+		{"firefunction-v2", "fireworks-ai-llama-3-firefunction-v2.jinja", []string{"<|eot_id|>"}, true, ""},
 		{"", "ibm-granite-granite-4.0.jinja", []string{"<|end_of_text|>"}, true, ""},
 		{"", "Qwen-Qwen3-0.6B.jinja", []string{"<|im_end|>"}, true, ""},
 	}
@@ -132,7 +133,9 @@ func assistantPart(t *testing.T, src string, cut []string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kw := map[string]any{"bos_token": "<s>", "eos_token": "</s>"}
+	// FireFunction v2's template reads the tools from a "functions" string
+	// and the date from "datetime".
+	kw := map[string]any{"bos_token": "<s>", "eos_token": "</s>", "functions": roundTripTools, "datetime": "2025-07-26"}
 	render := func(full bool) string {
 		out, err := tpl.Render(context.Background(), chat.Input{Messages: roundTripMessages(t, full),
 			Tools: json.RawMessage(roundTripTools), AddGenerationPrompt: !full, Kwargs: kw})
