@@ -26,7 +26,14 @@ func (s *Server) chatCompletions(c *gin.Context) {
 	if rreq.Options.Logprobs {
 		lps = &ChoiceLogprobs{Content: []TokenLogprob{}}
 	}
+	// The model's template (its tool-call format) is read while the
+	// generation holds the model.
+	var tmpl *string
 	res, err := s.cfg.Service.Chat(runner.WithRequestID(c.Request.Context(), base.ID), rreq, func(d runner.Delta) error {
+		if tmpl == nil {
+			t := s.toolTemplate(c.Request.Context(), rreq)
+			tmpl = &t
+		}
 		content.WriteString(d.Content)
 		reasoning.WriteString(d.Reasoning)
 		if lps != nil {
@@ -39,7 +46,12 @@ func (s *Server) chatCompletions(c *gin.Context) {
 		return
 	}
 	s.metrics.usage(req.Model, res.Usage)
-	tf := newToolFilter(rreq.Tools, req.forced)
+	tf := newToolFilter(rreq.Tools, req.forced, func() string {
+		if tmpl == nil {
+			return ""
+		}
+		return *tmpl
+	})
 	text, calls := tf.all(content.String())
 	c.JSON(http.StatusOK, ChatCompletion{
 		ID: base.ID, Object: "chat.completion", Created: base.Created, Model: req.Model,
@@ -60,7 +72,7 @@ func (s *Server) chatCompletions(c *gin.Context) {
 // text ride along with the next chunk that is sent.
 func (s *Server) streamChat(c *gin.Context, req *ChatCompletionRequest, rreq runner.ChatRequest, base ChatCompletionChunk) {
 	w := s.newSSEWriter(c)
-	tf := newToolFilter(rreq.Tools, req.forced)
+	tf := newToolFilter(rreq.Tools, req.forced, func() string { return s.toolTemplate(c.Request.Context(), rreq) })
 	var held []runner.TokenInfo
 	chunk := func(d ChunkDelta, lp *ChoiceLogprobs, finish *string) ChatCompletionChunk {
 		ch := base

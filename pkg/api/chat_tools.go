@@ -1,9 +1,11 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/helexa/helexa/pkg/api/toolcall"
+	"github.com/helexa/helexa/pkg/runner"
 )
 
 // finishToolCalls is the finish_reason of a turn that ended with tool calls.
@@ -13,8 +15,10 @@ const finishToolCalls = "tool_calls"
 // tool_calls, for requests that have tools. A nil *toolFilter passes
 // content through unchanged.
 type toolFilter struct {
-	p *toolcall.Parser
-	n int // calls so far (the next call's index)
+	p        toolcall.Stream // nil until the first push
+	tools    json.RawMessage
+	template func() string
+	n        int // calls so far (the next call's index)
 	// forced is set when tool_choice requires a call: the answer (held
 	// whole, constrained to one JSON object) is the call.
 	forced *forcedCall
@@ -29,11 +33,42 @@ type forcedCall struct {
 }
 
 // newToolFilter returns a filter for a request's tools; nil without tools.
-func newToolFilter(tools json.RawMessage, forced *forcedCall) *toolFilter {
+// template returns the model's chat template, which picks the tool-call
+// format (toolcall.NewStream; "" is the generic parser); it is called once,
+// at the first push, while the generation holds the model.
+func newToolFilter(tools json.RawMessage, forced *forcedCall, template func() string) *toolFilter {
 	if tools == nil {
 		return nil
 	}
-	return &toolFilter{p: toolcall.NewParser(tools), forced: forced}
+	return &toolFilter{tools: tools, template: template, forced: forced}
+}
+
+// parser returns the filter's parser, choosing the format on first use.
+func (f *toolFilter) parser() toolcall.Stream {
+	if f.p == nil {
+		tmpl := ""
+		if f.template != nil {
+			tmpl = f.template()
+		}
+		f.p = toolcall.NewStream(tmpl, f.tools)
+	}
+	return f.p
+}
+
+// toolTemplate returns the chat template of the request's model, from
+// which its tool-call format is chosen; "" when the request declares no
+// tools or the model cannot be described. Call it while the request holds
+// the model (during generation): before Chat it would load the model with
+// the default context, after it the model may already be unloaded.
+func (s *Server) toolTemplate(ctx context.Context, rreq runner.ChatRequest) string {
+	if rreq.Tools == nil {
+		return ""
+	}
+	d, err := s.cfg.Service.Show(ctx, rreq.Model)
+	if err != nil {
+		return ""
+	}
+	return d.Template
 }
 
 // push takes the next content text and returns the content and the calls
@@ -46,7 +81,7 @@ func (f *toolFilter) push(text string) (string, []ToolCallDelta) {
 		f.forced.text = append(f.forced.text, text...)
 		return "", nil
 	}
-	content, calls := f.p.Push(text)
+	content, calls := f.parser().Push(text)
 	return content, f.wire(calls)
 }
 
@@ -62,7 +97,10 @@ func (f *toolFilter) flush() (string, []ToolCallDelta) {
 		}
 		return "", f.wire([]toolcall.Call{call})
 	}
-	content, calls := f.p.Flush()
+	if f.p == nil { // nothing was generated
+		f.template = nil
+	}
+	content, calls := f.parser().Flush()
 	return content, f.wire(calls)
 }
 
@@ -118,8 +156,12 @@ func (f *toolFilter) wire(calls []toolcall.Call) []ToolCallDelta {
 	}
 	out := make([]ToolCallDelta, 0, len(calls))
 	for _, c := range calls {
+		id := c.ID // the model's own id where its format writes one
+		if id == "" {
+			id = newID("call_")
+		}
 		out = append(out, ToolCallDelta{Index: f.n, ToolCall: ToolCall{
-			ID: newID("call_"), Type: "function",
+			ID: id, Type: "function",
 			Function: FunctionCall{Name: c.Name, Arguments: c.Arguments},
 		}})
 		f.n++

@@ -34,6 +34,9 @@ const (
 
 // Call is one parsed tool call.
 type Call struct {
+	// ID is the call id when the format writes one (Mistral, Command R7B,
+	// Kimi K2); "" otherwise.
+	ID   string
 	Name string
 	// Arguments is a JSON object, compact ("{}" when the model gave none).
 	Arguments string

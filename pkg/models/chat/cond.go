@@ -81,6 +81,11 @@ func lowerOneConditional(src string, cfg *config.Config) (string, bool) {
 	toks := lexTokens(src, cfg)
 	depth, open := bracketDepths(toks)
 	for i, t := range toks {
+		if isName(t, "if") && depth[i] == 0 {
+			if out, ok := lowerSetWithoutElse(src, toks, depth, i); ok {
+				return out, true
+			}
+		}
 		if !isName(t, "if") || depth[i] == 0 {
 			continue
 		}
@@ -109,4 +114,43 @@ func lowerOneConditional(src string, cfg *config.Config) (string, bool) {
 		return src[:toks[start].Pos] + repl + src[toks[end].Pos:], true
 	}
 	return src, false
+}
+
+// lowerSetWithoutElse rewrites {% set x = a if c %} (no else, which gonja's
+// set parser rejects) to {% if c %}{% set x = a %}{% endif %}: Jinja
+// gives x Undefined when c is false, and gonja cannot hold an Undefined in
+// a variable, so x is left unset instead (the same unless x was set
+// before). i is the index of the if token.
+func lowerSetWithoutElse(src string, toks []*tokens.Token, depth []int, i int) (string, bool) {
+	begin, assign := -1, -1
+	for j := i - 1; j >= 0 && begin < 0; j-- {
+		switch {
+		case toks[j].Type == tokens.BlockBegin:
+			begin = j
+		case toks[j].Type == tokens.VariableBegin || toks[j].Type == tokens.Data:
+			return src, false
+		case toks[j].Type == tokens.Assign && depth[j] == 0:
+			assign = j
+		}
+	}
+	if begin < 0 || assign < 0 || !isName(toks[begin+1], "set") || assign+1 == i {
+		return src, false
+	}
+	end := i + 1
+	for end < len(toks) && toks[end].Type != tokens.BlockEnd {
+		if depth[end] == 0 && isName(toks[end], "else") {
+			return src, false
+		}
+		end++
+	}
+	if end >= len(toks) || end == i+1 {
+		return src, false
+	}
+	open := src[toks[begin].Pos:toks[begin+1].Pos]    // "{%-" and the space after it
+	target := src[toks[begin+1].Pos:toks[assign].Pos] // "set x "
+	value := src[toks[assign].Pos:toks[i].Pos]        // "= a "
+	cond := src[toks[i].Pos:toks[end].Pos]            // "if c "
+	closeTag := toks[end].Val
+	repl := open + cond + "%}{% " + target + value + "%}{% endif " + closeTag
+	return src[:toks[begin].Pos] + repl + src[toks[end].Pos+len(closeTag):], true
 }

@@ -3,7 +3,6 @@ package chat
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/nikolalohinski/gonja/v2/exec"
@@ -12,27 +11,36 @@ import (
 // filters returns the filters added to or replaced in gonja's set.
 func filters() map[string]exec.FilterFunction {
 	return map[string]exec.FilterFunction{
-		"tojson":     filterToJSON,
-		"items":      filterItems,
-		fMod:         binaryFilter(pyMod),
-		fPow:         binaryFilter(pyPow),
-		fFloorDiv:    binaryFilter(pyFloorDiv),
-		fConcat:      binaryFilter(pyConcat),
-		fMul:         binaryFilter(pyMul),
-		"string":     filterString,
-		"trim":       filterTrim,
-		"reverse":    filterReverse,
-		"round":      filterRound,
-		fGetItem:     filterGetItem,
-		fList:        filterList,
-		fPrintName:   filterPrintName,
-		fPrintAttr:   lookupFilter(attrLookup, printLookup),
-		fPrintItem:   lookupFilter(itemLookup, printLookup),
-		fPrintNone:   filterPrintNone,
-		fPrintValue:  filterPrintValue,
-		fDefinedName: filterDefinedName,
-		fDefinedAttr: lookupFilter(attrLookup, definedLookup),
-		fDefinedItem: lookupFilter(itemLookup, definedLookup),
+		"tojson":       filterToJSON,
+		"items":        filterItems,
+		fMod:           binaryFilter(pyMod),
+		fPow:           binaryFilter(pyPow),
+		fFloorDiv:      binaryFilter(pyFloorDiv),
+		fConcat:        binaryFilter(pyConcat),
+		fMul:           binaryFilter(pyMul),
+		"string":       filterString,
+		"trim":         filterTrim,
+		"reverse":      filterReverse,
+		"round":        filterRound,
+		fGetItem:       filterGetItem,
+		fList:          filterList,
+		fPrintName:     filterPrintName,
+		fPrintAttr:     lookupFilter(attrLookup, printLookup),
+		fPrintItem:     lookupFilter(itemLookup, printLookup),
+		fPrintNone:     filterPrintNone,
+		fPrintValue:    filterPrintValue,
+		fDefinedName:   filterDefinedName,
+		fDefinedAttr:   lookupFilter(attrLookup, definedLookup),
+		fDefinedItem:   lookupFilter(itemLookup, definedLookup),
+		fAdd:           filterAdd,
+		fIterableName:  filterIterableName,
+		fIterableAttr:  lookupFilter(attrLookup, iterableLookup),
+		fIterableItem:  lookupFilter(itemLookup, iterableLookup),
+		"dictsort":     filterDictSort,
+		fIterName:      filterIterName,
+		fGeneratorJSON: filterGeneratorJSON,
+		fIterAttr:      lookupFilter(attrLookup, iterLookup),
+		fIterItem:      lookupFilter(itemLookup, iterLookup),
 	}
 }
 
@@ -73,7 +81,7 @@ func filterToJSON(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Val
 	if err != nil {
 		return errValue(err)
 	}
-	return exec.AsSafeValue(s)
+	return exec.AsValue(s) // json.dumps returns a plain str, not Markup
 }
 
 // filterItems is Jinja's items filter, keeping the mapping's order.
@@ -313,13 +321,4 @@ func tests() map[string]exec.TestFunction {
 			return in.IsList() || in.IsString() || in.IsDict(), nil
 		},
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -60,10 +60,34 @@ func pyDictMethods() map[string]dictMethod {
 			})
 			return d, nil
 		},
-		"pop":        dictPop,
-		"setdefault": dictSetDefault,
-		"update":     dictUpdate,
+		"pop":        unsafeMethod[map[string]any]("dict", "pop"),
+		"popitem":    unsafeMethod[map[string]any]("dict", "popitem"),
+		"setdefault": unsafeMethod[map[string]any]("dict", "setdefault"),
+		"update":     unsafeMethod[map[string]any]("dict", "update"),
+		"clear":      unsafeMethod[map[string]any]("dict", "clear"),
 	}
+}
+
+// ErrUnsafe is what a template gets for calling a method that mutates a
+// list or dict: transformers renders in Jinja's ImmutableSandboxedEnvironment,
+// which raises SecurityError for them, so helexa does too.
+var ErrUnsafe = errors.New("unsafe")
+
+// unsafeMethod raises like Jinja's immutable sandbox does.
+func unsafeMethod[T any](typ, name string) exec.Method[T] {
+	return func(T, *exec.Value, *exec.VarArgs) (any, error) {
+		return nil, fmt.Errorf("%w: access to attribute '%s' of '%s' object is unsafe", ErrUnsafe, name, typ)
+	}
+}
+
+// pyListMethods are the list methods: copy, and the mutating ones the
+// immutable sandbox forbids.
+func pyListMethods() map[string]exec.Method[[]any] {
+	out := map[string]exec.Method[[]any]{}
+	for _, name := range []string{"append", "clear", "extend", "insert", "pop", "remove", "reverse", "sort"} {
+		out[name] = unsafeMethod[[]any]("list", name)
+	}
+	return out
 }
 
 func noArguments(name string, va *exec.VarArgs) error {
@@ -110,79 +134,4 @@ func lookupKey(container, key *exec.Value) (*exec.Value, bool) {
 		}
 	}
 	return nil, false
-}
-
-func mutableDict(self *exec.Value, method string) (*exec.Dict, error) {
-	d, ok := self.Interface().(*exec.Dict)
-	if !ok {
-		return nil, fmt.Errorf("%s() is not supported on this mapping", method)
-	}
-	return d, nil
-}
-
-func dictPop(_ map[string]any, self *exec.Value, va *exec.VarArgs) (any, error) {
-	a, err := takeArgs("pop", va, "key", "default")
-	if err != nil {
-		return nil, err
-	}
-	d, err := mutableDict(self, "pop")
-	if err != nil {
-		return nil, err
-	}
-	for i, p := range d.Pairs {
-		if p.Key.EqualValueTo(a[0]) {
-			d.Pairs = append(d.Pairs[:i], d.Pairs[i+1:]...)
-			return p.Value.Interface(), nil
-		}
-	}
-	if a[1] == nil {
-		return nil, fmt.Errorf("KeyError: %s", a[0].String())
-	}
-	return a[1].Interface(), nil
-}
-
-func dictSetDefault(_ map[string]any, self *exec.Value, va *exec.VarArgs) (any, error) {
-	a, err := takeArgs("setdefault", va, "key", "default")
-	if err != nil {
-		return nil, err
-	}
-	if v, ok := lookupKey(self, a[0]); ok {
-		return v.Interface(), nil
-	}
-	d, err := mutableDict(self, "setdefault")
-	if err != nil {
-		return nil, err
-	}
-	def := a[1]
-	if def == nil {
-		def = exec.AsValue(nil)
-	}
-	d.Pairs = append(d.Pairs, &exec.Pair{Key: a[0], Value: def})
-	return def.Interface(), nil
-}
-
-func dictUpdate(_ map[string]any, self *exec.Value, va *exec.VarArgs) (any, error) {
-	if len(va.Args) > 1 {
-		return nil, errors.New("update() takes at most 1 positional argument")
-	}
-	d, err := mutableDict(self, "update")
-	if err != nil {
-		return nil, err
-	}
-	set := func(k, v *exec.Value) {
-		for _, p := range d.Pairs {
-			if p.Key.EqualValueTo(k) {
-				p.Value = v
-				return
-			}
-		}
-		d.Pairs = append(d.Pairs, &exec.Pair{Key: k, Value: v})
-	}
-	if len(va.Args) == 1 {
-		iterateItems(va.Args[0], func(k, v *exec.Value) bool { set(k, v); return true })
-	}
-	for _, k := range sortedKeys(va.KwArgs) {
-		set(exec.AsValue(k), va.KwArgs[k])
-	}
-	return nil, nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unsafe"
 
+	controlstructures "github.com/nikolalohinski/gonja/v2/builtins/control_structures"
 	"github.com/nikolalohinski/gonja/v2/nodes"
 	"github.com/nikolalohinski/gonja/v2/tokens"
 )
@@ -12,21 +13,29 @@ import (
 // Names of the internal filters the rewriter calls. They start with "__"
 // so no template can collide with them by accident.
 const (
-	fMod         = "__py_mod"
-	fPow         = "__py_pow"
-	fFloorDiv    = "__py_floordiv"
-	fConcat      = "__py_concat"
-	fMul         = "__py_mul"
-	fGetItem     = "__py_getitem"
-	fList        = "__py_list"
-	fPrintName   = "__py_print_name"
-	fPrintAttr   = "__py_print_attr"
-	fPrintItem   = "__py_print_item"
-	fPrintNone   = "__py_print_none"
-	fPrintValue  = "__py_print_value"
-	fDefinedName = "__py_defined_name"
-	fDefinedAttr = "__py_defined_attr"
-	fDefinedItem = "__py_defined_item"
+	fMod           = "__py_mod"
+	fPow           = "__py_pow"
+	fFloorDiv      = "__py_floordiv"
+	fConcat        = "__py_concat"
+	fMul           = "__py_mul"
+	fGetItem       = "__py_getitem"
+	fList          = "__py_list"
+	fPrintName     = "__py_print_name"
+	fPrintAttr     = "__py_print_attr"
+	fPrintItem     = "__py_print_item"
+	fPrintNone     = "__py_print_none"
+	fPrintValue    = "__py_print_value"
+	fDefinedName   = "__py_defined_name"
+	fDefinedAttr   = "__py_defined_attr"
+	fDefinedItem   = "__py_defined_item"
+	fAdd           = "__py_add"
+	fIterableName  = "__py_iterable_name"
+	fIterableAttr  = "__py_iterable_attr"
+	fIterableItem  = "__py_iterable_item"
+	fIterName      = "__py_iter_name"
+	fIterAttr      = "__py_iter_attr"
+	fIterItem      = "__py_iter_item"
+	fGeneratorJSON = "__py_generator_tojson"
 )
 
 // rewriter patches a parsed gonja tree where gonja's evaluator differs from
@@ -34,7 +43,12 @@ const (
 //   - a % b, a ** b, a // b, a * b   -> Python operator semantics ('%s' % x formatting)
 //   - a ~ b                          -> containers as Python's str() (None inside prints None)
 //   - x[k]                           -> Python indexing (negative indices, ordered dicts)
+//   - a + b                          -> Python operand types; Markup + str escapes the str
 //   - x is defined / undefined       -> a key present with a null value is defined
+//   - x is iterable                  -> an undefined x is iterable, None is not
+//   - (expr).method(...)             -> the receiver gonja's parser drops
+//   - gen | tojson                   -> TypeError: map/select/reject(attr) give generators
+//   - for x in None                  -> TypeError (an undefined sequence still loops zero times)
 //   - {{ x }} where x is None        -> prints "None" (undefined still prints "")
 //   - none                           -> the None literal (gonja only knows None)
 //   - [a, b]                         -> a Go slice, telling lists from tuples
@@ -160,6 +174,17 @@ func (rw *rewriter) replace(n nodes.Node) nodes.Node {
 		r = rewriteGetItem(t)
 	case *nodes.TestExpression:
 		r = rewriteDefined(t)
+	case *nodes.FilteredExpression:
+		markGeneratorJSON(t)
+	case *controlstructures.ForControlStructure:
+		t.ObjectEvaluator = iterated(t.ObjectEvaluator)
+	case *nodes.Call:
+		// gonja's parser leaves Parent nil for a method called on a
+		// parenthesised expression ((x | f).strip()); its evaluator needs
+		// the receiver there.
+		if g, ok := t.Func.(*nodes.GetAttribute); ok && t.Parent == nil && g.Node != nil {
+			t.Parent = g.Node
+		}
 	case *nodes.Name:
 		if t.Name != nil && t.Name.Val == "none" { // gonja only knows None
 			r = &nodes.None{Location: t.Name}
@@ -199,12 +224,49 @@ func rewriteBinary(b *nodes.BinaryExpression) nodes.Node {
 		name = fFloorDiv
 	case tokens.Tilde:
 		name = fConcat
+	case tokens.Addition:
+		name = fAdd
 	case tokens.Multiply:
 		name = fMul
 	default:
 		return b
 	}
+	if name == fAdd {
+		tok := b.Operator.Token
+		return filtered(b.Left, tok, fAdd, b.Right,
+			&nodes.Bool{Location: tok, Val: isMarkup(b.Left)}, &nodes.Bool{Location: tok, Val: isMarkup(b.Right)})
+	}
 	return filtered(b.Left, b.Operator.Token, name, b.Right)
+}
+
+// isMarkup reports whether e is statically a Markup string in Jinja: a
+// |safe or |escape result, or a + with a Markup side (gonja's own Safe
+// flag also marks joins and macro results, which Jinja leaves plain when
+// autoescape is off).
+func isMarkup(e nodes.Expression) bool {
+	switch t := e.(type) {
+	case *nodes.FilteredExpression:
+		if len(t.Filters) == 0 {
+			return false
+		}
+		last := t.Filters[len(t.Filters)-1]
+		switch last.Name {
+		case "safe", "escape", "e", "forceescape":
+			return true
+		case fAdd:
+			return len(last.Args) == 3 && (isTrueLiteral(last.Args[1]) || isTrueLiteral(last.Args[2]))
+		}
+	case *nodes.BinaryExpression:
+		if t.Operator != nil && t.Operator.Token != nil && t.Operator.Token.Type == tokens.Addition {
+			return isMarkup(t.Left) || isMarkup(t.Right)
+		}
+	}
+	return false
+}
+
+func isTrueLiteral(e nodes.Expression) bool {
+	b, ok := e.(*nodes.Bool)
+	return ok && b.Val
 }
 
 func rewriteGetItem(g *nodes.GetItem) nodes.Node {
@@ -226,21 +288,29 @@ func getItemParts(e nodes.Expression) (container, key nodes.Expression, ok bool)
 }
 
 func rewriteDefined(t *nodes.TestExpression) nodes.Node {
-	if t.Test == nil || (t.Test.Name != "defined" && t.Test.Name != "undefined") || len(t.Test.Args) > 0 {
+	if t.Test == nil || len(t.Test.Args) > 0 {
+		return t
+	}
+	names := [3]string{fDefinedName, fDefinedAttr, fDefinedItem}
+	switch t.Test.Name {
+	case "defined", "undefined":
+	case "iterable":
+		names = [3]string{fIterableName, fIterableAttr, fIterableItem}
+	default:
 		return t
 	}
 	tok := t.Test.Token
 	negate := &nodes.Bool{Location: tok, Val: t.Test.Name == "undefined"}
 	switch e := t.Expression.(type) {
 	case *nodes.Name:
-		return filtered(&nodes.None{Location: tok}, tok, fDefinedName, &nodes.String{Location: tok, Val: e.Name.Val}, negate)
+		return filtered(&nodes.None{Location: tok}, tok, names[0], &nodes.String{Location: tok, Val: e.Name.Val}, negate)
 	case *nodes.GetAttribute:
 		if base, ok := e.Node.(nodes.Expression); ok && e.Attribute != "" {
-			return filtered(base, tok, fDefinedAttr, &nodes.String{Location: tok, Val: e.Attribute}, negate)
+			return filtered(base, tok, names[1], &nodes.String{Location: tok, Val: e.Attribute}, negate)
 		}
 	}
 	if c, k, ok := getItemParts(t.Expression); ok {
-		return filtered(c, tok, fDefinedItem, k, negate)
+		return filtered(c, tok, names[2], k, negate)
 	}
 	return t
 }
@@ -265,4 +335,41 @@ func printable(e nodes.Expression) nodes.Expression {
 		return filtered(c, tok, fPrintItem, k)
 	}
 	return filtered(e, tok, fPrintValue)
+}
+
+// iterated wraps a for loop's sequence so a None there raises as in Python
+// while an undefined one iterates as empty; gonja loops zero times over both.
+func iterated(e nodes.Expression) nodes.Expression {
+	tok := e.Position()
+	switch t := e.(type) {
+	case *nodes.Name:
+		return filtered(t, tok, fIterName, &nodes.String{Location: tok, Val: t.Name.Val})
+	case *nodes.GetAttribute:
+		if base, ok := t.Node.(nodes.Expression); ok && t.Attribute != "" {
+			return filtered(base, tok, fIterAttr, &nodes.String{Location: tok, Val: t.Attribute})
+		}
+	}
+	if c, k, ok := getItemParts(e); ok {
+		return filtered(c, tok, fIterItem, k)
+	}
+	return e
+}
+
+// generatorFilters are the Jinja filters that return a generator, which
+// json.dumps (tojson) refuses.
+var generatorFilters = map[string]bool{"map": true, "select": true, "reject": true, "selectattr": true, "rejectattr": true}
+
+// markGeneratorJSON makes tojson applied straight to a generator filter's
+// result raise, as transformers' tojson (json.dumps) does.
+func markGeneratorJSON(f *nodes.FilteredExpression) {
+	prevGen := false
+	if inner, ok := f.Expression.(*nodes.FilteredExpression); ok && len(inner.Filters) > 0 {
+		prevGen = generatorFilters[inner.Filters[len(inner.Filters)-1].Name]
+	}
+	for _, fc := range f.Filters {
+		if fc.Name == "tojson" && prevGen {
+			fc.Name = fGeneratorJSON
+		}
+		prevGen = generatorFilters[fc.Name]
+	}
 }

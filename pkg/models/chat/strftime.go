@@ -8,13 +8,16 @@ import (
 	"github.com/nikolalohinski/gonja/v2/exec"
 )
 
-// strftimeNow is transformers' strftime_now(fmt): the current local time
-// formatted with Python's strftime directives.
-func strftimeNow(va *exec.VarArgs) (string, error) {
-	if len(va.Args) != 1 || !va.Args[0].IsString() {
-		return "", fmt.Errorf("strftime_now() takes one string argument")
+// strftimeNow is transformers' strftime_now(fmt): the time now() returns
+// (the current local time outside tests) formatted with Python's strftime
+// directives.
+func strftimeNow(now func() time.Time) func(va *exec.VarArgs) (string, error) {
+	return func(va *exec.VarArgs) (string, error) {
+		if len(va.Args) != 1 || !va.Args[0].IsString() {
+			return "", fmt.Errorf("strftime_now() takes one string argument")
+		}
+		return strftime(now(), va.Args[0].String()), nil
 	}
-	return strftime(time.Now(), va.Args[0].String()), nil
 }
 
 // strftime formats t with the C/Python directives templates use.

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/nikolalohinski/gonja/v2/builtins"
 	"github.com/nikolalohinski/gonja/v2/config"
@@ -40,7 +41,8 @@ var ErrTemplate = errors.New("chat template")
 type Template struct {
 	src      string
 	tpl      *exec.Template
-	defaults map[string]any // kwargs defaults (bos_token, eos_token) from the model
+	defaults map[string]any   // kwargs defaults (bos_token, eos_token) from the model
+	now      func() time.Time // strftime_now's clock; tests pin it
 }
 
 // Input is what a chat template is rendered with.
@@ -85,7 +87,7 @@ func Compile(src string) (t *Template, err error) {
 		return nil, fmt.Errorf("%w: %s", ErrTemplate, compileMessage(err))
 	}
 	rewriteTemplate(tpl.Root())
-	return &Template{src: src, tpl: tpl, defaults: map[string]any{}}, nil
+	return &Template{src: src, tpl: tpl, defaults: map[string]any{}, now: time.Now}, nil
 }
 
 // compileMessage drops the full template source gonja puts in its parse
@@ -207,7 +209,7 @@ func (t *Template) renderContext(in Input) (*exec.Context, *raisedError, error) 
 		}
 		return nil, &TemplateError{Message: msg}
 	}
-	vars["strftime_now"] = strftimeNow
+	vars["strftime_now"] = strftimeNow(t.now)
 	return exec.NewContext(vars), raised, nil
 }
 
@@ -267,11 +269,9 @@ func methodSets() exec.Methods {
 	for name, m := range pyStrMethods() {
 		str[name] = m
 	}
-	list := map[string]exec.Method[[]any]{}
-	for _, name := range []string{"append", "reverse", "copy"} {
-		if m, ok := builtins.Methods.List.Get(name); ok {
-			list[name] = m
-		}
+	list := pyListMethods()
+	if m, ok := builtins.Methods.List.Get("copy"); ok {
+		list["copy"] = m
 	}
 	return exec.Methods{
 		Bool:  builtins.Methods.Bool,

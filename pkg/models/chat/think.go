@@ -21,6 +21,8 @@ const (
 // </think>; everything else passes through unchanged. A ThinkSplitter is not
 // safe for concurrent use.
 type ThinkSplitter struct {
+	open    string // the tag opening reasoning (ThinkOpen by default)
+	close   string // the tag closing it
 	inThink bool
 	atStart bool   // at the start of a section: leading whitespace is dropped
 	pend    string // held back: a possible partial tag (and, in reasoning, trailing whitespace)
@@ -29,7 +31,7 @@ type ThinkSplitter struct {
 // NewThinkSplitter returns a splitter; startInThink is true when the prompt
 // already opened a <think> block (see PromptOpensThink).
 func NewThinkSplitter(startInThink bool) *ThinkSplitter {
-	return &ThinkSplitter{inThink: startInThink, atStart: true}
+	return newTagSplitter(DefaultReasoning, startInThink)
 }
 
 // InThink reports whether the text so far ends inside a reasoning block.
@@ -48,9 +50,9 @@ func (s *ThinkSplitter) Push(text string) (reasoning, content string) {
 			}
 			s.atStart = false
 		}
-		tag := ThinkOpen
+		tag := s.open
 		if s.inThink {
-			tag = ThinkClose
+			tag = s.close
 		}
 		if i := strings.Index(s.pend, tag); i >= 0 {
 			if s.inThink {
@@ -101,7 +103,4 @@ func partialSuffix(s, tag string) int {
 // PromptOpensThink reports whether a rendered prompt ends inside an open
 // <think> block (e.g. DeepSeek-R1's generation prompt "<think>\n"), so
 // generation starts in reasoning: NewThinkSplitter(PromptOpensThink(p)).
-func PromptOpensThink(prompt string) bool {
-	open := strings.LastIndex(prompt, ThinkOpen)
-	return open >= 0 && strings.LastIndex(prompt, ThinkClose) < open
-}
+func PromptOpensThink(prompt string) bool { return DefaultReasoning.PromptOpens(prompt) }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/helexa/helexa/pkg/api/toolcall"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/cpuexec"
 	"github.com/helexa/helexa/pkg/hub"
@@ -186,8 +187,9 @@ func (l *GGUFLoader) build(ctx context.Context, mf *modelfile.Model, res *hub.Re
 }
 
 // setChat installs the chat template (a broken one is logged and leaves
-// chat requests refused) and, when the vocabulary has <think>, the
-// reasoning splitter. Both loaders end with it.
+// chat requests refused) and the reasoning splitter of the model's format
+// (chat.DetectReasoning: from the template's markers, or <think> in the
+// vocabulary). Both loaders end with it.
 func setChat(m *runner.Model, tpl *chat.Template, err error, tok *tokenizer.Tokenizer, ref string, log *slog.Logger) {
 	if err != nil {
 		log.Warn("chat template unusable; chat requests will be refused", "model", ref, "err", err)
@@ -195,8 +197,26 @@ func setChat(m *runner.Model, tpl *chat.Template, err error, tok *tokenizer.Toke
 		m.Template = chatTemplate{tpl}
 		m.Details.Template = tpl.Source()
 	}
-	if _, ok := tok.TokenID(chat.ThinkOpen); ok {
-		m.NewThinkSplitter = func(start bool) runner.ThinkSplitter { return chat.NewThinkSplitter(start) }
+	src := ""
+	if tpl != nil {
+		src = tpl.Source()
+	}
+	hasToken := func(s string) bool { _, ok := tok.TokenID(s); return ok }
+	var think, tools []string
+	if r, ok := chat.DetectReasoning(src, hasToken); ok {
+		m.NewThinkSplitter = func(start bool) runner.ThinkSplitter { return r.NewSplitter(start) }
+		think = r.Markers()
+	}
+	if f := toolcall.DetectFamily(src); f != nil {
+		tools = f.Markers()
+	}
+	switch t := m.Tokenizer.(type) {
+	case ggufTokenizer:
+		t.thinkMarkers, t.toolMarkers = think, tools
+		m.Tokenizer = t
+	case eogTokenizer:
+		t.thinkMarkers, t.toolMarkers = think, tools
+		m.Tokenizer = t
 	}
 }
 
@@ -272,6 +292,9 @@ func resolveError(name string, err error) error {
 type ggufTokenizer struct {
 	t        *tokenizer.Tokenizer
 	maxBytes int // the longest vocabulary string, in bytes
+	// toolMarkers and thinkMarkers are the texts of the model's tool-call
+	// and reasoning markers, rendered even when they are control tokens.
+	toolMarkers, thinkMarkers []string
 }
 
 func newGGUFTokenizer(t *tokenizer.Tokenizer) ggufTokenizer {
@@ -292,11 +315,6 @@ func (g ggufTokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int
 }
 func (g ggufTokenizer) IsEOG(id int32) bool { return g.t.IsEOG(id) }
 
-// NewDecoder decodes generated tokens, which always continue a prompt: a
-// SentencePiece leading space on the first piece is kept.
-func (g ggufTokenizer) NewDecoder() runner.Decoder {
-	return g.t.NewDecoderWith(tokenizer.DecodeOptions{Continuation: true})
-}
 func (g ggufTokenizer) TokenText(id int32) string { return g.t.Piece(id, false) }
 func (g ggufTokenizer) VocabSize() int            { return g.t.VocabSize() }
 

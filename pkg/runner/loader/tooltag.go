@@ -5,36 +5,56 @@ import (
 	"github.com/helexa/helexa/pkg/runner"
 )
 
-// pythonTag is the one control token whose text a tool-call parser needs
-// to see: Llama 3.1 starts built-in and code tool calls with it
+// pythonTag is a control token whose text a tool-call parser needs to see:
+// Llama 3.1 starts built-in and code tool calls with it
 // (`<|python_tag|>brave_search.call(query="…")`). Like llama.cpp and
 // ollama, the runner keeps its text in the content of requests that
-// declare tools; every other control token stays hidden.
+// declare tools, together with the tool-call markers of the model's family
+// (toolcall.Family.Markers: [TOOL_CALLS], <｜tool▁calls▁begin｜>, ...);
+// the reasoning markers of its format ([THINK], <seed:think>, ...) are
+// kept in every request, for the reasoning splitter. Every other control
+// token stays hidden.
 const pythonTag = "<|python_tag|>"
 
-// NewToolDecoder is NewDecoder that also renders pythonTag when the
-// vocabulary has it as a control token.
+// NewToolDecoder is NewDecoder that also renders pythonTag and the
+// model's tool-call markers when the vocabulary has them as control tokens.
 func (g ggufTokenizer) NewToolDecoder() runner.Decoder {
+	return g.keeping(append([]string{pythonTag}, append(g.toolMarkers, g.thinkMarkers...)...))
+}
+
+// NewDecoder decodes generated tokens, which always continue a prompt: a
+// SentencePiece leading space on the first piece is kept; the reasoning
+// markers of the model's format are rendered even when they are control
+// tokens.
+func (g ggufTokenizer) NewDecoder() runner.Decoder { return g.keeping(g.thinkMarkers) }
+
+// keeping returns a decoder that renders the control tokens among texts.
+func (g ggufTokenizer) keeping(texts []string) runner.Decoder {
 	d := g.t.NewDecoderWith(tokenizer.DecodeOptions{Continuation: true})
-	id, ok := g.t.TokenID(pythonTag)
-	if !ok || !g.t.IsControl(id) {
+	keep := map[int32]string{}
+	for _, s := range texts {
+		if id, ok := g.t.TokenID(s); ok && g.t.IsControl(id) {
+			keep[id] = s
+		}
+	}
+	if len(keep) == 0 {
 		return d
 	}
-	return keepDecoder{d: d, id: id, text: pythonTag}
+	return keepDecoder{d: d, keep: keep}
 }
 
-// keepDecoder renders token id as text and decodes the rest with d.
+// keepDecoder renders the kept tokens as their text and decodes the rest
+// with d.
 type keepDecoder struct {
 	d    *tokenizer.StreamDecoder
-	id   int32
-	text string
+	keep map[int32]string
 }
 
-// Add emits the kept token's text after whatever d holds (bytes of a
+// Add emits a kept token's text after whatever d holds (bytes of a
 // character the tag interrupts can no longer complete).
 func (k keepDecoder) Add(id int32) string {
-	if id == k.id {
-		return k.d.Flush() + k.text
+	if text, ok := k.keep[id]; ok {
+		return k.d.Flush() + text
 	}
 	return k.d.Add(id)
 }

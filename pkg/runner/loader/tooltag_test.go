@@ -96,3 +96,40 @@ func TestToolDecoderTagAfterSplitCharacter(t *testing.T) {
 		t.Errorf("decoded %q, want %q", got, want)
 	}
 }
+
+// TestDecodersKeepFamilyMarkers: a model's tool-call markers are rendered
+// in tool requests only, its reasoning markers in every request, even when
+// they are control tokens (the Llama 3 header token stands in for them).
+func TestDecodersKeepFamilyMarkers(t *testing.T) {
+	const marker = "<|start_header_id|>"
+	ids := append([]int32{llamaStartHeader}, encodeText(t, llama3Tokenizer(t), "x")...)
+	cases := []struct {
+		name        string
+		tool, think bool
+		toolDecoder bool
+		want        string
+	}{
+		{"tool marker, tool request", true, false, true, marker + "x"},
+		{"tool marker, plain request", true, false, false, "x"},
+		{"think marker, plain request", false, true, false, marker + "x"},
+		{"no markers", false, false, true, "x"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := llama3Tokenizer(t)
+			if c.tool {
+				g.toolMarkers = []string{marker}
+			}
+			if c.think {
+				g.thinkMarkers = []string{marker}
+			}
+			d := g.NewDecoder()
+			if c.toolDecoder {
+				d = g.NewToolDecoder()
+			}
+			if got := decodeAll(d, ids); got != c.want {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
