@@ -129,6 +129,9 @@ func (s *Server) guard(c *gin.Context) {
 		h := c.Writer.Header()
 		h.Set("Access-Control-Allow-Origin", origin)
 		h.Add("Vary", "Origin")
+		// Clients back off on a 503 by Retry-After, which a page can only
+		// read when it is exposed.
+		h.Set("Access-Control-Expose-Headers", "Retry-After")
 		if r.Method == http.MethodOptions {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
 			h.Set("Access-Control-Allow-Headers", preflightHeaders(r.Header.Get("Access-Control-Request-Headers")))

@@ -67,6 +67,9 @@ func TestGuard(t *testing.T) {
 				if got := resp.Header.Get("Access-Control-Allow-Origin"); got != origin {
 					t.Errorf("Access-Control-Allow-Origin %q, want %q", got, origin)
 				}
+				if got := resp.Header.Get("Access-Control-Expose-Headers"); got != "Retry-After" {
+					t.Errorf("Access-Control-Expose-Headers %q, want Retry-After", got)
+				}
 			}
 		})
 	}
