@@ -18,8 +18,8 @@ import (
 // are accepted.
 type Guard struct {
 	// BindHost is the host part of the address the daemon listens on. A
-	// daemon bound to a non-loopback address (which requires an API key)
-	// accepts any Host.
+	// daemon bound to a non-loopback address accepts any Host when it has
+	// an API key, and address literals (not names) without one.
 	BindHost string
 	// AllowedHosts are extra Host names accepted besides loopback
 	// addresses, localhost and BindHost (HELEXA_ALLOWED_HOSTS).
@@ -50,13 +50,8 @@ func ParseList(s string) []string {
 }
 
 // hostAllowed reports whether a request's Host header names this daemon.
-func (g *Guard) hostAllowed(hostport string) bool {
-	if g.BindHost != "" && !isLoopbackName(g.BindHost) && !isUnspecified(g.BindHost) {
-		return true // reachable by any name; the API key protects it
-	}
-	if isUnspecified(g.BindHost) {
-		return true
-	}
+// keyed is whether the daemon requires an API key.
+func (g *Guard) hostAllowed(hostport string, keyed bool) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
@@ -70,7 +65,14 @@ func (g *Guard) hostAllowed(hostport string) bool {
 			return true
 		}
 	}
-	return false
+	if g.BindHost == "" || isLoopbackName(g.BindHost) {
+		return false
+	}
+	// Reachable from the network. With an API key any name is fine (a web
+	// page cannot send the key). Without one (--insecure), an address
+	// literal is accepted, since DNS rebinding needs a name: a rebound name
+	// would let any web page the user visits drive the daemon.
+	return keyed || net.ParseIP(host) != nil
 }
 
 func isLoopbackName(host string) bool {
@@ -112,7 +114,7 @@ func (g *Guard) originAllowed(origin string) bool {
 func (s *Server) guard(c *gin.Context) {
 	g := &s.cfg.Guard
 	r := c.Request
-	if !g.hostAllowed(r.Host) {
+	if !g.hostAllowed(r.Host, s.cfg.APIKey != "") {
 		s.refuse(c, http.StatusForbidden, fmt.Sprintf(
 			"Host %q is not this daemon's: requests must name a loopback address (add the name to HELEXA_ALLOWED_HOSTS to accept it)", r.Host))
 		return
@@ -127,6 +129,9 @@ func (s *Server) guard(c *gin.Context) {
 		h := c.Writer.Header()
 		h.Set("Access-Control-Allow-Origin", origin)
 		h.Add("Vary", "Origin")
+		// Clients back off on a 503 by Retry-After, which a page can only
+		// read when it is exposed.
+		h.Set("Access-Control-Expose-Headers", "Retry-After")
 		if r.Method == http.MethodOptions {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
 			h.Set("Access-Control-Allow-Headers", preflightHeaders(r.Header.Get("Access-Control-Request-Headers")))

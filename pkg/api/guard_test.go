@@ -67,19 +67,37 @@ func TestGuard(t *testing.T) {
 				if got := resp.Header.Get("Access-Control-Allow-Origin"); got != origin {
 					t.Errorf("Access-Control-Allow-Origin %q, want %q", got, origin)
 				}
+				if got := resp.Header.Get("Access-Control-Expose-Headers"); got != "Retry-After" {
+					t.Errorf("Access-Control-Expose-Headers %q, want Retry-After", got)
+				}
 			}
 		})
 	}
 }
 
-func TestGuardNonLoopbackBindAcceptsAnyHost(t *testing.T) {
-	g := Guard{BindHost: "0.0.0.0"}
-	if !g.hostAllowed("192.168.1.5:13131") || !g.hostAllowed("box.lan") {
-		t.Error("a daemon bound to every interface (with an API key) must accept its LAN names")
+func TestGuardNonLoopbackBind(t *testing.T) {
+	tests := []struct {
+		bind  string
+		keyed bool
+		host  string
+		want  bool
+	}{
+		{"0.0.0.0", true, "192.168.1.5:13131", true},
+		{"0.0.0.0", true, "box.lan", true}, // the API key protects it
+		{"0.0.0.0", false, "192.168.1.5:13131", true},
+		{"0.0.0.0", false, "[fe80::1]:13131", true},
+		{"0.0.0.0", false, "rebound.evil.example:13131", false}, // --insecure: names could be rebound
+		{"0.0.0.0", false, "helexa.lan", true},                  // in AllowedHosts
+		{"192.168.1.5", false, "192.168.1.5:13131", true},
+		{"127.0.0.1", false, "192.168.1.5:13131", false},
+		{"127.0.0.1", true, "box.lan", false},
+		{"", false, "localhost:13131", true},
 	}
-	g = Guard{BindHost: "127.0.0.1"}
-	if g.hostAllowed("192.168.1.5:13131") {
-		t.Error("a loopback daemon accepted a LAN Host")
+	for _, tt := range tests {
+		g := Guard{BindHost: tt.bind, AllowedHosts: []string{"helexa.lan"}}
+		if got := g.hostAllowed(tt.host, tt.keyed); got != tt.want {
+			t.Errorf("bound to %q (API key %v): Host %q allowed = %v, want %v", tt.bind, tt.keyed, tt.host, got, tt.want)
+		}
 	}
 }
 
@@ -99,7 +117,7 @@ func TestRemoteClientsSeeNoLocalPaths(t *testing.T) {
 	} {
 		req := httptest.NewRequest("POST", "/v1/completions", strings.NewReader(`{"model":"m","prompt":"x"}`))
 		req.Header.Set("Content-Type", "application/json")
-		req.RemoteAddr = tc.remote
+		req.RemoteAddr, req.Host = tc.remote, "192.0.2.1:13131"
 		w := httptest.NewRecorder()
 		s.Handler().ServeHTTP(w, req)
 		if b := w.Body.String(); !strings.Contains(b, tc.want) || strings.Contains(b, tc.not) {
@@ -109,7 +127,7 @@ func TestRemoteClientsSeeNoLocalPaths(t *testing.T) {
 	f.err = runner.Errorf(runner.KindInternal, "mmap /srv/m.gguf: cannot allocate memory")
 	req := httptest.NewRequest("POST", "/v1/completions", strings.NewReader(`{"model":"m","prompt":"x"}`))
 	req.Header.Set("Content-Type", "application/json")
-	req.RemoteAddr = "192.0.2.7:5000"
+	req.RemoteAddr, req.Host = "192.0.2.7:5000", "192.0.2.1:13131"
 	w := httptest.NewRecorder()
 	s.Handler().ServeHTTP(w, req)
 	if b := w.Body.String(); w.Code != 500 || strings.Contains(b, "mmap") {
