@@ -24,5 +24,6 @@ func debugSubcommands() []func(streams) *cobra.Command {
 		newDebugTemplateCmd,
 		newDebugTokenizeCmd,
 		newDebugDetokenizeCmd,
+		newDebugSynthCmd,
 	}
 }
