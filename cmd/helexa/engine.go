@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 
 	"github.com/helexa/helexa/internal/envvars"
@@ -37,8 +39,31 @@ func newEngineWith(log *slog.Logger, progress hub.ProgressFunc, tweak func(*runn
 	if err != nil {
 		return nil, err
 	}
-	ld := &loader.GGUFLoader{Hub: hc, Threads: threads, ChunkSize: cfg.ChunkSize, Exec: exec, Log: log}
+	tmpl, err := readEnvFile(envvars.ChatTemplate)
+	if err != nil {
+		return nil, err
+	}
+	replay, err := readEnvFile(envvars.TestReplay)
+	if err != nil {
+		return nil, err
+	}
+	ld := &loader.GGUFLoader{Hub: hc, Threads: threads, ChunkSize: cfg.ChunkSize, Exec: exec, Log: log,
+		ChatTemplate: tmpl, Replay: replay}
 	return runner.NewManager(cfg, ld, log), nil
+}
+
+// readEnvFile reads the file an environment variable names ("" when it is
+// unset).
+func readEnvFile(v envvars.Var) (string, error) {
+	path := v.Get()
+	if path == "" {
+		return "", nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%s names a file that cannot be read (set it to a readable file, or unset it): %w", v.Name, err)
+	}
+	return string(data), nil
 }
 
 // progressRouter forwards hub events to a sink that can change while the

@@ -69,6 +69,8 @@ var (
 	HFToken         = Var{"HF_TOKEN", "", "Hugging Face access token for gated or private repos"}
 	HFOffline       = Var{"HF_HUB_OFFLINE", "", "1 = never touch the network; resolve models from the cache only"}
 	HFNoProgress    = Var{"HF_HUB_DISABLE_PROGRESS_BARS", "", "1 = no progress bars"}
+	ChatTemplate    = Var{"HELEXA_CHAT_TEMPLATE", "", "path of a Jinja chat template used instead of every model's own (its tool-call and reasoning formats are chosen from it)"}
+	TestReplay      = Var{"HELEXA_TEST_REPLAY", "", "tests only: path of a text file every loaded model writes (encoded with its tokenizer, then end of sequence) instead of sampling"}
 	Fixtures        = Var{"HELEXA_FIXTURES", "", "tests only: the shared fixtures directory (default: ../shared/fixtures beside the repository)"}
 	TestRunner      = Var{"HELEXA_TEST_RUNNER", "", "tests only: 1 makes a package's test binary serve as a runner process"}
 )
@@ -76,7 +78,7 @@ var (
 // All lists every variable, in the order --help shows them.
 func All() []Var {
 	return []Var{Host, AllowedHosts, Origins, APIKey, MaxRequestBytes, KeepAlive, MaxLoadedModels, NumParallel, MaxQueue, NumCtx, ChunkSize,
-		NumThreads, Config, StateDir, LogLevel, Runner, RunnerTimeout, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, Fixtures, TestRunner}
+		NumThreads, Config, StateDir, LogLevel, Runner, RunnerTimeout, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, ChatTemplate, TestReplay, Fixtures, TestRunner}
 }
 
 // Help renders the table shown at the end of `helexa --help`.

@@ -33,6 +33,10 @@ type Family struct {
 	inner []string
 	// decode parses a section body.
 	decode func(body string, tools toolSet) ([]Call, bool)
+	// stream, when set, is the family's own incremental parser (formats
+	// that are not Begin…End sections, such as Functionary v3.2's
+	// recipient sections).
+	stream func(tools toolSet) Stream
 }
 
 // Markers are the texts the parser must see: a runner renders them even
@@ -56,6 +60,7 @@ func Families() []*Family {
 		{Name: "deepseek-v4", Begin: "<｜DSML｜tool_calls>", End: "</｜DSML｜tool_calls>", Detect: []string{"｜DSML｜", "tool_calls>"}, decode: decodeDSML},
 		{Name: "deepseek", Begin: "<｜tool▁calls▁begin｜>", End: "<｜tool▁calls▁end｜>", Detect: []string{"<｜tool▁calls▁begin｜>"}, inner: []string{dsCallBegin, dsCallEnd, dsSep}, decode: decodeDeepSeek},
 		{Name: "command-r7b", Begin: "<|START_ACTION|>", End: "<|END_ACTION|>", Detect: []string{"<|START_ACTION|>"}, IDs: true, decode: decodeCommandR},
+		{Name: "granite", Begin: "<|tool_call|>", Detect: []string{"<|tool_call|>"}, decode: decodeJSONList},
 		{Name: "nemotron-v2", Begin: "<TOOLCALL>", End: "</TOOLCALL>", Detect: []string{"<TOOLCALL>"}, decode: decodeJSONList},
 		{Name: "kimi-k2", Begin: "<|tool_calls_section_begin|>", End: "<|tool_calls_section_end|>", Detect: []string{"<|tool_calls_section_begin|>"}, IDs: true, inner: []string{kimiCallBegin, kimiCallEnd, kimiArgs}, decode: decodeKimi},
 		{Name: "glm-4.5", Begin: "<tool_call>", End: "</tool_call>", Detect: []string{"<arg_key>"}, inner: []string{"<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"}, decode: decodeGLM},
@@ -66,6 +71,7 @@ func Families() []*Family {
 		{Name: "tool-calls-list", Begin: "<tool_calls>", End: "</tool_calls>", Detect: []string{"<tool_calls>"}, IDs: true, decode: decodeCallList},
 		{Name: "firefunction-v2", Begin: "functools[", Detect: []string{"functools["}, decode: decodeFireFunction},
 		{Name: "harmony", Begin: harmonyRecipient, Detect: []string{"<|channel|>", " to="}, decode: decodeHarmony},
+		{Name: "functionary-v3.2", Begin: recipientMarker, Detect: []string{">>>all", ">>>${recipient}"}, stream: newFunctionaryV32},
 		{Name: "functionary-v3.1", Begin: "<function=", End: "</function>", Detect: []string{"<function=", "<|eom_id|>"}, decode: decodeFunctionary},
 	}
 }
@@ -91,6 +97,9 @@ func DetectFamily(template string) *Family {
 // Parser.
 func NewStream(template string, tools json.RawMessage) Stream {
 	if f := DetectFamily(template); f != nil {
+		if f.stream != nil {
+			return f.stream(parseTools(tools))
+		}
 		return NewFamilyParser(f, tools)
 	}
 	return NewParser(tools)
@@ -174,7 +183,11 @@ func (p *FamilyParser) step(out *result) bool {
 
 // section decodes one section body; closed says whether End was seen.
 func (p *FamilyParser) section(out *result, body string, closed bool) {
-	cs, ok := p.f.decode(body, p.tools)
+	var cs []Call
+	ok := false
+	if p.f.decode != nil { // a family with its own stream has none
+		cs, ok = p.f.decode(body, p.tools)
+	}
 	if !ok || len(cs) == 0 {
 		raw := p.f.Begin + body
 		if closed {

@@ -28,19 +28,43 @@ var roundTripCalls = []Call{
 	{ID: "call3C4d5", Name: "search", Arguments: `{"query":"museums in Paris","filters":["open now"]}`},
 }
 
+// How the assistant turn carries its calls: as tool_calls with object
+// arguments, with JSON-string arguments (templates that concatenate them,
+// Functionary v3.2), or written in its content in the model's own syntax
+// (templates that render only content, Granite 3.x: "<|tool_call|>" and a
+// JSON list).
+const (
+	argsObject = iota
+	argsString
+	callsInContent
+)
+
 // roundTripMessages: a user turn, an assistant turn with text and two
 // parallel calls, and their results.
-func roundTripMessages(t *testing.T, withAssistant bool) json.RawMessage {
+func roundTripMessages(t *testing.T, withAssistant bool, style int) json.RawMessage {
 	t.Helper()
 	msgs := []any{map[string]any{"role": "user", "content": "Weather in Paris and search for museums."}}
 	if withAssistant {
-		var calls []any
+		var calls, list []any
 		for _, c := range roundTripCalls {
+			var args any = json.RawMessage(c.Arguments)
+			if style == argsString {
+				args = c.Arguments
+			}
 			calls = append(calls, map[string]any{"id": c.ID, "type": "function",
-				"function": map[string]any{"name": c.Name, "arguments": json.RawMessage(c.Arguments)}})
+				"function": map[string]any{"name": c.Name, "arguments": args}})
+			list = append(list, map[string]any{"name": c.Name, "arguments": json.RawMessage(c.Arguments)})
+		}
+		assistant := map[string]any{"role": "assistant", "content": "Let me check.", "tool_calls": calls}
+		if style == callsInContent {
+			raw, err := json.Marshal(list)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assistant = map[string]any{"role": "assistant", "content": "Let me check.<|tool_call|>" + string(raw)}
 		}
 		msgs = append(msgs,
-			map[string]any{"role": "assistant", "content": "Let me check.", "tool_calls": calls},
+			assistant,
 			map[string]any{"role": "tool", "tool_call_id": "call0A1b2", "name": "get_weather", "content": "sunny"},
 			map[string]any{"role": "tool", "tool_call_id": "call3C4d5", "name": "search", "content": "Louvre"})
 	}
@@ -61,34 +85,37 @@ func TestFamilyRoundTrip(t *testing.T) {
 		cut              []string // the assistant part ends before the first of these
 		content          bool     // the template renders the assistant's text
 		ids              string   // "": the format has no ids; "given": the messages' ids; else withIDs' family
+		style            int      // argsObject, argsString or callsInContent
 	}{
-		{"mistral", "mistralai-Mistral-Nemo-Instruct-2407.jinja", []string{"</s>"}, false, "given"},
-		{"mistral", "Mistral-Small-3.2-24B-Instruct-2506.jinja", []string{"</s>"}, true, "given"},
-		{"mistral", "unsloth-mistral-Devstral-Small-2507.jinja", []string{"</s>"}, true, ""},
-		{"mistral", "mistralai-Ministral-3-14B-Reasoning-2512.jinja", []string{"</s>"}, true, ""},
-		{"deepseek", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", []string{"<｜end▁of▁sentence｜>"}, true, ""},
-		{"deepseek", "deepseek-ai-DeepSeek-V3.1.jinja", []string{"<｜end▁of▁sentence｜>"}, true, ""},
-		{"command-r7b", "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", []string{"<|END_OF_TURN_TOKEN|>"}, true, "command-r7b"},
-		{"nemotron-v2", "NVIDIA-Nemotron-Nano-v2.jinja", []string{"<SPECIAL_12>"}, true, ""},
-		{"kimi-k2", "moonshotai-Kimi-K2.jinja", []string{"<|im_end|>"}, true, "kimi-k2"},
-		{"glm-4.5", "GLM-4.6.jinja", []string{"<|observation|>"}, true, ""},
-		{"glm-4.5", "GLM-4.7-Flash.jinja", []string{"<|observation|>"}, true, ""},
-		{"minimax-m2", "MiniMax-M2.jinja", []string{"[e~["}, true, ""},
-		{"seed-oss", "ByteDance-Seed-OSS.jinja", []string{"<seed:eos>"}, true, ""},
-		{"apertus", "Apertus-8B-Instruct.jinja", []string{"[sunny"}, true, ""},
-		{"functionary-v3.1", "meetkai-functionary-medium-v3.1.jinja", []string{"<|eom_id|>"}, true, ""},
-		{"deepseek-v3.2", "deepseek-ai-DeepSeek-V3.2.jinja", []string{"<｜end▁of▁sentence｜>"}, true, ""},
-		{"deepseek-v4", "deepseek-ai-DeepSeek-V4.jinja", []string{"<｜end▁of▁sentence｜>"}, true, ""},
-		{"lfm2", "LFM2.5-8B-A1B.jinja", []string{"<|im_end|>"}, true, ""},
-		{"tool-calls-list", "unsloth-Apriel-1.5.jinja", []string{"<|end|>"}, true, "given"},
-		{"tool-calls-list", "MiniMax-M1.jinja", []string{"<end_of_sentence>"}, true, ""},
-		{"command-r7b", "Cohere2MoE.jinja", []string{"<|END_OF_TURN_TOKEN|>"}, true, "command-r7b"},
-		{"glm-4.5", "poolside-Laguna-XS.2.jinja", []string{"</assistant>"}, true, ""},
-		{"tool-calls-list", "Apriel-1.6-15b-Thinker-fixed.jinja", []string{"<|end|>"}, true, "given"},
-		{"deepseek-v4", "deepseek-ai-DeepSeek-V4-Flash-0731.jinja", []string{"<｜end▁of▁sentence｜>"}, true, ""},
-		{"firefunction-v2", "fireworks-ai-llama-3-firefunction-v2.jinja", []string{"<|eot_id|>"}, true, ""},
-		{"", "ibm-granite-granite-4.0.jinja", []string{"<|end_of_text|>"}, true, ""},
-		{"", "Qwen-Qwen3-0.6B.jinja", []string{"<|im_end|>"}, true, ""},
+		{"mistral", "mistralai-Mistral-Nemo-Instruct-2407.jinja", []string{"</s>"}, false, "given", argsObject},
+		{"mistral", "Mistral-Small-3.2-24B-Instruct-2506.jinja", []string{"</s>"}, true, "given", argsObject},
+		{"mistral", "unsloth-mistral-Devstral-Small-2507.jinja", []string{"</s>"}, true, "", argsObject},
+		{"mistral", "mistralai-Ministral-3-14B-Reasoning-2512.jinja", []string{"</s>"}, true, "", argsObject},
+		{"deepseek", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", []string{"<｜end▁of▁sentence｜>"}, true, "", argsObject},
+		{"deepseek", "deepseek-ai-DeepSeek-V3.1.jinja", []string{"<｜end▁of▁sentence｜>"}, true, "", argsObject},
+		{"command-r7b", "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", []string{"<|END_OF_TURN_TOKEN|>"}, true, "command-r7b", argsObject},
+		{"nemotron-v2", "NVIDIA-Nemotron-Nano-v2.jinja", []string{"<SPECIAL_12>"}, true, "", argsObject},
+		{"kimi-k2", "moonshotai-Kimi-K2.jinja", []string{"<|im_end|>"}, true, "kimi-k2", argsObject},
+		{"glm-4.5", "GLM-4.6.jinja", []string{"<|observation|>"}, true, "", argsObject},
+		{"glm-4.5", "GLM-4.7-Flash.jinja", []string{"<|observation|>"}, true, "", argsObject},
+		{"minimax-m2", "MiniMax-M2.jinja", []string{"[e~["}, true, "", argsObject},
+		{"seed-oss", "ByteDance-Seed-OSS.jinja", []string{"<seed:eos>"}, true, "", argsObject},
+		{"apertus", "Apertus-8B-Instruct.jinja", []string{"[sunny"}, true, "", argsObject},
+		{"functionary-v3.1", "meetkai-functionary-medium-v3.1.jinja", []string{"<|eom_id|>"}, true, "", argsObject},
+		{"deepseek-v3.2", "deepseek-ai-DeepSeek-V3.2.jinja", []string{"<｜end▁of▁sentence｜>"}, true, "", argsObject},
+		{"deepseek-v4", "deepseek-ai-DeepSeek-V4.jinja", []string{"<｜end▁of▁sentence｜>"}, true, "", argsObject},
+		{"lfm2", "LFM2.5-8B-A1B.jinja", []string{"<|im_end|>"}, true, "", argsObject},
+		{"tool-calls-list", "unsloth-Apriel-1.5.jinja", []string{"<|end|>"}, true, "given", argsObject},
+		{"tool-calls-list", "MiniMax-M1.jinja", []string{"<end_of_sentence>"}, true, "", argsObject},
+		{"command-r7b", "Cohere2MoE.jinja", []string{"<|END_OF_TURN_TOKEN|>"}, true, "command-r7b", argsObject},
+		{"glm-4.5", "poolside-Laguna-XS.2.jinja", []string{"</assistant>"}, true, "", argsObject},
+		{"tool-calls-list", "Apriel-1.6-15b-Thinker-fixed.jinja", []string{"<|end|>"}, true, "given", argsObject},
+		{"deepseek-v4", "deepseek-ai-DeepSeek-V4-Flash-0731.jinja", []string{"<｜end▁of▁sentence｜>"}, true, "", argsObject},
+		{"firefunction-v2", "fireworks-ai-llama-3-firefunction-v2.jinja", []string{"<|eot_id|>"}, true, "", argsObject},
+		{"functionary-v3.2", "meetkai-functionary-medium-v3.2.jinja", []string{"<|eot_id|>"}, true, "", argsString},
+		{"granite", "ibm-granite-granite-3.3-2B-Instruct.jinja", []string{"<|end_of_text|>"}, true, "", callsInContent},
+		{"", "ibm-granite-granite-4.0.jinja", []string{"<|end_of_text|>"}, true, "", argsObject},
+		{"", "Qwen-Qwen3-0.6B.jinja", []string{"<|im_end|>"}, true, "", argsObject},
 	}
 	for _, c := range cases {
 		t.Run(c.template, func(t *testing.T) {
@@ -99,7 +126,7 @@ func TestFamilyRoundTrip(t *testing.T) {
 			if f := DetectFamily(string(src)); f == nil && c.family != "" || f != nil && f.Name != c.family {
 				t.Fatalf("DetectFamily = %v, want %q", f, c.family)
 			}
-			text := assistantPart(t, string(src), c.cut)
+			text := assistantPart(t, string(src), c.cut, c.style)
 			want := withoutIDs(roundTripCalls)
 			switch c.ids {
 			case "given":
@@ -127,7 +154,7 @@ func TestFamilyRoundTrip(t *testing.T) {
 
 // assistantPart renders the conversation with and without the assistant
 // turn and returns what the assistant wrote, up to the first cut string.
-func assistantPart(t *testing.T, src string, cut []string) string {
+func assistantPart(t *testing.T, src string, cut []string, style int) string {
 	t.Helper()
 	tpl, err := chat.Compile(src)
 	if err != nil {
@@ -137,7 +164,7 @@ func assistantPart(t *testing.T, src string, cut []string) string {
 	// and the date from "datetime".
 	kw := map[string]any{"bos_token": "<s>", "eos_token": "</s>", "functions": roundTripTools, "datetime": "2025-07-26"}
 	render := func(full bool) string {
-		out, err := tpl.Render(context.Background(), chat.Input{Messages: roundTripMessages(t, full),
+		out, err := tpl.Render(context.Background(), chat.Input{Messages: roundTripMessages(t, full, style),
 			Tools: json.RawMessage(roundTripTools), AddGenerationPrompt: !full, Kwargs: kw})
 		if err != nil {
 			t.Fatalf("render: %v", err)
@@ -319,5 +346,35 @@ func TestHarmonyRoundTrip(t *testing.T) {
 		if content.String() != "" || !sameCalls(calls, want) {
 			t.Errorf("step %d: content %q calls %+v (text %q)", step, content.String(), calls, text)
 		}
+	}
+}
+
+// TestFunctionaryV32Text: ">>>all" sections are content, text that is not
+// a recipient line is content, and python takes raw code.
+func TestFunctionaryV32Text(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(corpusTemplates, "meetkai-functionary-medium-v3.2.jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, text, content string
+		calls               []Call
+	}{
+		{"content only", "all\nHello, world!", "Hello, world!", nil},
+		{"no recipient", "Hello there, world", "Hello there, world", nil},
+		{"content then call", "all\nChecking.>>>get_weather\n{\"location\": {\"city\": \"Oslo\"}}", "Checking.",
+			[]Call{{Name: "get_weather", Arguments: `{"location":{"city":"Oslo"}}`}}},
+		{"python code", "python\nprint(1)", "", []Call{{Name: "python", Arguments: `{"code":"print(1)"}`}}},
+		{"bad arguments", "get_weather\nnot json", "get_weather\nnot json", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, split := range []int{0, 1} {
+				content, calls := feed(NewStream(string(src), json.RawMessage(roundTripTools)), c.text, split)
+				if content != c.content || !sameCalls(calls, c.calls) {
+					t.Errorf("split %d: content %q calls %+v; want %q %+v", split, content, calls, c.content, c.calls)
+				}
+			}
+		})
 	}
 }

@@ -43,6 +43,17 @@ func FromGGUF(f *gguf.File, log *slog.Logger) (*Template, error) {
 	return t.WithDefaults(specialTokenDefaults(f)), nil
 }
 
+// FromGGUFWith compiles src (a template given instead of the model's own,
+// HELEXA_CHAT_TEMPLATE) with the model's BOS/EOS token strings as
+// bos_token and eos_token defaults, as FromGGUF does.
+func FromGGUFWith(f *gguf.File, src string) (*Template, error) {
+	t, err := Compile(src)
+	if err != nil {
+		return nil, fmt.Errorf("chat template override: %w", err)
+	}
+	return t.WithDefaults(specialTokenDefaults(f)), nil
+}
+
 // specialTokenDefaults looks up the BOS and EOS token strings.
 func specialTokenDefaults(f *gguf.File) map[string]any {
 	out := map[string]any{}

@@ -12,6 +12,7 @@ import (
 	"github.com/helexa/helexa/pkg/api/toolcall"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/cpuexec"
+	"github.com/helexa/helexa/pkg/executor/replay"
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/models/chat"
 	"github.com/helexa/helexa/pkg/models/gguf"
@@ -41,7 +42,14 @@ type GGUFLoader struct {
 	ChunkSize int
 	// Exec starts the executor; nil runs the CPU executor in-process.
 	Exec ExecStarter
-	Log  *slog.Logger
+	// ChatTemplate, when set, is the Jinja source used instead of every
+	// model's own chat template (HELEXA_CHAT_TEMPLATE).
+	ChatTemplate string
+	// Replay, tests only (HELEXA_TEST_REPLAY): when set, every model
+	// "generates" this text (encoded with its tokenizer, special tokens
+	// parsed, then its end-of-sequence token) instead of sampling.
+	Replay string
+	Log    *slog.Logger
 
 	mu       sync.Mutex
 	resolved map[string]*hub.Resolved // by Resolve, for the Load that follows
@@ -175,6 +183,11 @@ func (l *GGUFLoader) build(ctx context.Context, mf *modelfile.Model, res *hub.Re
 	if err != nil {
 		return nil, err
 	}
+	if l.Replay != "" {
+		if ex, err = replayExecutor(ex, tok, l.Replay); err != nil {
+			return nil, err
+		}
+	}
 	m := &runner.Model{
 		Executor:  ex,
 		Tokenizer: newGGUFTokenizer(tok),
@@ -182,6 +195,9 @@ func (l *GGUFLoader) build(ctx context.Context, mf *modelfile.Model, res *hub.Re
 		Details:   details(f, res, ex.Info()),
 	}
 	tpl, err := chat.FromGGUF(f, log)
+	if l.ChatTemplate != "" {
+		tpl, err = chat.FromGGUFWith(f, l.ChatTemplate)
+	}
 	setChat(m, tpl, err, tok, res.Ref, log)
 	return m, nil
 }
@@ -218,6 +234,19 @@ func setChat(m *runner.Model, tpl *chat.Template, err error, tok *tokenizer.Toke
 		t.thinkMarkers, t.toolMarkers = think, tools
 		m.Tokenizer = t
 	}
+}
+
+// replayExecutor wraps ex so that it writes text (tests only).
+func replayExecutor(ex executor.Executor, tok *tokenizer.Tokenizer, text string) (executor.Executor, error) {
+	ids, err := tok.Encode(text, false, true)
+	if err != nil {
+		_ = ex.Close()
+		return nil, &runner.Error{Kind: runner.KindBadRequest, Msg: "encoding the replay text failed", Err: err}
+	}
+	if eos := tok.EOS(); eos != tokenizer.NoToken {
+		ids = append(ids, eos)
+	}
+	return replay.New(ex, ids), nil
 }
 
 func details(f *gguf.File, res *hub.Resolved, info executor.Info) runner.ModelDetails {

@@ -62,6 +62,9 @@ func (l *GGUFLoader) loadHF(ctx context.Context, res *hub.Resolved, opts runner.
 		log.Info("model has no chat template; using ChatML", "path", dir)
 		tpl, err = chat.Compile(chat.ChatML)
 	}
+	if l.ChatTemplate != "" {
+		tpl, err = chat.Compile(l.ChatTemplate)
+	}
 	setChat(m, tpl, err, tok, res.Ref, log)
 	return m, nil
 }
