@@ -17,7 +17,7 @@ import (
 type debugSynthOptions struct {
 	Shape, Quant, Out, Vocab string
 	Layers, Shrink           int
-	Seed                     uint64
+	Seed                     int64
 }
 
 func newDebugSynthCmd(s streams) *cobra.Command {
@@ -42,7 +42,7 @@ func newDebugSynthCmd(s streams) *cobra.Command {
 	f.StringVar(&opts.Vocab, "vocab", "", "vocabulary GGUF to copy the tokenizer from (default: the shape's file in $"+envvars.Fixtures.Name+"/tokenizer)")
 	f.IntVar(&opts.Layers, "layers", 0, "override the layer count (quick tests)")
 	f.IntVar(&opts.Shrink, "shrink", 1, "divide the hidden and FFN widths and the head counts by this (quick tests)")
-	f.Uint64Var(&opts.Seed, "seed", 1, "random seed of the weights")
+	f.Int64Var(&opts.Seed, "seed", 1, "random seed of the weights")
 	_ = cmd.MarkFlagRequired("shape")
 	_ = cmd.MarkFlagRequired("output")
 	return cmd
@@ -70,7 +70,7 @@ func runDebugSynth(_ context.Context, opts debugSynthOptions, s streams) error {
 		return fmt.Errorf("--shrink %d --layers %d: want --shrink >= 1 and --layers >= 0", opts.Shrink, opts.Layers)
 	}
 	if err := synth.Write(opts.Out, synth.Options{Shape: sh, Quant: strings.ToLower(opts.Quant), Vocab: v,
-		Layers: opts.Layers, Shrink: opts.Shrink, Seed: opts.Seed}); err != nil {
+		Layers: opts.Layers, Shrink: opts.Shrink, Seed: uint64(opts.Seed)}); err != nil {
 		return fmt.Errorf("writing %s: %w", opts.Out, err)
 	}
 	_, err = fmt.Fprintf(s.Out, "wrote %s (%s, %s)\n", opts.Out, sh.Name, opts.Quant)
