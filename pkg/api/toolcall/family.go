@@ -3,7 +3,6 @@ package toolcall
 import (
 	"encoding/json"
 	"strings"
-	"unicode"
 )
 
 // Stream is the incremental contract every tool-call parser keeps: Push
@@ -113,8 +112,7 @@ type FamilyParser struct {
 	tools toolSet
 	in    bool   // inside a section
 	pend  string // undecided text
-	ws    string // whitespace held back in content
-	last  bool   // the last output was a call
+	spacing
 	calls int
 }
 
@@ -201,25 +199,4 @@ func (p *FamilyParser) section(out *result, body string, closed bool) {
 		p.calls++
 	}
 	p.ws, p.last = "", true
-}
-
-// text adds content, holding back trailing whitespace (dropped when a call
-// follows) and dropping whitespace right after a call.
-func (p *FamilyParser) text(out *result, s string) {
-	if s == "" {
-		return
-	}
-	body := strings.TrimRightFunc(s, unicode.IsSpace)
-	if body == "" {
-		p.ws += s
-		return
-	}
-	if p.last {
-		p.ws = ""
-		body = strings.TrimLeftFunc(body, unicode.IsSpace)
-		p.last = false
-	}
-	out.content.WriteString(p.ws)
-	out.content.WriteString(body)
-	p.ws = s[len(strings.TrimRightFunc(s, unicode.IsSpace)):]
 }

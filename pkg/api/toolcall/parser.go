@@ -57,15 +57,14 @@ const (
 // whole text followed by Flush. Whitespace around calls is dropped. A
 // Parser is not safe for concurrent use.
 type Parser struct {
-	tools    toolSet
-	st       state
-	pend     string // text not yet decided
-	ws       string // whitespace held back in plain text
+	tools toolSet
+	st    state
+	pend  string // text not yet decided
+	spacing
 	tagWS    string // whitespace before the open marker (restored if it is no call)
 	bareOK   bool   // no content yet: a bare JSON answer may still be a call
 	afterSep bool   // right after a bare call: ";" separators are dropped
 	calls    int    // calls found so far
-	last     bool   // the last thing seen was a call: drop whitespace after it
 }
 
 // NewParser returns a parser for a request with the given OpenAI `tools`
@@ -227,26 +226,41 @@ func (p *Parser) stepBare(out *result) bool {
 	return true
 }
 
-// text adds plain text to the output, holding back trailing whitespace
-// (dropped if a call follows) and dropping whitespace right after a call.
+// text adds plain text to the output (see spacing); a bare JSON answer
+// can no longer be a call after it.
 func (p *Parser) text(out *result, s string) {
+	if s == "" {
+		return
+	}
+	p.spacing.text(out, s)
+	p.bareOK = false
+}
+
+// spacing is the whitespace rule both parsers apply to plain text:
+// trailing whitespace is held back (dropped if a call follows) and
+// whitespace right after a call is dropped.
+type spacing struct {
+	ws   string // whitespace held back
+	last bool   // the last output was a call
+}
+
+func (sp *spacing) text(out *result, s string) {
 	if s == "" {
 		return
 	}
 	body := strings.TrimRightFunc(s, unicode.IsSpace)
 	if body == "" {
-		p.ws += s
+		sp.ws += s
 		return
 	}
-	if p.last {
-		p.ws = ""
+	if sp.last {
+		sp.ws = ""
 		body = strings.TrimLeftFunc(body, unicode.IsSpace)
-		p.last = false
+		sp.last = false
 	}
-	out.content.WriteString(p.ws)
+	out.content.WriteString(sp.ws)
 	out.content.WriteString(body)
-	p.ws = s[len(strings.TrimRightFunc(s, unicode.IsSpace)):]
-	p.bareOK = false
+	sp.ws = s[len(strings.TrimRightFunc(s, unicode.IsSpace)):]
 }
 
 // firstTag finds the earliest marker in s.
