@@ -40,6 +40,7 @@ type RoutingHook func(row, layer int, experts []int32, probs []float32)
 type Scratch struct {
 	bufs map[string]*scratchBuf
 	moe  moeScratch
+	rows []int32 // row indexes of a gather, reused
 }
 
 // scratchBuf is one backing tensor and the last view handed out.
@@ -160,24 +161,31 @@ func (m *Model) Forward(be compute.Backend, kv compute.KV, b *Batch, s *Scratch,
 	return out, nil
 }
 
-// tensors returns scratch tensors of the given widths, rows rows each.
-func (p *pass) tensors(names []string, cols ...int) ([]compute.Tensor, error) {
-	out := make([]compute.Tensor, len(names))
-	for i, n := range names {
-		t, err := p.s.get(p.be, n, p.rows, cols[i])
+// buf names a scratch tensor of a pass and its width.
+type buf struct {
+	name string
+	cols int
+}
+
+// tensors fills ts with the named scratch tensors, p.rows rows each,
+// without allocating (the forward pass runs once per decode step).
+func (p *pass) tensors(ts []compute.Tensor, bufs ...buf) error {
+	for i, b := range bufs {
+		t, err := p.s.get(p.be, b.name, p.rows, b.cols)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out[i] = t
+		ts[i] = t
 	}
-	return out, nil
+	return nil
 }
 
 func (p *pass) attention(il int) error {
 	m, be, hp, l := p.m, p.be, &p.m.HP, &p.m.layers[il]
 	qDim, kvDim := hp.NHead*hp.HeadDim, hp.KVDim()
-	ts, err := p.tensors([]string{"xb", "q", "k", "v", "att", "proj"}, hp.NEmbd, qDim, kvDim, kvDim, qDim, hp.NEmbd)
-	if err != nil {
+	var ts [6]compute.Tensor
+	if err := p.tensors(ts[:], buf{"xb", hp.NEmbd}, buf{"q", qDim}, buf{"k", kvDim}, buf{"v", kvDim},
+		buf{"att", qDim}, buf{"proj", hp.NEmbd}); err != nil {
 		return err
 	}
 	xb, q, k, v, att, proj := ts[0], ts[1], ts[2], ts[3], ts[4], ts[5]
@@ -218,12 +226,13 @@ func (p *pass) attention(il int) error {
 
 func (p *pass) ffn(il int, hook RoutingHook) error {
 	be, hp, l := p.be, &p.m.HP, &p.m.layers[il]
-	ts, err := p.tensors([]string{"xb", "proj"}, hp.NEmbd, hp.NEmbd)
-	if err != nil {
+	var ts [2]compute.Tensor
+	if err := p.tensors(ts[:], buf{"xb", hp.NEmbd}, buf{"proj", hp.NEmbd}); err != nil {
 		return err
 	}
 	xb, proj := ts[0], ts[1]
 	be.RMSNorm(p.x, l.ffnNorm, hp.Eps, xb)
+	var err error
 	if l.router != nil {
 		err = p.moe(il, xb, proj, hook)
 	} else {
@@ -272,7 +281,7 @@ func (p *pass) normed(rows []int, name string) (compute.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx := make([]int32, len(rows))
+	idx := growInts(&p.s.rows, len(rows))
 	for i, r := range rows {
 		idx[i] = int32(r)
 	}
