@@ -290,19 +290,26 @@ func (b *builder) put(name string, t dtype.Type, dims []int, v []float32) {
 			t = dtype.F16
 		}
 	}
+	b.err = AddTensor(b.w, name, t, dims, v)
+}
+
+// AddTensor adds a tensor of values v (dims in GGUF order) to w as type t,
+// quantized by the project's quantizers; a type they cannot produce gets
+// zero bytes of the right size.
+func AddTensor(w *gguf.Writer, name string, t dtype.Type, dims []int, v []float32) error {
 	ud := make([]uint64, len(dims))
 	for i, d := range dims {
 		ud[i] = uint64(d)
 	}
 	size, err := t.RowBytes(int64(len(v)))
 	if err != nil {
-		b.err = fmt.Errorf("tensor %s: %w", name, err)
-		return
+		return fmt.Errorf("tensor %s: %w", name, err)
 	}
 	data := make([]byte, size)
-	if err := quant.Quantize(t, v, data); err != nil {
-		b.err = fmt.Errorf("tensor %s as %s: %w", name, t, err)
-		return
+	if quant.Supported(t) {
+		if err := quant.Quantize(t, v, data); err != nil {
+			return fmt.Errorf("tensor %s as %s: %w", name, t, err)
+		}
 	}
-	b.err = b.w.AddTensor(name, t, ud, data)
+	return w.AddTensor(name, t, ud, data)
 }

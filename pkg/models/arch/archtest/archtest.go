@@ -13,6 +13,7 @@ import (
 	"github.com/helexa/helexa/pkg/compute/quant"
 	"github.com/helexa/helexa/pkg/dtype"
 	"github.com/helexa/helexa/pkg/models/gguf"
+	"github.com/helexa/helexa/pkg/models/synth"
 )
 
 // Config describes a tiny model. Zero fields take small defaults.
@@ -197,23 +198,5 @@ func (b *builder) put(name string, t dtype.Type, dims []int, v []float32) {
 	if o, ok := b.c.TensorTypes[name]; ok {
 		t = o
 	}
-	ud := make([]uint64, len(dims))
-	for i, d := range dims {
-		ud[i] = uint64(d)
-	}
-	size, err := t.RowBytes(int64(len(v)))
-	if err != nil {
-		b.err = fmt.Errorf("tensor %s: %w", name, err)
-		return
-	}
-	data := make([]byte, size)
-	if quant.Supported(t) {
-		if err := quant.Quantize(t, v, data); err != nil {
-			b.err = fmt.Errorf("tensor %s: %w", name, err)
-			return
-		}
-	}
-	if err := b.w.AddTensor(name, t, ud, data); err != nil {
-		b.err = err
-	}
+	b.err = synth.AddTensor(b.w, name, t, dims, v)
 }
