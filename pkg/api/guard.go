@@ -84,11 +84,6 @@ func isLoopbackName(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func isUnspecified(host string) bool {
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsUnspecified()
-}
-
 // originAllowed reports whether a browser Origin may call the API.
 func (g *Guard) originAllowed(origin string) bool {
 	u, err := url.Parse(origin)
