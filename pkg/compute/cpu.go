@@ -13,8 +13,9 @@ import (
 // in place; activations are quantized once per row to the weight's dot
 // product type (as ggml-cpu does) before each matmul.
 type CPU struct {
-	pool *pool
-	xq   []byte // quantized activations, reused between matmuls
+	pool    *pool
+	xq      []byte  // quantized activations, reused between matmuls
+	reducer Reducer // tensor-parallel sums (nil on one rank)
 }
 
 // NewCPU returns a CPU backend using threads workers (all cores when

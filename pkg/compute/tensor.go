@@ -66,8 +66,29 @@ func (c *CPU) Prepare(*Weight) error { return nil }
 // PrepareVector implements Backend.
 func (c *CPU) PrepareVector(*Vector) error { return nil }
 
-// AllReduce implements Backend: a single CPU backend is one rank.
-func (c *CPU) AllReduce(Tensor) error { return nil }
+// Reducer sums host buffers element-wise across the ranks of a
+// tensor-parallel group (a ring over sockets between rank processes). Every
+// rank must call AllReduce the same number of times with buffers of the same
+// length; afterwards every rank holds the same bits.
+type Reducer interface {
+	AllReduce(data []float32) error
+}
+
+// SetReducer makes this backend one rank of a tensor-parallel group:
+// AllReduce sums through r. Call it before the first pass.
+func (c *CPU) SetReducer(r Reducer) { c.reducer = r }
+
+// AllReduce implements Backend: without a Reducer the backend is the only
+// rank and the sum is t itself.
+func (c *CPU) AllReduce(t Tensor) error {
+	if c.reducer == nil {
+		return nil
+	}
+	if err := c.reducer.AllReduce(host(t)); err != nil {
+		return fmt.Errorf("all-reduce of %d × %d: %w", t.Rows(), t.Cols(), err)
+	}
+	return nil
+}
 
 // NewKV implements Backend.
 func (c *CPU) NewKV(s KVShape) (KV, error) {

@@ -133,6 +133,15 @@ type Info struct {
 	BlockBytes   int64  `json:"block_bytes"` // KV bytes per block (all layers)
 	Processor    string `json:"processor"`   // "CPU", "GPU", "TP×N"
 	WeightsBytes int64  `json:"weights_bytes"`
+	// Ranks lists the processes of a tensor-parallel model (nil otherwise).
+	Ranks []RankInfo `json:"ranks,omitempty"`
+}
+
+// RankInfo is one rank of a tensor-parallel model.
+type RankInfo struct {
+	Rank   int    `json:"rank"`
+	Device string `json:"device"` // "cpu"
+	PID    int    `json:"pid"`
 }
 
 // MemoryInfo is a memory snapshot.

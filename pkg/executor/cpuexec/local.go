@@ -45,6 +45,11 @@ type Options struct {
 	ChunkSize int
 	// Routing, when set, observes MoE expert choices.
 	Routing RoutingHook
+	// Rank and Size place the executor in a tensor-parallel group of Size
+	// ranks (0 or 1: alone): it holds rank Rank's shard of the model and
+	// sums partial results with the other ranks through Reducer.
+	Rank, Size int
+	Reducer    compute.Reducer
 }
 
 // defaultSeqsPerPool is how many full-context sequences the default KV pool
@@ -97,12 +102,25 @@ func Load(ctx context.Context, path string, opts Options) (*Executor, error) {
 // New prepares an open model for CPU inference. The caller keeps ownership
 // of m and closes it after the executor.
 func New(m *modelfile.Model, opts Options) (*Executor, error) {
-	hp := &m.Arch.HP
+	model := m.Arch
+	if opts.Size > 1 {
+		if opts.Reducer == nil {
+			return nil, fmt.Errorf("rank %d of %d without a reducer", opts.Rank, opts.Size)
+		}
+		var err error
+		if model, err = m.Arch.Shard(opts.Rank, opts.Size); err != nil {
+			return nil, err
+		}
+	}
+	hp := &model.HP
 	if err := fillDefaults(&opts, hp); err != nil {
 		return nil, err
 	}
 	be := compute.NewCPU(opts.Threads)
-	if err := m.Arch.Prepare(be); err != nil {
+	if opts.Reducer != nil {
+		be.SetReducer(opts.Reducer)
+	}
+	if err := model.Prepare(be); err != nil {
 		be.Close()
 		return nil, err
 	}
@@ -111,12 +129,17 @@ func New(m *modelfile.Model, opts Options) (*Executor, error) {
 		be.Close()
 		return nil, err
 	}
-	l := &Executor{file: m, model: m.Arch, kv: kv, opts: opts, seqs: map[executor.SeqID]*seqState{}, nextID: 1, be: be}
-	l.info = executor.Info{Arch: m.Arch.Arch, NCtx: opts.NumCtx, NCtxTrain: hp.NCtxTrain, NVocab: hp.NVocab,
+	l := &Executor{file: m, model: model, kv: kv, opts: opts, seqs: map[executor.SeqID]*seqState{}, nextID: 1, be: be}
+	l.info = executor.Info{Arch: model.Arch, NCtx: opts.NumCtx, NCtxTrain: hp.NCtxTrain, NVocab: hp.NVocab,
 		BlockSize: opts.BlockSize, NumBlocks: opts.NumBlocks, BlockBytes: kv.BlockBytes(),
 		Processor: "CPU", WeightsBytes: m.FileSize()}
 	return l, nil
 }
+
+// FillDefaults replaces the zero options with their defaults for a model
+// with hyperparameters hp (a tensor-parallel leader uses it to size every
+// rank's KV pool alike).
+func FillDefaults(o *Options, hp *arch.HParams) error { return fillDefaults(o, hp) }
 
 func fillDefaults(o *Options, hp *arch.HParams) error {
 	if o.NumCtx < 0 || o.BlockSize < 0 || o.NumBlocks < 0 || o.ChunkSize < 0 || o.KVBudget < 0 || o.Parallel < 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/helexa/helexa/internal/fixtures"
@@ -223,7 +224,7 @@ func TestInfoAndMemory(t *testing.T) {
 	// stories260K: 5 layers, 4 KV heads of 8 → 2*5*32*4 bytes per position
 	want := executor.Info{Arch: "llama", NCtx: 2048, NCtxTrain: 2048, NVocab: 512, BlockSize: 16,
 		NumBlocks: 4 * 128, BlockBytes: 16 * 2 * 5 * 32 * 4, Processor: "CPU", WeightsBytes: 1185376}
-	if info != want {
+	if !reflect.DeepEqual(info, want) {
 		t.Errorf("info %+v, want %+v", info, want)
 	}
 	if mem.WeightsBytes != want.WeightsBytes || mem.KVBytes != int64(want.NumBlocks)*want.BlockBytes || mem.FreeBytes <= 0 {

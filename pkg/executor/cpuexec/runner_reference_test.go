@@ -17,6 +17,9 @@ import (
 var runnerEnv = envvars.TestRunner.Name
 
 func TestMain(m *testing.M) {
+	if envvars.TestRunner.Get() == "worker" {
+		os.Exit(serveWorker(os.Args[1:]))
+	}
 	if envvars.TestRunner.Get() == "1" {
 		open := func(ctx context.Context, p rpc.LoadParams) (executor.Executor, error) {
 			return cpuexec.Load(ctx, p.Path, cpuexec.Options{NumCtx: p.NumCtx, NumBlocks: p.NumBlocks})

@@ -58,6 +58,17 @@ func (l *Executor) Step(ctx context.Context, batch []executor.Work) ([]executor.
 	return results, nil
 }
 
+// Check reports, for each work of a batch, why Step would refuse it (nil
+// for the works it would run).
+func (l *Executor) Check(batch []executor.Work) []error {
+	errs := make([]error, len(batch))
+	seen := map[executor.SeqID]bool{}
+	for i := range batch {
+		errs[i] = l.check(&batch[i], seen)
+	}
+	return errs
+}
+
 // check validates one work against the model and the KV pool.
 func (l *Executor) check(w *executor.Work, seen map[executor.SeqID]bool) error {
 	if _, ok := l.seqs[w.Seq]; !ok {
