@@ -16,6 +16,7 @@ type debugGenerateOptions struct {
 	NumPredict int
 	Chunk      int
 	Threads    int
+	TP         int
 	JSON       bool
 }
 
@@ -34,6 +35,7 @@ func newDebugGenerateCmd(s streams) *cobra.Command {
 	f.StringVar(&opts.Tokens, "tokens", "", "comma-separated prompt token ids (required)")
 	addNumPredictFlag(cmd, &opts.NumPredict, 32, "number of tokens to generate", "n")
 	bindEngineFlags(cmd, &opts.Chunk, &opts.Threads)
+	bindTPFlag(cmd, &opts.TP)
 	f.BoolVar(&opts.JSON, "json", false, "print JSON instead of text")
 	return cmd
 }
@@ -47,7 +49,7 @@ func runDebugGenerate(ctx context.Context, opts debugGenerateOptions, s streams)
 		return fmt.Errorf("-n %d: must be zero or more", opts.NumPredict)
 	}
 	what := fmt.Sprintf("%d prompt tokens + -n %d", len(tokens), opts.NumPredict)
-	sess, closeAll, err := openDebugSession(ctx, opts.Model, len(tokens)+opts.NumPredict, what, opts.Chunk, opts.Threads)
+	sess, closeAll, err := openDebugSession(ctx, opts.Model, len(tokens)+opts.NumPredict, what, debugEngine{chunk: opts.Chunk, threads: opts.Threads, tp: opts.TP})
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/helexa/helexa/pkg/executor/cpuexec"
 	"github.com/helexa/helexa/pkg/models/arch"
 	"github.com/helexa/helexa/pkg/models/gguf"
+	"github.com/helexa/helexa/pkg/runner"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -26,6 +28,7 @@ type debugLogitsOptions struct {
 	Top     int
 	Chunk   int
 	Threads int
+	TP      int
 	JSON    bool
 }
 
@@ -44,8 +47,15 @@ func newDebugLogitsCmd(s streams) *cobra.Command {
 	f.StringVar(&opts.Tokens, "tokens", "", "comma-separated input token ids (required)")
 	f.IntVar(&opts.Top, "top", 10, "how many of the largest logits to print per position")
 	bindEngineFlags(cmd, &opts.Chunk, &opts.Threads)
+	bindTPFlag(cmd, &opts.TP)
 	f.BoolVar(&opts.JSON, "json", false, "print JSON instead of text")
 	return cmd
+}
+
+// bindTPFlag adds --tp, the tensor-parallel ranks a debug command splits
+// the model over.
+func bindTPFlag(cmd *cobra.Command, tp *int) {
+	cmd.Flags().IntVar(tp, "tp", 1, "split the model over this many tensor-parallel ranks (worker processes; see helexa tp --help)")
 }
 
 // bindEngineFlags adds the --chunk and --threads flags shared by the debug
@@ -88,7 +98,8 @@ func runDebugLogits(ctx context.Context, opts debugLogitsOptions, s streams) err
 	if opts.Top < 0 {
 		return fmt.Errorf("--top %d: must be zero or more", opts.Top)
 	}
-	sess, closeAll, err := openDebugSession(ctx, opts.Model, len(tokens), fmt.Sprintf("%d tokens", len(tokens)), opts.Chunk, opts.Threads)
+	sess, closeAll, err := openDebugSession(ctx, opts.Model, len(tokens), fmt.Sprintf("%d tokens", len(tokens)),
+		debugEngine{chunk: opts.Chunk, threads: opts.Threads, tp: opts.TP})
 	if err != nil {
 		return err
 	}
@@ -158,12 +169,15 @@ func parseTokenIDs(s string) ([]int32, error) {
 // openDebugSession loads a model with a KV pool just big enough for ctxLen
 // positions (what describes them, for the error when they exceed the
 // model's context length) and opens a greedy session on it.
-func openDebugSession(ctx context.Context, model string, ctxLen int, what string, chunk, threads int) (*executor.Session, func(), error) {
-	if chunk < 0 {
-		return nil, nil, fmt.Errorf("--chunk %d: must be positive (0 = default)", chunk)
+func openDebugSession(ctx context.Context, model string, ctxLen int, what string, eng debugEngine) (*executor.Session, func(), error) {
+	if eng.chunk < 0 {
+		return nil, nil, fmt.Errorf("--chunk %d: must be positive (0 = default)", eng.chunk)
 	}
-	if threads < 0 {
-		return nil, nil, fmt.Errorf("--threads %d: must be zero (all cores) or more", threads)
+	if eng.threads < 0 {
+		return nil, nil, fmt.Errorf("--threads %d: must be zero (all cores) or more", eng.threads)
+	}
+	if eng.tp < 1 || eng.tp > runner.MaxTP {
+		return nil, nil, fmt.Errorf("--tp %d: want 1 to %d ranks", eng.tp, runner.MaxTP)
 	}
 	nCtx, err := trainContext(model)
 	if err != nil {
@@ -173,10 +187,16 @@ func openDebugSession(ctx context.Context, model string, ctxLen int, what string
 		return nil, nil, fmt.Errorf("%s = %d positions exceed the model's context length of %d tokens", what, ctxLen, nCtx)
 	}
 	const blockSize = 16
-	ex, err := cpuexec.Load(ctx, model, cpuexec.Options{
+	opts := cpuexec.Options{
 		NumCtx: ctxLen, BlockSize: blockSize, NumBlocks: (ctxLen + blockSize - 1) / blockSize,
-		ChunkSize: chunk, Threads: threads,
-	})
+		ChunkSize: eng.chunk, Threads: eng.threads,
+	}
+	var ex executor.Executor
+	if eng.tp > 1 {
+		ex, err = loadTP(ctx, model, eng.tp, opts, filepath.Base(model), nil)
+	} else {
+		ex, err = cpuexec.Load(ctx, model, opts)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -187,6 +207,9 @@ func openDebugSession(ctx context.Context, model string, ctxLen int, what string
 	}
 	return sess, func() { sess.Close(); ex.Close() }, nil
 }
+
+// debugEngine is how a debug command runs its model.
+type debugEngine struct{ chunk, threads, tp int }
 
 // trainContext reads the context length a model was trained with (its
 // <arch>.context_length), failing as loading would for a file helexa

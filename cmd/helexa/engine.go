@@ -18,11 +18,10 @@ import (
 // progress. tweak, when set, adjusts the configuration (run keeps its
 // model loaded for the life of the process).
 func newEngine(log *slog.Logger, progress hub.ProgressFunc, tweak func(*runner.Config)) (*runner.Manager, error) {
-	return newEngineWith(log, progress, tweak, nil)
+	return newEngineWith(log, progress, tweak, localStarter{log: log})
 }
 
-// newEngineWith is newEngine with the executors started by exec (nil: in
-// process).
+// newEngineWith is newEngine with the executors started by exec.
 func newEngineWith(log *slog.Logger, progress hub.ProgressFunc, tweak func(*runner.Config), exec loader.ExecStarter) (*runner.Manager, error) {
 	cfg, err := runner.ConfigFromEnv()
 	if err != nil {

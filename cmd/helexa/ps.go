@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -99,6 +100,11 @@ func printPs(w io.Writer, models []runner.ModelStatus, now time.Time) error {
 		return err
 	}
 	for _, m := range models {
+		if err := printRanks(w, m); err != nil {
+			return err
+		}
+	}
+	for _, m := range models {
 		if m.State == runner.StatePoisoned {
 			if _, err := fmt.Fprintf(w, "\n%s is poisoned: %s\n  the next request for it loads it again (or unload it: helexa stop %s)\n",
 				m.Name, orDash(m.Error), strconv.Quote(m.Name)); err != nil {
@@ -107,6 +113,19 @@ func printPs(w io.Writer, models []runner.ModelStatus, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// printRanks lists the ranks of a tensor-parallel model under the table.
+func printRanks(w io.Writer, m runner.ModelStatus) error {
+	if len(m.Ranks) == 0 {
+		return nil
+	}
+	parts := make([]string, len(m.Ranks))
+	for i, r := range m.Ranks {
+		parts[i] = fmt.Sprintf("rank %d: %s pid %d", r.Rank, r.Device, r.PID)
+	}
+	_, err := fmt.Fprintf(w, "\n%s ranks: %s\n", m.Name, strings.Join(parts, ", "))
+	return err
 }
 
 // runnerColumn names where a model runs: its runner process, or the

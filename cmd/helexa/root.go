@@ -48,7 +48,7 @@ func subcommands() []func(streams) *cobra.Command {
 		newDebugCmd,
 		newPullCmd, newListCmd, newRmCmd,
 		newServeCmd, newPsCmd, newStopCmd, newBenchCmd,
-		newRunCmd, newRunnerCmd, newVersionCmd,
+		newRunCmd, newRunnerCmd, newTPCmd, newWorkerCmd, newVersionCmd,
 	}
 }
 

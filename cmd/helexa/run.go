@@ -44,6 +44,7 @@ type runOptions struct {
 	Think         bool
 	ThinkSet      bool // --think was given (true or false)
 	HideThinking  bool
+	TP            int // tensor-parallel ranks (0: the default; helexa tp)
 }
 
 func newRunCmd(s streams) *cobra.Command {
@@ -73,6 +74,12 @@ loaded twice); otherwise the model is loaded in this process.`,
 			return runRun(cmd.Context(), opts, s)
 		},
 	}
+	bindRunFlags(cmd, &opts)
+	return cmd
+}
+
+// bindRunFlags adds the flags run and tp share.
+func bindRunFlags(cmd *cobra.Command, opts *runOptions) {
 	f := cmd.Flags()
 	f.StringVar(&opts.System, "system", "", "system prompt")
 	f.Float32Var(&opts.Temperature, "temperature", 0.8, "sampling temperature (0 = greedy)")
@@ -87,7 +94,6 @@ loaded twice); otherwise the model is loaded in this process.`,
 	f.BoolVar(&opts.Verbose, "verbose", false, "print load time, prompt and generation token counts and speeds to stderr")
 	f.BoolVar(&opts.Think, "think", false, "enable (--think) or disable (--think=false) thinking for models that support it (default: the model's template default)")
 	f.BoolVar(&opts.HideThinking, "hide-thinking", false, "do not show the model's thinking")
-	return cmd
 }
 
 // request is what one answer is asked with.
@@ -153,7 +159,7 @@ func runRun(ctx context.Context, opts runOptions, s streams) error {
 		finishBars()
 		return fmt.Errorf("pulling %s: %w", model, err)
 	}
-	st, loadDur, err := loadModel(ctx, svc, model, opts.NumCtx, router, s.Err)
+	st, loadDur, err := loadModel(ctx, svc, runner.LoadRequest{Model: model, NumCtx: opts.NumCtx, TP: opts.TP}, router, s.Err)
 	finishBars()
 	if err != nil {
 		return err
@@ -267,13 +273,13 @@ func connect(ctx context.Context, log *slog.Logger, router *progressRouter, errw
 
 // loadModel loads the model, showing a spinner on a terminal when it takes
 // more than a second (downloads show their own progress bars).
-func loadModel(ctx context.Context, svc runner.Service, model string, numCtx int, router *progressRouter, errw io.Writer) (runner.ModelStatus, time.Duration, error) {
+func loadModel(ctx context.Context, svc runner.Service, req runner.LoadRequest, router *progressRouter, errw io.Writer) (runner.ModelStatus, time.Duration, error) {
 	t0 := time.Now()
-	stop := startSpinner(errw, "loading "+model, router.sawEvents, time.Second)
-	st, err := svc.Load(ctx, runner.LoadRequest{Model: model, NumCtx: numCtx})
+	stop := startSpinner(errw, "loading "+req.Model, router.sawEvents, time.Second)
+	st, err := svc.Load(ctx, req)
 	stop()
 	if err != nil {
-		return st, 0, fmt.Errorf("loading %s: %w", model, err)
+		return st, 0, fmt.Errorf("loading %s: %w", req.Model, err)
 	}
 	return st, time.Since(t0), nil
 }

@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/cpuexec"
 	"github.com/helexa/helexa/pkg/executor/rpc"
+	"github.com/helexa/helexa/pkg/executor/tp"
 )
 
 // runnerOptions are the flags of the hidden `helexa runner` command (none
@@ -38,20 +42,42 @@ func newRunnerCmd(s streams) *cobra.Command {
 // not end it (the daemon closes its runners on the way out).
 func runRunner(ctx context.Context, _ runnerOptions, s streams) error {
 	log := slog.New(slog.NewJSONHandler(s.Err, &slog.HandlerOptions{Level: logLevel(slog.LevelInfo)}))
-	if err := rpc.Serve(context.WithoutCancel(ctx), s.In, s.Out, openCPURunner, log); err != nil {
+	if err := rpc.Serve(context.WithoutCancel(ctx), s.In, s.Out, cpuRunnerOpener(log), log); err != nil {
 		return fmt.Errorf("runner: %w", err)
 	}
 	return nil
 }
 
-// openCPURunner loads a model on the CPU for a runner.
-func openCPURunner(ctx context.Context, p rpc.LoadParams) (executor.Executor, error) {
-	ex, err := cpuexec.Load(ctx, p.Path, cpuexec.Options{
-		NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks,
-		Threads: p.Threads, ChunkSize: p.ChunkSize, KVBudget: p.KVBudget, Parallel: p.Parallel,
-	})
-	if err != nil {
-		return nil, executor.Errorf(executor.KindBadRequest, "loading %s: %v", p.Path, err)
+// cpuRunnerOpener loads a model on the CPU for a runner: in the runner, or
+// split over worker ranks with the runner as rank 0.
+func cpuRunnerOpener(log *slog.Logger) rpc.Opener {
+	return func(ctx context.Context, p rpc.LoadParams) (executor.Executor, error) {
+		opts := cpuexec.Options{
+			NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks,
+			Threads: p.Threads, ChunkSize: p.ChunkSize, KVBudget: p.KVBudget, Parallel: p.Parallel,
+		}
+		if p.TP <= 1 {
+			ex, err := cpuexec.Load(ctx, p.Path, opts)
+			if err != nil {
+				return nil, executor.Errorf(executor.KindBadRequest, "loading %s: %v", p.Path, err)
+			}
+			return ex, nil
+		}
+		ex, err := loadTP(ctx, p.Path, p.TP, opts, filepath.Base(p.Path), log)
+		if err != nil {
+			return nil, executor.Errorf(executor.KindBadRequest, "loading %s over %d ranks: %v", p.Path, p.TP, err)
+		}
+		go exitWhenRankFails(ex, log)
+		return ex, nil
 	}
-	return ex, nil
+}
+
+// exitWhenRankFails ends the runner when a rank of its model fails, so
+// that the daemon sees the model poisoned at once rather than at its next
+// step (the failing step's reply goes out first).
+func exitWhenRankFails(ex *tp.Executor, log *slog.Logger) {
+	<-ex.Exited()
+	log.Error("a tensor-parallel rank failed; the runner exits", "err", ex.ExitErr())
+	time.Sleep(200 * time.Millisecond)
+	os.Exit(3)
 }

@@ -23,20 +23,20 @@ type runnerStarter struct {
 	log     *slog.Logger
 }
 
-// serveExecStarter picks where serve runs models (HELEXA_RUNNER): nil for
-// in-process, or a runnerStarter.
+// serveExecStarter picks where serve runs models (HELEXA_RUNNER): in this
+// process (localStarter), or a runnerStarter.
 func serveExecStarter(log *slog.Logger) (loader.ExecStarter, error) {
 	mode := strings.ToLower(strings.TrimSpace(envvars.Runner.Get()))
 	switch mode {
 	case "inprocess", "in-process":
-		return nil, nil
+		return localStarter{log: log}, nil
 	case "process":
 	default:
 		return nil, fmt.Errorf("%s=%q: want process or inprocess", envvars.Runner.Name, mode)
 	}
-	timeout, err := time.ParseDuration(strings.TrimSpace(envvars.RunnerTimeout.Get()))
-	if err != nil || timeout <= 0 {
-		return nil, fmt.Errorf("%s=%q: want a positive duration such as 5m", envvars.RunnerTimeout.Name, envvars.RunnerTimeout.Get())
+	timeout, err := runnerTimeout()
+	if err != nil {
+		return nil, err
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -51,5 +51,11 @@ func (r *runnerStarter) StartExecutor(ctx context.Context, name string, m *model
 	return rpc.Start(ctx, rpc.ProcessOptions{
 		Path: r.exe, Args: []string{"runner"}, Name: name, Log: r.log, Timeout: r.timeout,
 	}, rpc.LoadParams{Path: m.Path, NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads,
-		ChunkSize: o.ChunkSize, Parallel: o.NumParallel})
+		ChunkSize: o.ChunkSize, Parallel: o.NumParallel, TP: o.TP})
 }
+
+// Short names for the loader's types in this package's starters.
+type (
+	modelfileModel = modelfile.Model
+	execOptions    = loader.ExecOptions
+)

@@ -13,9 +13,9 @@ import (
 // engines built by the tests (serve in-process, bench) start runners with
 // os.Executable() — the test binary — and the argument "runner".
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "runner" {
+	if len(os.Args) > 1 && (os.Args[1] == "runner" || os.Args[1] == "worker") {
 		root := newRootCmd(streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
-		root.SetArgs([]string{"runner"})
+		root.SetArgs(os.Args[1:])
 		os.Exit(exitCode(context.Background(), root.ExecuteContext(context.Background()), os.Stderr))
 	}
 	isolateEnv()

@@ -174,7 +174,7 @@ func (c *Client) Models(ctx context.Context) ([]Model, error) {
 func (c *Client) Load(ctx context.Context, req runner.LoadRequest) (runner.ModelStatus, error) {
 	var st runner.ModelStatus
 	err := c.call(ctx, http.MethodPost, "/api/load",
-		LoadRequest{Model: req.Model, NumCtx: req.NumCtx, KeepAlive: wireDuration(req.KeepAlive)}, &st)
+		LoadRequest{Model: req.Model, NumCtx: req.NumCtx, KeepAlive: wireDuration(req.KeepAlive), TP: req.TP}, &st)
 	return st, err
 }
 

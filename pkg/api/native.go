@@ -38,8 +38,12 @@ func (s *Server) load(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if req.TP < 0 || req.TP > runner.MaxTP {
+		s.fail(c, runner.Errorf(runner.KindBadRequest, "tp %d: want 1 to %d tensor-parallel ranks (or leave it out for the daemon's default)", req.TP, runner.MaxTP))
+		return
+	}
 	st, err := s.cfg.Service.Load(c.Request.Context(), runner.LoadRequest{
-		Model: req.Model, NumCtx: req.NumCtx, KeepAlive: durationPtr(req.KeepAlive),
+		Model: req.Model, NumCtx: req.NumCtx, KeepAlive: durationPtr(req.KeepAlive), TP: req.TP,
 	})
 	if err != nil {
 		s.failOrGone(c, err)

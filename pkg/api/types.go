@@ -339,6 +339,8 @@ type LoadRequest struct {
 	Model     string    `json:"model"`
 	KeepAlive *Duration `json:"keep_alive,omitempty"`
 	NumCtx    int       `json:"num_ctx,omitempty"`
+	// TP splits the model over that many tensor-parallel ranks.
+	TP int `json:"tp,omitempty"`
 }
 
 // ModelRequest is the POST /api/unload, /api/show and /api/pull body.

@@ -27,6 +27,9 @@ type Config struct {
 	NumCtx int
 	// ChunkSize is the prefill budget (tokens) of one step.
 	ChunkSize int
+	// TP is how many tensor-parallel ranks a model is split over when its
+	// load does not say (1 = no split).
+	TP int
 	// FreeMemory, when set, reports memory available for new models
 	// (bytes); otherwise a loaded executor's Memory().FreeBytes is used.
 	FreeMemory func() int64
@@ -40,6 +43,9 @@ const (
 	DefaultMaxQueue        = 64
 	DefaultNumCtx          = 4096
 	DefaultChunkSize       = 512
+	// MaxTP caps the tensor-parallel ranks one load may ask for (each is
+	// a process).
+	MaxTP = 16
 )
 
 // DefaultConfig is the configuration with every default filled in.
@@ -75,6 +81,9 @@ func (c Config) withDefaults() Config {
 	if c.ChunkSize <= 0 {
 		c.ChunkSize = DefaultChunkSize
 	}
+	if c.TP <= 0 {
+		c.TP = 1
+	}
 	return c
 }
 
@@ -96,6 +105,7 @@ func ConfigFromEnv() (Config, error) {
 		{envvars.MaxQueue, &c.MaxQueue},
 		{envvars.NumCtx, &c.NumCtx},
 		{envvars.ChunkSize, &c.ChunkSize},
+		{envvars.TP, &c.TP},
 	}
 	for _, it := range ints {
 		n, err := it.v.Int()
@@ -106,6 +116,9 @@ func ConfigFromEnv() (Config, error) {
 	}
 	if c.MaxQueue == 0 {
 		c.MaxQueue = -1 // an explicit 0 means "no queue"
+	}
+	if c.TP < 0 || c.TP > MaxTP {
+		return c, fmt.Errorf("%s=%d: want 1 to %d ranks", envvars.TP.Name, c.TP, MaxTP)
 	}
 	return c, nil
 }

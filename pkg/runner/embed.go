@@ -46,7 +46,7 @@ func (m *Manager) Embed(ctx context.Context, req EmbedRequest) (EmbedResult, err
 	default:
 		return EmbedResult{}, Errorf(KindBadRequest, "pooling %q: use \"mean\" or \"last\"", req.Pooling)
 	}
-	e, loadDur, err := m.acquire(ctx, req.Model, 0)
+	e, loadDur, err := m.acquire(ctx, req.Model, loadWant{})
 	if err != nil {
 		_, err = m.refused(ctx, req.Model, t0, err)
 		return EmbedResult{}, err

@@ -20,7 +20,7 @@ const maxTopLogprobs = 20
 // Chat renders the conversation with the model's template and generates.
 func (m *Manager) Chat(ctx context.Context, req ChatRequest, onDelta func(Delta) error) (Result, error) {
 	t0 := time.Now()
-	e, loadDur, err := m.acquire(ctx, req.Model, req.Options.NumCtx)
+	e, loadDur, err := m.acquire(ctx, req.Model, loadWant{numCtx: req.Options.NumCtx})
 	if err != nil {
 		return m.refused(ctx, req.Model, t0, err)
 	}
@@ -114,7 +114,7 @@ func inputError(err error, msg string) error {
 // Complete generates a continuation of a raw prompt.
 func (m *Manager) Complete(ctx context.Context, req CompletionRequest, onDelta func(Delta) error) (Result, error) {
 	t0 := time.Now()
-	e, loadDur, err := m.acquire(ctx, req.Model, req.Options.NumCtx)
+	e, loadDur, err := m.acquire(ctx, req.Model, loadWant{numCtx: req.Options.NumCtx})
 	if err != nil {
 		return m.refused(ctx, req.Model, t0, err)
 	}

@@ -39,6 +39,7 @@ type entry struct {
 	sched     *scheduler
 	cancel    context.CancelFunc
 	numCtx    int // the context size asked for at load
+	tp        int // tensor-parallel ranks
 	active    int // requests holding the model (queued or running)
 	keepAlive time.Duration
 	expires   time.Time // zero = never (or in use)
@@ -85,7 +86,8 @@ func (m *Manager) Close(ctx context.Context) error {
 
 // acquire returns the model ready for a request (loading it if needed) and
 // counts the request as active on it; release must follow.
-func (m *Manager) acquire(ctx context.Context, name string, numCtx int) (*entry, time.Duration, error) {
+func (m *Manager) acquire(ctx context.Context, name string, want loadWant) (*entry, time.Duration, error) {
+	numCtx := want.numCtx
 	name = CanonicalName(name)
 	if name == "" {
 		return nil, 0, Errorf(KindBadRequest, "no model given; name a model reference or a .gguf path")
@@ -98,7 +100,7 @@ func (m *Manager) acquire(ctx context.Context, name string, numCtx int) (*entry,
 		}
 		e := m.models[name]
 		if e == nil {
-			return m.loadLocked(ctx, name, numCtx) // unlocks
+			return m.loadLocked(ctx, name, want) // unlocks
 		}
 		switch {
 		case e.state == StateLoading:
@@ -115,7 +117,11 @@ func (m *Manager) acquire(ctx context.Context, name string, numCtx int) (*entry,
 			continue
 		case e.state == StatePoisoned:
 			// Automatic recovery: drop the poisoned model (closing it
-			// stops its runner process) and load it afresh.
+			// stops its runner process) and load it afresh, split as
+			// it was unless the request says otherwise.
+			if want.tp == 0 {
+				want.tp = e.tp
+			}
 			m.removeLocked(e)
 			m.mu.Unlock()
 			m.log.Info("reloading a poisoned model", "model", name, "cause", e.poison)
@@ -133,6 +139,18 @@ func (m *Manager) acquire(ctx context.Context, name string, numCtx int) (*entry,
 				return nil, 0, err
 			}
 			continue
+		case want.tp > 0 && want.tp != e.tp && e.active == 0:
+			// Asked for another split and nobody is using it: reload.
+			m.removeLocked(e)
+			m.mu.Unlock()
+			if err := m.unloadEntry(ctx, e); err != nil {
+				return nil, 0, err
+			}
+			continue
+		case want.tp > 0 && want.tp != e.tp:
+			m.mu.Unlock()
+			return nil, 0, Errorf(KindBusy, "model %q is loaded over %d tensor-parallel rank(s) and %d request(s) are using it; it is not re-split under them: retry when it is idle, or ask without tp",
+				name, e.tp, e.active)
 		case e.active >= m.cfg.NumParallel+m.cfg.MaxQueue:
 			m.mu.Unlock()
 			return nil, 0, Errorf(KindBusy, "model %q is busy: %d requests running or queued (at most %d running, HELEXA_NUM_PARALLEL, and %d queued, HELEXA_MAX_QUEUE); retry later",
@@ -144,6 +162,10 @@ func (m *Manager) acquire(ctx context.Context, name string, numCtx int) (*entry,
 		return e, 0, nil
 	}
 }
+
+// loadWant is what a request asks of the model it uses: a context size and
+// a tensor-parallel split (0: whatever is loaded, or the defaults).
+type loadWant struct{ numCtx, tp int }
 
 // CanonicalName gives a local model one name wherever it is used: a path
 // to an existing file or directory becomes absolute with its symbolic
@@ -170,19 +192,23 @@ func isContextErr(err error) bool {
 // loadLocked registers name as loading and loads it (resolving the name
 // before making room, so a bogus name never evicts a loaded model). It is
 // called with m.mu held and releases it.
-func (m *Manager) loadLocked(ctx context.Context, name string, numCtx int) (*entry, time.Duration, error) {
+func (m *Manager) loadLocked(ctx context.Context, name string, want loadWant) (*entry, time.Duration, error) {
+	numCtx, tp := want.numCtx, want.tp
 	if numCtx <= 0 {
 		numCtx = m.cfg.NumCtx
+	}
+	if tp <= 0 {
+		tp = m.cfg.TP
 	}
 	if len(m.models) >= m.cfg.MaxLoadedModels && m.idleLRULocked() == nil {
 		m.mu.Unlock()
 		return nil, 0, m.fullError(name)
 	}
-	e := &entry{name: name, state: StateLoading, loaded: make(chan struct{}), numCtx: numCtx, active: 1, keepAlive: m.cfg.KeepAlive}
+	e := &entry{name: name, state: StateLoading, loaded: make(chan struct{}), numCtx: numCtx, tp: tp, active: 1, keepAlive: m.cfg.KeepAlive}
 	m.models[name] = e
 	m.mu.Unlock()
 
-	opts := LoadOptions{NumCtx: numCtx, NumParallel: m.cfg.NumParallel}
+	opts := LoadOptions{NumCtx: numCtx, NumParallel: m.cfg.NumParallel, TP: tp}
 	start := time.Now()
 	model, err := m.loadModel(ctx, name, opts)
 	dur := time.Since(start)
@@ -462,7 +488,7 @@ func (m *Manager) unloadEntry(ctx context.Context, e *entry) error {
 
 // Load loads a model without generating and applies the keep-alive.
 func (m *Manager) Load(ctx context.Context, req LoadRequest) (ModelStatus, error) {
-	e, _, err := m.acquire(ctx, req.Model, req.NumCtx)
+	e, _, err := m.acquire(ctx, req.Model, loadWant{numCtx: req.NumCtx, tp: req.TP})
 	if err != nil {
 		return ModelStatus{}, err
 	}
@@ -504,7 +530,7 @@ func (m *Manager) PS(ctx context.Context) ([]ModelStatus, error) {
 
 // Show describes a model, loading it if needed.
 func (m *Manager) Show(ctx context.Context, model string) (ModelDetails, error) {
-	e, _, err := m.acquire(ctx, model, 0)
+	e, _, err := m.acquire(ctx, model, loadWant{})
 	if err != nil {
 		return ModelDetails{}, err
 	}
@@ -526,6 +552,7 @@ func (m *Manager) statusLocked(e *entry) ModelStatus {
 	st.Path = e.model.Details.Path
 	st.Processor = info.Processor
 	st.RunnerPID = runnerPID(e.model.Executor)
+	st.Ranks = info.Ranks
 	st.Context = info.NCtx
 	mem := e.sched.gauges().mem
 	st.SizeBytes = mem.WeightsBytes + mem.KVBytes

@@ -29,6 +29,8 @@ type LoadOptions struct {
 	// NumParallel is how many sequences may decode at once; executors may
 	// size their KV pool for it.
 	NumParallel int
+	// TP is the number of tensor-parallel ranks (1 = one process).
+	TP int
 }
 
 // Model is one loaded model: its executor plus the text-side pieces.

@@ -142,6 +142,9 @@ type LoadRequest struct {
 	Model     string         `json:"model"`
 	NumCtx    int            `json:"num_ctx,omitempty"`
 	KeepAlive *time.Duration `json:"keep_alive,omitempty"`
+	// TP splits the model over that many tensor-parallel ranks (0 = the
+	// daemon's default, HELEXA_TP).
+	TP int `json:"tp,omitempty"`
 }
 
 // Model states. A ready model may be in use (ModelStatus.Active > 0).
@@ -163,6 +166,8 @@ type ModelStatus struct {
 	Active    int       `json:"active"`              // running + queued requests
 	Error     string    `json:"error,omitempty"`     // why it is poisoned
 	ExpiresAt time.Time `json:"expires_at,omitzero"` // zero = never
+	// Ranks are the processes of a tensor-parallel model, rank 0 first.
+	Ranks []executor.RankInfo `json:"ranks,omitempty"`
 }
 
 // ModelDetails is what `/show info` prints.

@@ -62,6 +62,9 @@ type LoadParams struct {
 	KVBudget  int64 `json:"kv_budget,omitempty"`
 	// Parallel is how many full-context sequences the KV pool holds.
 	Parallel int `json:"parallel,omitempty"`
+	// TP, above 1, splits the model over that many tensor-parallel ranks:
+	// the runner is rank 0 and starts the others (`helexa worker`).
+	TP int `json:"tp,omitempty"`
 }
 
 // Float is a float32 that survives JSON with its infinities and NaN

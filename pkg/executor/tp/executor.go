@@ -31,7 +31,7 @@ type StartWorker func(ctx context.Context, rank, size int, dir string, load Work
 // pool (the same number of blocks on every rank, so their block tables
 // agree).
 type WorkerLoad struct {
-	Path                                       string
+	Path                                         string
 	NumCtx, BlockSize, NumBlocks, Threads, Chunk int
 }
 

@@ -58,6 +58,8 @@ type GGUFLoader struct {
 // ExecOptions are what a loader asks of a model's executor.
 type ExecOptions struct {
 	NumCtx, BlockSize, Threads, ChunkSize, NumParallel int
+	// TP is the number of tensor-parallel ranks (1 = one process).
+	TP int
 }
 
 // ExecStarter starts the executor of an open model: in a runner process
@@ -69,12 +71,15 @@ type ExecStarter interface {
 
 // startExecutor starts the model's executor through l.Exec, or in-process.
 func (l *GGUFLoader) startExecutor(ctx context.Context, name string, mf *modelfile.Model, numCtx int, opts runner.LoadOptions) (executor.Executor, error) {
-	o := ExecOptions{NumCtx: numCtx, BlockSize: l.BlockSize, Threads: l.Threads, ChunkSize: l.ChunkSize, NumParallel: opts.NumParallel}
+	o := ExecOptions{NumCtx: numCtx, BlockSize: l.BlockSize, Threads: l.Threads, ChunkSize: l.ChunkSize, NumParallel: opts.NumParallel, TP: max(1, opts.TP)}
 	var ex executor.Executor
 	var err error
-	if l.Exec != nil {
+	switch {
+	case l.Exec != nil:
 		ex, err = l.Exec.StartExecutor(ctx, name, mf, o)
-	} else {
+	case o.TP > 1:
+		err = fmt.Errorf("tensor parallelism (tp %d) needs worker processes, and this engine starts none", o.TP)
+	default:
 		ex, err = cpuexec.New(mf, cpuexec.Options{
 			NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads, ChunkSize: o.ChunkSize, Parallel: o.NumParallel,
 		})
