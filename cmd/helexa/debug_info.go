@@ -14,7 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/helexa/helexa/internal/humanize"
+	"github.com/helexa/helexa/pkg/models/arch"
 	"github.com/helexa/helexa/pkg/models/gguf"
+	"github.com/helexa/helexa/pkg/runner"
 )
 
 // debugInfoOptions are the flags of `helexa debug info`.
@@ -52,6 +54,9 @@ type modelInfo struct {
 	TensorCount     int            `json:"tensor_count"`
 	QuantTypes      []quantCount   `json:"quant_types"`
 	Parameters      int64          `json:"parameters"`
+	// TPSizes are the tensor-parallel sizes helexa tp accepts (absent for
+	// a file helexa cannot run).
+	TPSizes []int `json:"tp_sizes,omitempty"`
 
 	keys []string // general then hyperparameter keys, in file order
 }
@@ -73,6 +78,9 @@ func runDebugInfo(ctx context.Context, opts debugInfoOptions, s streams) error {
 	}
 	defer f.Close()
 	info := summarizeGGUF(f)
+	if m, err := arch.Load(f); err == nil {
+		info.TPSizes = m.TPSizes(runner.MaxTP)
+	}
 	if opts.JSON {
 		enc := json.NewEncoder(s.Out)
 		enc.SetIndent("", "  ")
@@ -219,6 +227,13 @@ func printGGUFInfo(w io.Writer, info modelInfo) error {
 	fmt.Fprintf(tw, "tensor types\t%s\n", strings.Join(types, ", "))
 	if info.VocabSize > 0 {
 		fmt.Fprintf(tw, "vocab size\t%d\n", info.VocabSize)
+	}
+	if len(info.TPSizes) > 0 {
+		sizes := make([]string, len(info.TPSizes))
+		for i, n := range info.TPSizes {
+			sizes[i] = strconv.Itoa(n)
+		}
+		fmt.Fprintf(tw, "tp sizes\t%s\n", strings.Join(sizes, ", "))
 	}
 	fmt.Fprintln(tw, "metadata\t")
 	for _, k := range info.keys {

@@ -1,7 +1,8 @@
 // Package arch owns the transformer architectures helexa runs (llama,
 // qwen2, qwen3, qwen3moe): reading their hyperparameters and weights from a
 // GGUF file or a Hugging Face checkpoint (config.json + safetensors), and
-// the forward pass written against compute.Backend.
+// the forward pass written against compute.Backend, and the tensor-parallel
+// split of their weights (Shard).
 package arch
 
 import (
