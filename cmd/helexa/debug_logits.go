@@ -176,7 +176,7 @@ func openDebugSession(ctx context.Context, model string, ctxLen int, what string
 	if eng.threads < 0 {
 		return nil, nil, fmt.Errorf("--threads %d: must be zero (all cores) or more", eng.threads)
 	}
-	if eng.tp < 1 || eng.tp > runner.MaxTP {
+	if eng.tp < 0 || eng.tp > runner.MaxTP {
 		return nil, nil, fmt.Errorf("--tp %d: want 1 to %d ranks", eng.tp, runner.MaxTP)
 	}
 	nCtx, err := trainContext(model)

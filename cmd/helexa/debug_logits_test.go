@@ -43,10 +43,18 @@ func tokenFlag(tokens []int32) string {
 	return strings.Join(s, ",")
 }
 
+// TestDebugLogits checks debug logits against llama.cpp, on one rank and
+// split over two (--tp 2, a worker process).
 func TestDebugLogits(t *testing.T) {
+	for _, tp := range []int{1, 2} {
+		t.Run("tp"+strconv.Itoa(tp), func(t *testing.T) { checkDebugLogits(t, tp) })
+	}
+}
+
+func checkDebugLogits(t *testing.T, tp int) {
 	ref := loadStoriesShort(t)
 	var out bytes.Buffer
-	opts := debugLogitsOptions{Model: fixtures.Path(t, "models", "stories260K.gguf"), Tokens: tokenFlag(ref.Tokens), Top: 3, Chunk: 2, JSON: true}
+	opts := debugLogitsOptions{Model: fixtures.Path(t, "models", "stories260K.gguf"), Tokens: tokenFlag(ref.Tokens), Top: 3, Chunk: 2, TP: tp, JSON: true}
 	if err := runDebugLogits(context.Background(), opts, streams{Out: &out}); err != nil {
 		t.Fatal(err)
 	}
@@ -73,10 +81,18 @@ func TestDebugLogits(t *testing.T) {
 	}
 }
 
+// TestDebugGenerate checks debug generate's greedy tokens against
+// llama.cpp, on one rank and on two.
 func TestDebugGenerate(t *testing.T) {
+	for _, tp := range []int{1, 2} {
+		t.Run("tp"+strconv.Itoa(tp), func(t *testing.T) { checkDebugGenerate(t, tp) })
+	}
+}
+
+func checkDebugGenerate(t *testing.T, tp int) {
 	ref := loadStoriesShort(t)
 	var out bytes.Buffer
-	opts := debugGenerateOptions{Model: fixtures.Path(t, "models", "stories260K.gguf"), Tokens: tokenFlag(ref.Tokens), NumPredict: 12, JSON: true}
+	opts := debugGenerateOptions{Model: fixtures.Path(t, "models", "stories260K.gguf"), Tokens: tokenFlag(ref.Tokens), NumPredict: 12, TP: tp, JSON: true}
 	if err := runDebugGenerate(context.Background(), opts, streams{Out: &out}); err != nil {
 		t.Fatal(err)
 	}
