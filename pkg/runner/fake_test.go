@@ -400,6 +400,7 @@ type fakeLoader struct {
 	nctx     int
 	bs, nblk int
 	execs    []*fakeExec
+	tps      []int // LoadOptions.TP of each load
 }
 
 func (l *fakeLoader) Load(ctx context.Context, name string, opts LoadOptions) (*Model, error) {
@@ -424,6 +425,7 @@ func (l *fakeLoader) Load(ctx context.Context, name string, opts LoadOptions) (*
 	}
 	l.mu.Lock()
 	l.loads++
+	l.tps = append(l.tps, opts.TP)
 	l.execs = append(l.execs, ex)
 	l.mu.Unlock()
 	return &Model{
