@@ -58,6 +58,7 @@ var (
 	NumCtx          = Var{"HELEXA_NUM_CTX", "4096", "default context size (tokens) when a request or flag does not set one"}
 	ChunkSize       = Var{"HELEXA_CHUNK_SIZE", "512", "prefill chunk size in tokens"}
 	TP              = Var{"HELEXA_TP", "1", "tensor-parallel ranks a model is split over when a load does not say (1 = no split; see helexa tp)"}
+	CPUKernels      = Var{"HELEXA_CPU_KERNELS", "auto", "CPU kernels: auto (the fastest this CPU has), avx512 (AVX-512 VNNI matmuls and vector attention), avx2 (the AVX2 kernels, bit-identical to portable), portable (pure Go); for checking one path against another"}
 	NumThreads      = Var{"HELEXA_NUM_THREADS", "", "CPU threads used for compute (default: all cores)"}
 	Config          = Var{"HELEXA_CONFIG", "", "path of the config file (default: $XDG_CONFIG_HOME/helexa/config.json)"}
 	StateDir        = Var{"HELEXA_STATE_DIR", "", "directory for the daemon's pid and log files and the chat history (default: $XDG_STATE_HOME/helexa)"}
@@ -78,7 +79,7 @@ var (
 
 // All lists every variable, in the order --help shows them.
 func All() []Var {
-	return []Var{Host, AllowedHosts, Origins, APIKey, MaxRequestBytes, KeepAlive, MaxLoadedModels, NumParallel, MaxQueue, NumCtx, ChunkSize, TP,
+	return []Var{Host, AllowedHosts, Origins, APIKey, MaxRequestBytes, KeepAlive, MaxLoadedModels, NumParallel, MaxQueue, NumCtx, ChunkSize, TP, CPUKernels,
 		NumThreads, Config, StateDir, LogLevel, Runner, RunnerTimeout, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, ChatTemplate, TestReplay, Fixtures, TestRunner}
 }
 

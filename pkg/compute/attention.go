@@ -22,6 +22,10 @@ func (c *CPU) StoreKV(kvs KV, layer int, spans []SeqSpan, kT, vT Tensor) {
 // float64), weighted sum of the values.
 func (c *CPU) Attention(kvs KV, layer int, spans []SeqSpan, a *Attn, qT, outT Tensor) {
 	kv, q, out := hostKV(kvs), host(qT), host(outT)
+	if vectorAttention() {
+		c.attentionGroups(kv, layer, spans, a, q, out)
+		return
+	}
 	// flatten (span, token, head) into one index space
 	starts := make([]int, len(spans)+1)
 	maxCtx := 0
@@ -39,6 +43,35 @@ func (c *CPU) Attention(kvs KV, layer int, spans []SeqSpan, a *Attn, qT, outT Te
 			s := &spans[si]
 			local := idx - starts[si]
 			attendOne(kv, layer, s, a, local/a.Heads, local%a.Heads, q, out, scores)
+		}
+	})
+}
+
+// attentionGroups is Attention with the C vector kernel, one task per
+// (query row, KV head): the query heads sharing a KV head read its keys and
+// values once.
+func (c *CPU) attentionGroups(kv *KVCache, layer int, spans []SeqSpan, a *Attn, q, out []float32) {
+	g, d := a.Heads/a.KVHeads, a.HeadDim
+	width := a.Heads * d
+	starts := make([]int, len(spans)+1)
+	maxCtx := 0
+	for i, s := range spans {
+		starts[i+1] = starts[i] + s.N*a.KVHeads
+		maxCtx = max(maxCtx, s.Pos+s.N)
+	}
+	c.pool.parallelFor(starts[len(spans)], grain(2*g*maxCtx*d), func(lo, hi int) {
+		scores := make([]float32, g*maxCtx)
+		si := 0
+		for idx := lo; idx < hi; idx++ {
+			for idx >= starts[si+1] {
+				si++
+			}
+			s := &spans[si]
+			local := idx - starts[si]
+			tok, kvh := local/a.KVHeads, local%a.KVHeads
+			row := (s.Row + tok) * width
+			lo, hi := row+kvh*g*d, row+(kvh+1)*g*d
+			attendGroup(kv, layer, s.Blocks, kvh, g, d, s.Pos+tok+1, a.Scale, q[lo:hi], out[lo:hi], scores)
 		}
 	})
 }

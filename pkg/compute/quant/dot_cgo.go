@@ -16,13 +16,42 @@ import (
 // Kernels reports which implementation VecDot uses for quantized weights.
 const Kernels = "c"
 
-// KernelPath names the kernels this process runs: the C kernels built for
-// AVX2+F16C when the CPU has them, the baseline C kernels otherwise.
+// KernelPath names the kernels this process runs (HELEXA_CPU_KERNELS):
+// the AVX-512 VNNI kernels with the C ones for the other types, the C
+// kernels built for AVX2+F16C, the baseline C kernels, or the Go ones.
 func KernelPath() string {
-	if C.hx_simd() != 0 {
+	switch {
+	case ActiveLevel() == LevelPortable:
+		return "go"
+	case ActiveLevel() == LevelVNNI:
+		return "c-avx512vnni"
+	case C.hx_simd() != 0:
 		return "c-avx2+f16c"
 	}
 	return "c-baseline"
+}
+
+// maxLevel is the fastest level this CPU runs.
+func maxLevel() Level {
+	if C.hx_vnni() != 0 {
+		return LevelVNNI
+	}
+	return LevelC
+}
+
+// vnniCovers reports whether the AVX-512 VNNI kernels cover t.
+func vnniCovers(t dtype.Type) bool { return C.hx_vnni_supports(C.int(t)) != 0 }
+
+// fastRows runs VecDotRowsMulti's loops with the AVX-512 VNNI kernels when
+// the level allows them and they cover t (arguments checked, n > 0).
+func fastRows(lvl Level, t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, xStride, nX, n int, out []float32, outStride int) bool {
+	if lvl < LevelVNNI || C.hx_vnni_supports(C.int(t)) == 0 {
+		return false
+	}
+	C.hx_vnni_rows(C.int(t), (*C.uint8_t)(unsafe.Pointer(&w[0])), C.size_t(rowBytes), C.int(nRows),
+		(*C.uint8_t)(unsafe.Pointer(&xq[0])), C.size_t(xStride), C.int(nX), C.int(n),
+		(*C.float)(unsafe.Pointer(&out[0])), C.size_t(outStride))
+	return true
 }
 
 // quantDot calls the C kernel of kernels.c. The lengths are checked (two

@@ -10,6 +10,15 @@ const Kernels = "go"
 // KernelPath names the kernels this process runs (the portable Go ones).
 func KernelPath() string { return "go" }
 
+// maxLevel is the only level of a build without cgo.
+func maxLevel() Level { return LevelPortable }
+
+func vnniCovers(dtype.Type) bool { return false }
+
+func fastRows(Level, dtype.Type, []byte, int, int, []byte, int, int, int, []float32, int) bool {
+	return false
+}
+
 func quantDot(t dtype.Type, w, xq []byte, n int) float32 { return goQuantDot(t, w, xq, n) }
 
 func dotRows(t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, n int, out []float32) {

@@ -29,4 +29,12 @@ void hx_dot_rows_multi(int type, const uint8_t *w, size_t row_bytes, int nrows, 
 // hx_dot_rows_multi_base is hx_dot_rows_multi with the baseline kernels.
 void hx_dot_rows_multi_base(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, size_t x_stride,
                             int nx, int n, float *out, size_t out_stride);
+// hx_vnni reports whether the CPU runs the AVX-512 VNNI kernels of
+// kernels_vnni.c; hx_vnni_supports whether they cover a weight type.
+int hx_vnni(void);
+int hx_vnni_supports(int type);
+// hx_vnni_rows is hx_dot_rows_multi with the AVX-512 VNNI kernels (not
+// bit-identical: the float sums run in vector lanes).
+void hx_vnni_rows(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, size_t x_stride, int nx,
+                  int n, float *out, size_t out_stride);
 #endif

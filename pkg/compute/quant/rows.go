@@ -83,7 +83,12 @@ func VecDotRows(t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, n int, o
 		clear(out[:nRows])
 		return nil
 	}
-	dotRows(t, w, rowBytes, nRows, xq[:xb], n, out[:nRows])
+	switch lvl := ActiveLevel(); {
+	case lvl == LevelPortable:
+		goDotRows(t, w, rowBytes, nRows, xq[:xb], n, out[:nRows])
+	case !fastRows(lvl, t, w, rowBytes, nRows, xq[:xb], xb, 1, n, out[:nRows], nRows):
+		dotRows(t, w, rowBytes, nRows, xq[:xb], n, out[:nRows])
+	}
 	return nil
 }
 
@@ -167,7 +172,12 @@ func VecDotRowsMulti(t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, xSt
 		}
 		return nil
 	}
-	dotRowsMulti(t, w, rowBytes, nRows, xq, xStride, nX, n, out, outStride)
+	switch lvl := ActiveLevel(); {
+	case lvl == LevelPortable:
+		goDotRowsMulti(t, w, rowBytes, nRows, xq, xStride, nX, n, out, outStride)
+	case !fastRows(lvl, t, w, rowBytes, nRows, xq, xStride, nX, n, out, outStride):
+		dotRowsMulti(t, w, rowBytes, nRows, xq, xStride, nX, n, out, outStride)
+	}
 	return nil
 }
 

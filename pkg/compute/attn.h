@@ -1,0 +1,13 @@
+#ifndef HELEXA_COMPUTE_ATTN_H
+#define HELEXA_COMPUTE_ATTN_H
+#include <stdint.h>
+
+// hx_attn_simd reports whether hx_attend can run on this CPU (AVX-512F).
+int hx_attn_simd(void);
+// hx_attend computes attention for g query heads (q, g×d values) sharing
+// one KV head at offset kvoff of each cached row, over positions [0, n)
+// found through the block table; scores holds g×n scratch floats; out
+// receives g×d values.
+void hx_attend(const float *q, float *out, int g, int d, const float *kl, const float *vl,
+               const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores);
+#endif

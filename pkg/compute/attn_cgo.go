@@ -1,0 +1,29 @@
+//go:build cgo && !purego
+
+package compute
+
+// #cgo CFLAGS: -O3
+// #cgo LDFLAGS: -lm
+// #include "attn.h"
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/helexa/helexa/pkg/compute/quant"
+)
+
+// vectorAttention reports whether Attention runs the C vector kernel
+// (HELEXA_CPU_KERNELS at the avx512 level, on a CPU that has it).
+func vectorAttention() bool {
+	return quant.ActiveLevel() >= quant.LevelVNNI && C.hx_attn_simd() != 0
+}
+
+// attendGroup computes the g query heads of one row that share KV head kvh
+// (q and out hold g×d values) over n cached positions.
+func attendGroup(kv *KVCache, layer int, blocks []int32, kvh, g, d, n int, scale float32, q, out, scores []float32) {
+	C.hx_attend((*C.float)(unsafe.Pointer(&q[0])), (*C.float)(unsafe.Pointer(&out[0])), C.int(g), C.int(d),
+		(*C.float)(unsafe.Pointer(&kv.k[layer][0])), (*C.float)(unsafe.Pointer(&kv.v[layer][0])),
+		(*C.int32_t)(unsafe.Pointer(&blocks[0])), C.int(kv.BlockSize), C.int(kv.KVDim), C.int(kvh*d), C.int(n),
+		C.float(scale), (*C.float)(unsafe.Pointer(&scores[0])))
+}

@@ -1,0 +1,262 @@
+//go:build cgo && !purego
+
+// AVX-512 VNNI kernels for the weight types of the common GGUF mixes (Q8_0,
+// Q4_K, Q6_K), one weight row times up to HX_VN activation rows. Unlike the
+// kernels of kernels.c they are not bit-identical to the Go kernels: the
+// integer sums are exact, but the float accumulation runs in vector lanes
+// (a different order of additions), so results agree with the portable
+// kernels to float rounding (tests bound the difference). Each weight block
+// is decoded once into registers and multiplied with every activation row
+// with vpdpbusd (unsigned 8-bit weights times signed 8-bit activations).
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kernels.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#define HX_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,f16c,fma")))
+#define HX_VN 8
+
+int hx_vnni(void) {
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+	       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
+	       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma");
+}
+
+HX_VNNI static inline float hx_h2f(const uint8_t *p) {
+	uint16_t h; memcpy(&h, p, 2);
+	return _cvtsh_ss(h);
+}
+
+HX_VNNI static inline __m512i hx_load2x32(const uint8_t *a, const uint8_t *b) {
+	return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a)),
+	                          _mm256_loadu_si256((const __m256i *)b), 1);
+}
+
+// hx_q8_act is one activation row of a Q8_0 matmul laid out for the
+// kernel: the int8 values without block headers, and per pair of blocks a
+// vector of their two scales (lanes 0-7, 8-15).
+typedef struct {
+	int8_t *q;
+	float *d; // 16 floats per pair of blocks
+} hx_q8_act;
+
+// Q8_0 (34-byte blocks: fp16 scale, 32 int8) times Q8_0 activations, two
+// blocks per step, with the sign trick: |w| (unsigned) times x with w's
+// sign, per activation row one masked subtract, one vpdpbusd, one convert
+// and one multiply-add.
+HX_VNNI static void hx_v_q8_0(const uint8_t *w, const hx_q8_act *xa, int nx, int nb, float *out, size_t os) {
+	__m512 acc[HX_VN];
+	float tail[HX_VN];
+	for (int j = 0; j < nx; j++) { acc[j] = _mm512_setzero_ps(); tail[j] = 0; }
+	const __m512i zero = _mm512_setzero_si512();
+	int ib = 0;
+	for (; ib + 2 <= nb; ib += 2) {
+		const uint8_t *w0 = w + (size_t)ib * 34, *w1 = w0 + 34;
+		__m512i wv = hx_load2x32(w0 + 2, w1 + 2);
+		__mmask64 neg = _mm512_movepi8_mask(wv);
+		__m512i wa = _mm512_abs_epi8(wv);
+		__m512 dw = _mm512_insertf32x8(_mm512_set1_ps(hx_h2f(w0)), _mm256_set1_ps(hx_h2f(w1)), 1);
+		for (int j = 0; j < nx; j++) {
+			__m512i xv = _mm512_loadu_si512((const void *)(xa[j].q + 32 * ib));
+			__m512i xs = _mm512_mask_sub_epi8(xv, neg, zero, xv);
+			__m512i s = _mm512_dpbusd_epi32(zero, wa, xs);
+			__m512 sc = _mm512_mul_ps(dw, _mm512_loadu_ps(xa[j].d + 8 * ib));
+			acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), sc, acc[j]);
+		}
+	}
+	for (; ib < nb; ib++) {
+		const uint8_t *wb = w + (size_t)ib * 34;
+		// intrinsics, not a scalar loop: GCC 12 auto-vectorizes an int8
+		// product loop under this target into a wrong unsigned VNNI sum
+		__m256i wv = _mm256_loadu_si256((const __m256i *)(wb + 2));
+		__mmask32 neg = _mm256_movepi8_mask(wv);
+		__m256i wa = _mm256_abs_epi8(wv);
+		for (int j = 0; j < nx; j++) {
+			__m256i xv = _mm256_loadu_si256((const __m256i *)(xa[j].q + 32 * ib));
+			__m256i xs = _mm256_mask_sub_epi8(xv, neg, _mm256_setzero_si256(), xv);
+			__m256i s8 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), wa, xs);
+			__m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1));
+			s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
+			s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
+			tail[j] += (float)_mm_cvtsi128_si32(s4) * (hx_h2f(wb) * xa[j].d[8 * ib]);
+		}
+	}
+	for (int j = 0; j < nx; j++) out[(size_t)j * os] = _mm512_reduce_add_ps(acc[j]) + tail[j];
+}
+
+// hx_q8_prepare lays out nx activation rows of nb Q8_0 blocks for hx_v_q8_0
+// in buf (nx * (32*nb + 64 + 32*nb + 64) bytes).
+HX_VNNI static void hx_q8_prepare(const uint8_t *x, size_t xs, int nx, int nb, uint8_t *buf, hx_q8_act *xa) {
+	for (int j = 0; j < nx; j++) {
+		xa[j].q = (int8_t *)buf;
+		buf += 32 * (size_t)nb + 64;
+		xa[j].d = (float *)buf;
+		buf += 32 * (size_t)nb + 64;
+		for (int ib = 0; ib < nb; ib++) {
+			const uint8_t *xb = x + (size_t)j * xs + (size_t)ib * 34;
+			memcpy(xa[j].q + 32 * ib, xb + 2, 32);
+			float d = hx_h2f(xb);
+			// the pair layout: block ib's scale in lanes (ib%2)*8 .. +7 of pair ib/2
+			for (int k = 0; k < 8; k++) xa[j].d[16 * (ib / 2) + 8 * (ib % 2) + k] = d;
+		}
+	}
+}
+
+// hx_k4_scales decodes a Q4_K/Q5_K block's eight 6-bit scales (int16
+// lanes 0-7) and mins (lanes 8-15).
+HX_VNNI static inline __m128i hx_k4_scales(const uint8_t *q) {
+	uint32_t u[4];
+	memcpy(u, q, 12);
+	const uint32_t m1 = 0x3f3f3f3fu, m2 = 0x0f0f0f0fu, m3 = 0x03030303u;
+	u[3] = ((u[2] >> 4) & m2) | (((u[1] >> 6) & m3) << 4);
+	uint32_t aux = u[1] & m1;
+	u[1] = (u[2] & m2) | (((u[0] >> 6) & m3) << 4);
+	u[2] = aux;
+	u[0] &= m1;
+	return _mm_loadu_si128((const __m128i *)u); // bytes: 8 scales, 8 mins
+}
+
+// Q4_K (144-byte blocks of 256) times Q8_K activations (292 bytes: float
+// scale, 256 int8, 16 int16 sums of 16). Chunk c of 32 weight bytes holds
+// sub-block 2c in its low nibbles and 2c+1 in its high ones, which line up
+// with 64 consecutive activation bytes: vpmaddubsw makes 16-bit pair sums,
+// vpdpwssd multiplies them by the sub-block scale and accumulates.
+HX_VNNI static void hx_v_q4_k(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
+	__m512 acc[HX_VN];
+	__m256 macc[HX_VN];
+	for (int j = 0; j < nx; j++) { acc[j] = _mm512_setzero_ps(); macc[j] = _mm256_setzero_ps(); }
+	const __m256i lo4 = _mm256_set1_epi8(0x0F);
+	const __m256i mdup = _mm256_setr_epi16(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+	for (int i = 0; i < nb; i++) {
+		const uint8_t *wb = w + (size_t)i * 144;
+		__m256i sm = _mm256_cvtepu8_epi16(hx_k4_scales(wb + 4)); // 8 scales, 8 mins as int16
+		__m512i sm512 = _mm512_castsi256_si512(sm);
+		__m512i q[4], s[4];
+		for (int c = 0; c < 4; c++) {
+			__m256i b = _mm256_loadu_si256((const __m256i *)(wb + 16 + 32 * c));
+			q[c] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(b, lo4)),
+			                          _mm256_and_si256(_mm256_srli_epi16(b, 4), lo4), 1);
+			__m512i idx = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16((short)(2 * c))),
+			                                 _mm256_set1_epi16((short)(2 * c + 1)), 1);
+			s[c] = _mm512_permutexvar_epi16(idx, sm512);
+		}
+		__m256i mins = _mm256_permutexvar_epi16(mdup, sm);
+		float d = hx_h2f(wb), dmin = hx_h2f(wb + 2);
+		for (int j = 0; j < nx; j++) {
+			const uint8_t *xb = x + (size_t)j * xs + (size_t)i * 292;
+			const uint8_t *xq = xb + 4;
+			__m512i t = _mm512_setzero_si512();
+			for (int c = 0; c < 4; c++)
+				t = _mm512_dpwssd_epi32(t, _mm512_maddubs_epi16(q[c], _mm512_loadu_si512((const void *)(xq + 64 * c))), s[c]);
+			float dy; memcpy(&dy, xb, 4);
+			acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(d * dy), acc[j]);
+			__m256i m = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(xb + 260)), mins);
+			macc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(m), _mm256_set1_ps(dmin * dy), macc[j]);
+		}
+	}
+	for (int j = 0; j < nx; j++) {
+		__m256 m = macc[j];
+		__m128 m4 = _mm_add_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+		m4 = _mm_add_ps(m4, _mm_movehl_ps(m4, m4));
+		m4 = _mm_add_ss(m4, _mm_movehdup_ps(m4));
+		out[(size_t)j * os] = _mm512_reduce_add_ps(acc[j]) - _mm_cvtss_f32(m4);
+	}
+}
+
+// Q6_K (210-byte blocks of 256: 128 low-nibble bytes, 64 bytes of high
+// bits, 16 int8 scales, fp16 d) times Q8_K activations. The 6-bit values
+// are used unsigned (q, not q-32); the 32·Σx excess of each group of 16 is
+// removed with the activation block's sums.
+HX_VNNI static void hx_v_q6_k(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
+	__m512 acc[HX_VN];
+	for (int j = 0; j < nx; j++) acc[j] = _mm512_setzero_ps();
+	const __m512i lo4 = _mm512_set1_epi8(0x0F), three = _mm512_set1_epi8(3);
+	for (int i = 0; i < nb; i++) {
+		const uint8_t *wb = w + (size_t)i * 210;
+		__m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wb + 192)));
+		__m512i sc512 = _mm512_castsi256_si512(sc16);
+		__m512i q[4], s[4];
+		for (int h = 0; h < 2; h++) {
+			__m512i l = _mm512_loadu_si512((const void *)(wb + 64 * h));
+			__m256i qh = _mm256_loadu_si256((const __m256i *)(wb + 128 + 32 * h));
+			__m512i hb = _mm512_inserti64x4(_mm512_castsi256_si512(qh), _mm256_srli_epi16(qh, 2), 1);
+			// values 128h+0..63: low nibbles with bits 0-1 (first 32) / 2-3 (next 32) of qh
+			q[2 * h] = _mm512_or_si512(_mm512_and_si512(l, lo4), _mm512_slli_epi16(_mm512_and_si512(hb, three), 4));
+			// values +64..127: high nibbles with bits 4-5 / 6-7
+			q[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), lo4),
+			                               _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(hb, 4), three), 4));
+		}
+		for (int c = 0; c < 4; c++) {
+			// int16 pair lane k of chunk c belongs to group 4c + k/8
+			__m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 0x00010001, 0x00010001, 0x00010001, 0x00010001,
+			                                0x00020002, 0x00020002, 0x00020002, 0x00020002, 0x00030003, 0x00030003, 0x00030003, 0x00030003);
+			idx = _mm512_add_epi16(idx, _mm512_set1_epi16((short)(4 * c)));
+			s[c] = _mm512_permutexvar_epi16(idx, sc512);
+		}
+		float d = hx_h2f(wb + 208);
+		for (int j = 0; j < nx; j++) {
+			const uint8_t *xb = x + (size_t)j * xs + (size_t)i * 292;
+			const uint8_t *xq = xb + 4;
+			__m512i t = _mm512_setzero_si512();
+			for (int c = 0; c < 4; c++)
+				t = _mm512_dpwssd_epi32(t, _mm512_maddubs_epi16(q[c], _mm512_loadu_si512((const void *)(xq + 64 * c))), s[c]);
+			// Σ_g scale_g · 32 · bsum_g
+			__m256i m = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(xb + 260)), sc16);
+			t = _mm512_sub_epi32(t, _mm512_castsi256_si512(_mm256_slli_epi32(m, 5)));
+			float dy; memcpy(&dy, xb, 4);
+			acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(d * dy), acc[j]);
+		}
+	}
+	for (int j = 0; j < nx; j++) out[(size_t)j * os] = _mm512_reduce_add_ps(acc[j]);
+}
+
+int hx_vnni_supports(int type) { return type == HX_Q8_0 || type == HX_Q4_K || type == HX_Q6_K; }
+
+typedef void (*hx_vfn)(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os);
+
+HX_VNNI static void hx_vnni_q8_0(const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int nb,
+                                 float *out, size_t os) {
+	size_t per = 2 * (32 * (size_t)nb + 64);
+	uint8_t *buf = malloc(per * HX_VN);
+	if (!buf) {
+		for (int j = 0; j < nx; j++)
+			for (int r = 0; r < nrows; r++) out[(size_t)j * os + r] = __builtin_nanf("");
+		return;
+	}
+	hx_q8_act xa[HX_VN];
+	for (int j0 = 0; j0 < nx; j0 += HX_VN) {
+		int g = nx - j0 < HX_VN ? nx - j0 : HX_VN;
+		hx_q8_prepare(x + (size_t)j0 * xs, xs, g, nb, buf, xa);
+		for (int r = 0; r < nrows; r++) hx_v_q8_0(w + (size_t)r * rb, xa, g, nb, out + (size_t)j0 * os + r, os);
+	}
+	free(buf);
+}
+
+void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int n,
+                  float *out, size_t os) {
+	hx_vfn fn;
+	int nb;
+	switch (type) {
+	case HX_Q8_0: hx_vnni_q8_0(w, rb, nrows, x, xs, nx, n / 32, out, os); return;
+	case HX_Q4_K: fn = hx_v_q4_k; nb = n / 256; break;
+	case HX_Q6_K: fn = hx_v_q6_k; nb = n / 256; break;
+	default: return;
+	}
+	for (int j0 = 0; j0 < nx; j0 += HX_VN) {
+		int g = nx - j0 < HX_VN ? nx - j0 : HX_VN;
+		for (int r = 0; r < nrows; r++) fn(w + (size_t)r * rb, x + (size_t)j0 * xs, xs, g, nb, out + (size_t)j0 * os + r, os);
+	}
+}
+
+#else
+int hx_vnni(void) { return 0; }
+int hx_vnni_supports(int type) { (void)type; return 0; }
+void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int n,
+                  float *out, size_t os) {
+	(void)type; (void)w; (void)rb; (void)nrows; (void)x; (void)xs; (void)nx; (void)n; (void)out; (void)os;
+}
+#endif

@@ -1,0 +1,104 @@
+//go:build cgo && !purego
+
+package quant
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/helexa/helexa/pkg/dtype"
+)
+
+// TestVNNIMatchesPortable compares the AVX-512 VNNI kernels with the Go
+// oracle on random rows of every type they cover, for awkward shapes (one
+// activation row, groups that are not a multiple of the tile, an odd number
+// of Q8_0 blocks): the integer sums are exact, so the results may differ
+// only by float rounding of the reordered sums.
+func TestVNNIMatchesPortable(t *testing.T) {
+	if maxLevel() < LevelVNNI {
+		t.Skip("this CPU has no AVX-512 VNNI: the kernels cannot run here (the portable and AVX2 paths are tested)")
+	}
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, typ := range []dtype.Type{dtype.Q8_0, dtype.Q4_K, dtype.Q6_K} {
+		for _, sh := range []struct{ n, rows, nX int }{{256, 1, 1}, {512, 3, 1}, {768, 5, 9}, {1024, 2, 17}, {256 * 11, 4, 8}, {256 * 11, 1, 1}, {2048, 1, 1}, {1536, 1, 1}, {1280, 1, 1}} {
+			n := sh.n
+			if typ == dtype.Q8_0 {
+				n += 32 // an odd number of blocks: the one-block tail
+			}
+			t.Run(fmt.Sprintf("%s/n%d/rows%d/x%d", typ, n, sh.rows, sh.nX), func(t *testing.T) {
+				var w, xq []byte
+				for i := 0; i < sh.rows; i++ {
+					w = append(w, mustQuantize(t, typ, gaussian(r, n, math.Pow(10, float64(i%4)-2)))...)
+				}
+				for j := 0; j < sh.nX; j++ {
+					xq = append(xq, mustActivations(t, typ, gaussian(r, n, 1))...)
+				}
+				rb, xs := len(w)/sh.rows, len(xq)/sh.nX
+				got, want := make([]float32, sh.rows*sh.nX), make([]float32, sh.rows*sh.nX)
+				if !fastRows(LevelVNNI, typ, w, rb, sh.rows, xq, xs, sh.nX, n, got, sh.rows) {
+					t.Fatalf("the VNNI kernels do not cover %s", typ)
+				}
+				goDotRowsMulti(typ, w, rb, sh.rows, xq, xs, sh.nX, n, want, sh.rows)
+				for j := 0; j < sh.nX; j++ {
+					xv := dequantActivations(t, typ, xq[j*xs:(j+1)*xs], n)
+					for i := 0; i < sh.rows; i++ {
+						wv := make([]float32, n)
+						if err := Dequantize(typ, w[i*rb:(i+1)*rb], wv); err != nil {
+							t.Fatal(err)
+						}
+						// the float error of either order of summation is a few
+						// ulps of the sum of the terms' magnitudes
+						mag := 0.0
+						for k := range wv {
+							mag += math.Abs(float64(wv[k]) * float64(xv[k]))
+						}
+						g, p := got[j*sh.rows+i], want[j*sh.rows+i]
+						if d := math.Abs(float64(g - p)); d > 1e-5*mag {
+							t.Fatalf("row %d × activation %d: VNNI %.9g, portable %.9g (|Δ| %.3g > 1e-5 × Σ|w·x| = %.3g)", i, j, g, p, d, 1e-5*mag)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// dequantActivations expands one quantized activation row (Q8_0 blocks for
+// Q8_0 weights, Q8_K blocks for the K-quants) to floats.
+func dequantActivations(t *testing.T, typ dtype.Type, xq []byte, n int) []float32 {
+	out := make([]float32, n)
+	switch typ {
+	case dtype.Q8_0:
+		for b := 0; b < n/32; b++ {
+			d := fp16(xq, 34*b)
+			for k := 0; k < 32; k++ {
+				out[32*b+k] = d * float32(int8(xq[34*b+2+k]))
+			}
+		}
+	default:
+		for b := 0; b < n/256; b++ {
+			blk := xq[292*b:]
+			d := math.Float32frombits(uint32(blk[0]) | uint32(blk[1])<<8 | uint32(blk[2])<<16 | uint32(blk[3])<<24)
+			for k := 0; k < 256; k++ {
+				out[256*b+k] = d * float32(int8(blk[4+k]))
+			}
+		}
+	}
+	return out
+}
+
+func TestParseLevel(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Level
+		bad  bool
+	}{{"", maxLevel(), false}, {"auto", maxLevel(), false}, {"portable", LevelPortable, false},
+		{"AVX2", min(LevelC, maxLevel()), false}, {"avx512", min(LevelVNNI, maxLevel()), false}, {"fast", 0, true}} {
+		got, err := ParseLevel(tc.in)
+		if (err != nil) != tc.bad || (!tc.bad && got != tc.want) {
+			t.Errorf("ParseLevel(%q) = %v, %v; want %v (error %v)", tc.in, got, err, tc.want, tc.bad)
+		}
+	}
+}
