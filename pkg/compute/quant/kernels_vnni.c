@@ -19,6 +19,7 @@
 
 #define HX_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,f16c,fma")))
 #define HX_VN 8
+#define HX_AHEAD 4
 
 int hx_vnni(void) {
 	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -231,7 +232,13 @@ HX_VNNI static void hx_vnni_q8_0(const uint8_t *w, size_t rb, int nrows, const u
 	for (int j0 = 0; j0 < nx; j0 += HX_VN) {
 		int g = nx - j0 < HX_VN ? nx - j0 : HX_VN;
 		hx_q8_prepare(x + (size_t)j0 * xs, xs, g, nb, buf, xa);
-		for (int r = 0; r < nrows; r++) hx_v_q8_0(w + (size_t)r * rb, xa, g, nb, out + (size_t)j0 * os + r, os);
+		for (int r = 0; r < nrows; r++) {
+			if (nx <= 2 && r + HX_AHEAD < nrows) {
+				const char *p = (const char *)(w + (size_t)(r + HX_AHEAD) * rb);
+				for (size_t off = 0; off < rb; off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
+			}
+			hx_v_q8_0(w + (size_t)r * rb, xa, g, nb, out + (size_t)j0 * os + r, os);
+		}
 	}
 	free(buf);
 }
@@ -248,7 +255,15 @@ void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_
 	}
 	for (int j0 = 0; j0 < nx; j0 += HX_VN) {
 		int g = nx - j0 < HX_VN ? nx - j0 : HX_VN;
-		for (int r = 0; r < nrows; r++) fn(w + (size_t)r * rb, x + (size_t)j0 * xs, xs, g, nb, out + (size_t)j0 * os + r, os);
+		for (int r = 0; r < nrows; r++) {
+			if (nx <= 2 && r + HX_AHEAD < nrows) {
+				// decode streams the weights from memory once: ask for a
+				// row a few rows ahead of the one being multiplied
+				const char *p = (const char *)(w + (size_t)(r + HX_AHEAD) * rb);
+				for (size_t off = 0; off < rb; off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
+			}
+			fn(w + (size_t)r * rb, x + (size_t)j0 * xs, xs, g, nb, out + (size_t)j0 * os + r, os);
+		}
 	}
 }
 
