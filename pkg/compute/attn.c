@@ -36,26 +36,107 @@ HX_AVX512 static inline void hx_axpy512(float *y, float a, const float *x, int d
 	for (; i < d; i++) y[i] += a * x[i];
 }
 
+// hx_exp512 is expf over 16 lanes (Cephes' range reduction and degree-5
+// polynomial, as ggml's and most vector exps: within 2 ulp of expf for
+// the scores' range; inputs below -87 flush to 0).
+HX_AVX512 static inline __m512 hx_exp512(__m512 x) {
+	const __m512 lo = _mm512_set1_ps(-87.3f), hi = _mm512_set1_ps(88.3f);
+	x = _mm512_min_ps(_mm512_max_ps(x, lo), hi);
+	__m512 fx = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(0.693359375f), x);
+	x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(-2.12194440e-4f), x);
+	__m512 y = _mm512_set1_ps(1.9875691500E-4f);
+	y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.3981999507E-3f));
+	y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(8.3334519073E-3f));
+	y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(4.1665795894E-2f));
+	y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.6666665459E-1f));
+	y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(5.0000001201E-1f));
+	y = _mm512_fmadd_ps(y, _mm512_mul_ps(x, x), _mm512_add_ps(x, _mm512_set1_ps(1.0f)));
+	return _mm512_scalef_ps(y, fx);
+}
+
+// hx_softmax512 turns sc[0..n) into probabilities (max subtracted, sum in
+// double as the Go kernel does).
+HX_AVX512 static void hx_softmax512(float *sc, int n) {
+	__m512 mv = _mm512_set1_ps(-INFINITY);
+	int j = 0;
+	for (; j + 16 <= n; j += 16) mv = _mm512_max_ps(mv, _mm512_loadu_ps(sc + j));
+	float mx = _mm512_reduce_max_ps(mv);
+	for (; j < n; j++) mx = sc[j] > mx ? sc[j] : mx;
+	__m512 m = _mm512_set1_ps(mx);
+	__m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+	for (j = 0; j + 16 <= n; j += 16) {
+		__m512 e = hx_exp512(_mm512_sub_ps(_mm512_loadu_ps(sc + j), m));
+		_mm512_storeu_ps(sc + j, e);
+		s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+		s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
+	}
+	double sum = _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
+	for (; j < n; j++) { sc[j] = expf(sc[j] - mx); sum += sc[j]; }
+	__m512 inv = _mm512_set1_ps((float)(1 / sum));
+	for (j = 0; j + 16 <= n; j += 16) _mm512_storeu_ps(sc + j, _mm512_mul_ps(_mm512_loadu_ps(sc + j), inv));
+	float invs = (float)(1 / sum);
+	for (; j < n; j++) sc[j] *= invs;
+}
+
+#define HX_KV_ROW(base, j) ((base) + ((size_t)blocks[(j) / bs] * bs + (j) % bs) * kvdim + kvoff)
+
+// hx_pv128 writes out[0..128) = Σ_j p[j] · v_j[c0 .. c0+128) with the
+// output in registers.
+HX_AVX512 static void hx_pv128(float *out, const float *p, int n, const float *vl, const int32_t *blocks, int bs,
+                                int kvdim, int kvoff) {
+	__m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+	for (int j = 0; j < n; j++) {
+		const float *v = HX_KV_ROW(vl, j);
+		__m512 w = _mm512_set1_ps(p[j]);
+		a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v), a0);
+		a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 16), a1);
+		a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 32), a2);
+		a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 48), a3);
+		a4 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 64), a4);
+		a5 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 80), a5);
+		a6 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 96), a6);
+		a7 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 112), a7);
+	}
+	_mm512_storeu_ps(out, a0); _mm512_storeu_ps(out + 16, a1); _mm512_storeu_ps(out + 32, a2); _mm512_storeu_ps(out + 48, a3);
+	_mm512_storeu_ps(out + 64, a4); _mm512_storeu_ps(out + 80, a5); _mm512_storeu_ps(out + 96, a6); _mm512_storeu_ps(out + 112, a7);
+}
+
+// hx_pv64 is hx_pv128 for 64 values.
+HX_AVX512 static void hx_pv64(float *out, const float *p, int n, const float *vl, const int32_t *blocks, int bs,
+                               int kvdim, int kvoff) {
+	__m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+	for (int j = 0; j < n; j++) {
+		const float *v = HX_KV_ROW(vl, j);
+		__m512 w = _mm512_set1_ps(p[j]);
+		a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v), a0);
+		a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 16), a1);
+		a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 32), a2);
+		a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 48), a3);
+	}
+	_mm512_storeu_ps(out, a0); _mm512_storeu_ps(out + 16, a1); _mm512_storeu_ps(out + 32, a2); _mm512_storeu_ps(out + 48, a3);
+}
+
 HX_AVX512 static void hx_attend_simd(const float *q, float *out, int g, int d, const float *kl, const float *vl,
                                      const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores) {
 	for (int j = 0; j < n; j++) {
-		const float *k = kl + ((size_t)blocks[j / bs] * bs + j % bs) * kvdim + kvoff;
+		const float *k = HX_KV_ROW(kl, j);
 		for (int h = 0; h < g; h++) scores[(size_t)h * n + j] = hx_dot512(q + (size_t)h * d, k, d) * scale;
 	}
 	for (int h = 0; h < g; h++) {
-		float *sc = scores + (size_t)h * n;
-		float mx = -INFINITY;
-		for (int j = 0; j < n; j++) mx = sc[j] > mx ? sc[j] : mx;
-		double sum = 0;
-		for (int j = 0; j < n; j++) { sc[j] = expf(sc[j] - mx); sum += sc[j]; }
-		float inv = (float)(1 / sum);
-		for (int j = 0; j < n; j++) sc[j] *= inv;
+		const float *p = scores + (size_t)h * n;
+		hx_softmax512(scores + (size_t)h * n, n);
 		float *o = out + (size_t)h * d;
-		for (int i = 0; i < d; i++) o[i] = 0;
-	}
-	for (int j = 0; j < n; j++) {
-		const float *v = vl + ((size_t)blocks[j / bs] * bs + j % bs) * kvdim + kvoff;
-		for (int h = 0; h < g; h++) hx_axpy512(out + (size_t)h * d, scores[(size_t)h * n + j], v, d);
+		int c = 0;
+		for (; c + 128 <= d; c += 128) hx_pv128(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c);
+		for (; c + 64 <= d; c += 64) hx_pv64(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c);
+		if (c < d) {
+			for (int i = c; i < d; i++) o[i] = 0;
+			for (int j = 0; j < n; j++) {
+				const float *v = HX_KV_ROW(vl, j);
+				for (int i = c; i < d; i++) o[i] += p[j] * v[i];
+			}
+		}
 	}
 }
 

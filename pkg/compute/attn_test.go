@@ -15,7 +15,7 @@ func TestVectorAttentionMatchesGo(t *testing.T) {
 	}
 	c := NewCPU(2)
 	defer c.Close()
-	for _, tc := range []struct{ heads, kvHeads, d int }{{4, 2, 64}, {8, 8, 40}, {6, 1, 128}, {2, 2, 8}} {
+	for _, tc := range []struct{ heads, kvHeads, d int }{{4, 2, 64}, {8, 8, 40}, {6, 1, 128}, {2, 2, 8}, {4, 4, 200}} {
 		t.Run(fmt.Sprintf("h%d/kv%d/d%d", tc.heads, tc.kvHeads, tc.d), func(t *testing.T) {
 			const bs, blocks = 4, 16
 			kv, err := NewKVCache(1, blocks, bs, tc.kvHeads*tc.d)
