@@ -39,6 +39,16 @@ func maxLevel() Level {
 	return LevelC
 }
 
+// fastQuantizeQ8K is quantizeQ8K in AVX-512 at the VNNI level
+// (byte-identical); false when it does not run.
+func fastQuantizeQ8K(x []float32, dst []byte) bool {
+	if ActiveLevel() < LevelVNNI || len(x) < 256 {
+		return false
+	}
+	C.hx_quantize_q8k((*C.float)(unsafe.Pointer(&x[0])), C.int(len(x)), (*C.uint8_t)(unsafe.Pointer(&dst[0])))
+	return true
+}
+
 // vnniCovers reports whether the AVX-512 VNNI kernels cover t.
 func vnniCovers(t dtype.Type) bool { return C.hx_vnni_supports(C.int(t)) != 0 }
 

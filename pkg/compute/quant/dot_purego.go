@@ -13,6 +13,8 @@ func KernelPath() string { return "go" }
 // maxLevel is the only level of a build without cgo.
 func maxLevel() Level { return LevelPortable }
 
+func fastQuantizeQ8K([]float32, []byte) bool { return false }
+
 func vnniCovers(dtype.Type) bool { return false }
 
 func fastRows(Level, dtype.Type, []byte, int, int, []byte, int, int, int, []float32, int) bool {

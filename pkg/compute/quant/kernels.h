@@ -37,4 +37,6 @@ int hx_vnni_supports(int type);
 // bit-identical: the float sums run in vector lanes).
 void hx_vnni_rows(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, size_t x_stride, int nx,
                   int n, float *out, size_t out_stride);
+// hx_quantize_q8k is quantizeQ8K in AVX-512 (byte-identical).
+void hx_quantize_q8k(const float *x, int n, uint8_t *dst);
 #endif

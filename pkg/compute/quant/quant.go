@@ -243,7 +243,9 @@ func QuantizeActivations(t dtype.Type, x []float32, dst []byte) error {
 	case dtype.Q8_1:
 		quantizeQ8_1Act(x, dst)
 	case dtype.Q8_K:
-		quantizeQ8K(x, dst)
+		if !fastQuantizeQ8K(x, dst) {
+			quantizeQ8K(x, dst)
+		}
 	}
 	return nil
 }

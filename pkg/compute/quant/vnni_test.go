@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/pkg/dtype"
 )
 
@@ -87,6 +88,38 @@ func dequantActivations(t *testing.T, typ dtype.Type, xq []byte, n int) []float3
 		}
 	}
 	return out
+}
+
+// TestFastQuantizeQ8KMatchesGo: the AVX-512 Q8_K quantizer writes exactly
+// the Go quantizer's bytes, ties of magnitude and zero blocks included.
+func TestFastQuantizeQ8KMatchesGo(t *testing.T) {
+	if maxLevel() < LevelVNNI {
+		t.Skip("this CPU has no AVX-512 VNNI")
+	}
+	t.Setenv(envvars.CPUKernels.Name, "avx512")
+	r := rand.New(rand.NewPCG(31, 32))
+	for trial := 0; trial < 50; trial++ {
+		x := gaussian(r, 256*(1+trial%3), math.Pow(10, float64(trial%6)-3))
+		switch trial % 5 {
+		case 1:
+			x[7], x[100] = -x[3], x[3] // equal magnitudes of both signs
+			x[3] = 1e3
+			x[200] = -1e3
+		case 2:
+			clear(x[:256]) // a zero block
+		}
+		want, got := make([]byte, len(x)/256*292), make([]byte, len(x)/256*292)
+		quantizeQ8K(x, want)
+		if ActiveLevel() < LevelVNNI {
+			t.Skip("the active level is below avx512 (HELEXA_CPU_KERNELS is read once per process)")
+		}
+		if !fastQuantizeQ8K(x, got) {
+			t.Fatal("the fast quantizer did not run")
+		}
+		if string(got) != string(want) {
+			t.Fatalf("trial %d: AVX-512 Q8_K bytes differ from Go's", trial)
+		}
+	}
 }
 
 func TestParseLevel(t *testing.T) {
