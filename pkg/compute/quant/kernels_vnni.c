@@ -126,7 +126,7 @@ HX_VNNI static inline __m128i hx_k4_scales(const uint8_t *q) {
 // sub-block 2c in its low nibbles and 2c+1 in its high ones, which line up
 // with 64 consecutive activation bytes: vpmaddubsw makes 16-bit pair sums,
 // vpdpwssd multiplies them by the sub-block scale and accumulates.
-HX_VNNI static void hx_v_q4_k(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
+HX_VNNI static inline __attribute__((always_inline)) void hx_v_q4_k_body(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
 	__m512 acc[HX_VN];
 	__m256 macc[HX_VN];
 	for (int j = 0; j < nx; j++) { acc[j] = _mm512_setzero_ps(); macc[j] = _mm256_setzero_ps(); }
@@ -172,7 +172,7 @@ HX_VNNI static void hx_v_q4_k(const uint8_t *w, const uint8_t *x, size_t xs, int
 // bits, 16 int8 scales, fp16 d) times Q8_K activations. The 6-bit values
 // are used unsigned (q, not q-32); the 32·Σx excess of each group of 16 is
 // removed with the activation block's sums.
-HX_VNNI static void hx_v_q6_k(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
+HX_VNNI static inline __attribute__((always_inline)) void hx_v_q6_k_body(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
 	__m512 acc[HX_VN];
 	for (int j = 0; j < nx; j++) acc[j] = _mm512_setzero_ps();
 	const __m512i lo4 = _mm512_set1_epi8(0x0F), three = _mm512_set1_epi8(3);
@@ -248,6 +248,20 @@ HX_VNNI static void hx_quantize_q8k_simd(const float *x, int n, uint8_t *dst) {
 }
 
 void hx_quantize_q8k(const float *x, int n, uint8_t *dst) { hx_quantize_q8k_simd(x, n, dst); }
+
+// The kernels for a full tile of HX_VN activation rows (the count known at
+// compile time, so the accumulators stay in registers) and for any count.
+HX_VNNI static void hx_v_q4_k(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
+	if (nx == HX_VN) hx_v_q4_k_body(w, x, xs, HX_VN, nb, out, os);
+	else if (nx == 1) hx_v_q4_k_body(w, x, xs, 1, nb, out, os);
+	else hx_v_q4_k_body(w, x, xs, nx, nb, out, os);
+}
+
+HX_VNNI static void hx_v_q6_k(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
+	if (nx == HX_VN) hx_v_q6_k_body(w, x, xs, HX_VN, nb, out, os);
+	else if (nx == 1) hx_v_q6_k_body(w, x, xs, 1, nb, out, os);
+	else hx_v_q6_k_body(w, x, xs, nx, nb, out, os);
+}
 
 int hx_vnni_supports(int type) { return type == HX_Q8_0 || type == HX_Q4_K || type == HX_Q6_K; }
 
