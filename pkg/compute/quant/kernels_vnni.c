@@ -1,7 +1,7 @@
 //go:build cgo && !purego
 
 // AVX-512 VNNI kernels for the weight types of the common GGUF mixes (Q8_0,
-// Q4_K, Q6_K), one weight row times up to HX_VN activation rows. Unlike the
+// Q4_K, Q5_K, Q6_K), one weight row times up to HX_VN activation rows. Unlike the
 // kernels of kernels.c they are not bit-identical to the Go kernels: the
 // integer sums are exact, but the float accumulation runs in vector lanes
 // (a different order of additions), so results agree with the portable
@@ -121,26 +121,35 @@ HX_VNNI static inline __m128i hx_k4_scales(const uint8_t *q) {
 	return _mm_loadu_si128((const __m128i *)u); // bytes: 8 scales, 8 mins
 }
 
-// Q4_K (144-byte blocks of 256) times Q8_K activations (292 bytes: float
+// Q4_K (144-byte blocks of 256; Q5_K: 176 bytes with a fifth bit per value
+// in 32 bytes of qh) times Q8_K activations (292 bytes: float
 // scale, 256 int8, 16 int16 sums of 16). Chunk c of 32 weight bytes holds
 // sub-block 2c in its low nibbles and 2c+1 in its high ones, which line up
 // with 64 consecutive activation bytes: vpmaddubsw makes 16-bit pair sums,
 // vpdpwssd multiplies them by the sub-block scale and accumulates.
-HX_VNNI static inline __attribute__((always_inline)) void hx_v_q4_k_body(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
+HX_VNNI static inline __attribute__((always_inline)) void hx_v_q4_k_body(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os, int q5) {
 	__m512 acc[HX_VN];
 	__m256 macc[HX_VN];
 	for (int j = 0; j < nx; j++) { acc[j] = _mm512_setzero_ps(); macc[j] = _mm256_setzero_ps(); }
 	const __m256i lo4 = _mm256_set1_epi8(0x0F);
 	const __m256i mdup = _mm256_setr_epi16(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+	const __m256i one = _mm256_set1_epi8(1);
+	const int bsz = q5 ? 176 : 144, qoff = q5 ? 48 : 16;
 	for (int i = 0; i < nb; i++) {
-		const uint8_t *wb = w + (size_t)i * 144;
+		const uint8_t *wb = w + (size_t)i * bsz;
 		__m256i sm = _mm256_cvtepu8_epi16(hx_k4_scales(wb + 4)); // 8 scales, 8 mins as int16
 		__m512i sm512 = _mm512_castsi256_si512(sm);
 		__m512i q[4], s[4];
+		__m256i qh = q5 ? _mm256_loadu_si256((const __m256i *)(wb + 16)) : _mm256_setzero_si256();
 		for (int c = 0; c < 4; c++) {
-			__m256i b = _mm256_loadu_si256((const __m256i *)(wb + 16 + 32 * c));
-			q[c] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(b, lo4)),
-			                          _mm256_and_si256(_mm256_srli_epi16(b, 4), lo4), 1);
+			__m256i b = _mm256_loadu_si256((const __m256i *)(wb + qoff + 32 * c));
+			__m256i lo = _mm256_and_si256(b, lo4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), lo4);
+			if (q5) {
+				// the fifth bit of sub-block 2c is bit 2c of qh, of 2c+1 bit 2c+1
+				lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one), 4));
+				hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one), 4));
+			}
+			q[c] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 			__m512i idx = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16((short)(2 * c))),
 			                                 _mm256_set1_epi16((short)(2 * c + 1)), 1);
 			s[c] = _mm512_permutexvar_epi16(idx, sm512);
@@ -252,9 +261,15 @@ void hx_quantize_q8k(const float *x, int n, uint8_t *dst) { hx_quantize_q8k_simd
 // The kernels for a full tile of HX_VN activation rows (the count known at
 // compile time, so the accumulators stay in registers) and for any count.
 HX_VNNI static void hx_v_q4_k(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
-	if (nx == HX_VN) hx_v_q4_k_body(w, x, xs, HX_VN, nb, out, os);
-	else if (nx == 1) hx_v_q4_k_body(w, x, xs, 1, nb, out, os);
-	else hx_v_q4_k_body(w, x, xs, nx, nb, out, os);
+	if (nx == HX_VN) hx_v_q4_k_body(w, x, xs, HX_VN, nb, out, os, 0);
+	else if (nx == 1) hx_v_q4_k_body(w, x, xs, 1, nb, out, os, 0);
+	else hx_v_q4_k_body(w, x, xs, nx, nb, out, os, 0);
+}
+
+HX_VNNI static void hx_v_q5_k(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
+	if (nx == HX_VN) hx_v_q4_k_body(w, x, xs, HX_VN, nb, out, os, 1);
+	else if (nx == 1) hx_v_q4_k_body(w, x, xs, 1, nb, out, os, 1);
+	else hx_v_q4_k_body(w, x, xs, nx, nb, out, os, 1);
 }
 
 HX_VNNI static void hx_v_q6_k(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
@@ -263,7 +278,7 @@ HX_VNNI static void hx_v_q6_k(const uint8_t *w, const uint8_t *x, size_t xs, int
 	else hx_v_q6_k_body(w, x, xs, nx, nb, out, os);
 }
 
-int hx_vnni_supports(int type) { return type == HX_Q8_0 || type == HX_Q4_K || type == HX_Q6_K; }
+int hx_vnni_supports(int type) { return type == HX_Q8_0 || type == HX_Q4_K || type == HX_Q5_K || type == HX_Q6_K; }
 
 typedef void (*hx_vfn)(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os);
 
@@ -298,6 +313,7 @@ void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_
 	switch (type) {
 	case HX_Q8_0: hx_vnni_q8_0(w, rb, nrows, x, xs, nx, n / 32, out, os); return;
 	case HX_Q4_K: fn = hx_v_q4_k; nb = n / 256; break;
+	case HX_Q5_K: fn = hx_v_q5_k; nb = n / 256; break;
 	case HX_Q6_K: fn = hx_v_q6_k; nb = n / 256; break;
 	default: return;
 	}
