@@ -38,33 +38,31 @@ HX_VNNI static inline __m512i hx_load2x32(const uint8_t *a, const uint8_t *b) {
 }
 
 // hx_q8_act is one activation row of a Q8_0 matmul laid out for the
-// kernel: the int8 values without block headers, and per pair of blocks a
-// vector of their two scales (lanes 0-7, 8-15).
+// kernel: the values without block headers, made unsigned (x+128), and per
+// pair of blocks a vector of their two scales (lanes 0-7, 8-15).
 typedef struct {
-	int8_t *q;
+	uint8_t *q;
 	float *d; // 16 floats per pair of blocks
 } hx_q8_act;
 
 // Q8_0 (34-byte blocks: fp16 scale, 32 int8) times Q8_0 activations, two
-// blocks per step, with the sign trick: |w| (unsigned) times x with w's
-// sign, per activation row one masked subtract, one vpdpbusd, one convert
-// and one multiply-add.
-HX_VNNI static void hx_v_q8_0(const uint8_t *w, const hx_q8_act *xa, int nx, int nb, float *out, size_t os) {
+// blocks per step. The activations are stored unsigned (x+128, see
+// hx_q8_prepare), so one vpdpbusd per activation row gives Σ(x+128)·w; the
+// 128·Σw excess, the same for every activation row, starts the sum
+// negated.
+HX_VNNI static inline __attribute__((always_inline)) void hx_v_q8_0_body(const uint8_t *w, const hx_q8_act *xa, int nx, int nb, float *out, size_t os) {
 	__m512 acc[HX_VN];
 	float tail[HX_VN];
 	for (int j = 0; j < nx; j++) { acc[j] = _mm512_setzero_ps(); tail[j] = 0; }
-	const __m512i zero = _mm512_setzero_si512();
+	const __m512i zero = _mm512_setzero_si512(), k128 = _mm512_set1_epi8((char)0x80);
 	int ib = 0;
 	for (; ib + 2 <= nb; ib += 2) {
 		const uint8_t *w0 = w + (size_t)ib * 34, *w1 = w0 + 34;
 		__m512i wv = hx_load2x32(w0 + 2, w1 + 2);
-		__mmask64 neg = _mm512_movepi8_mask(wv);
-		__m512i wa = _mm512_abs_epi8(wv);
+		__m512i negc = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, k128, wv));
 		__m512 dw = _mm512_insertf32x8(_mm512_set1_ps(hx_h2f(w0)), _mm256_set1_ps(hx_h2f(w1)), 1);
 		for (int j = 0; j < nx; j++) {
-			__m512i xv = _mm512_loadu_si512((const void *)(xa[j].q + 32 * ib));
-			__m512i xs = _mm512_mask_sub_epi8(xv, neg, zero, xv);
-			__m512i s = _mm512_dpbusd_epi32(zero, wa, xs);
+			__m512i s = _mm512_dpbusd_epi32(negc, _mm512_loadu_si512((const void *)(xa[j].q + 32 * ib)), wv);
 			__m512 sc = _mm512_mul_ps(dw, _mm512_loadu_ps(xa[j].d + 8 * ib));
 			acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), sc, acc[j]);
 		}
@@ -77,7 +75,7 @@ HX_VNNI static void hx_v_q8_0(const uint8_t *w, const hx_q8_act *xa, int nx, int
 		__mmask32 neg = _mm256_movepi8_mask(wv);
 		__m256i wa = _mm256_abs_epi8(wv);
 		for (int j = 0; j < nx; j++) {
-			__m256i xv = _mm256_loadu_si256((const __m256i *)(xa[j].q + 32 * ib));
+			__m256i xv = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(xa[j].q + 32 * ib)), _mm256_set1_epi8((char)0x80));
 			__m256i xs = _mm256_mask_sub_epi8(xv, neg, _mm256_setzero_si256(), xv);
 			__m256i s8 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), wa, xs);
 			__m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1));
@@ -89,17 +87,24 @@ HX_VNNI static void hx_v_q8_0(const uint8_t *w, const hx_q8_act *xa, int nx, int
 	for (int j = 0; j < nx; j++) out[(size_t)j * os] = _mm512_reduce_add_ps(acc[j]) + tail[j];
 }
 
+HX_VNNI static void hx_v_q8_0(const uint8_t *w, const hx_q8_act *xa, int nx, int nb, float *out, size_t os) {
+	if (nx == HX_VN) hx_v_q8_0_body(w, xa, HX_VN, nb, out, os);
+	else if (nx == 1) hx_v_q8_0_body(w, xa, 1, nb, out, os);
+	else hx_v_q8_0_body(w, xa, nx, nb, out, os);
+}
+
 // hx_q8_prepare lays out nx activation rows of nb Q8_0 blocks for hx_v_q8_0
 // in buf (nx * (32*nb + 64 + 32*nb + 64) bytes).
 HX_VNNI static void hx_q8_prepare(const uint8_t *x, size_t xs, int nx, int nb, uint8_t *buf, hx_q8_act *xa) {
 	for (int j = 0; j < nx; j++) {
-		xa[j].q = (int8_t *)buf;
+		xa[j].q = buf;
 		buf += 32 * (size_t)nb + 64;
 		xa[j].d = (float *)buf;
 		buf += 32 * (size_t)nb + 64;
 		for (int ib = 0; ib < nb; ib++) {
 			const uint8_t *xb = x + (size_t)j * xs + (size_t)ib * 34;
-			memcpy(xa[j].q + 32 * ib, xb + 2, 32);
+			_mm256_storeu_si256((__m256i *)(xa[j].q + 32 * ib),
+			                    _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(xb + 2)), _mm256_set1_epi8((char)0x80)));
 			float d = hx_h2f(xb);
 			// the pair layout: block ib's scale in lanes (ib%2)*8 .. +7 of pair ib/2
 			for (int k = 0; k < 8; k++) xa[j].d[16 * (ib / 2) + 8 * (ib % 2) + k] = d;
