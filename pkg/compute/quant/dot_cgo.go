@@ -49,6 +49,16 @@ func fastQuantizeQ8K(x []float32, dst []byte) bool {
 	return true
 }
 
+// fastQuantizeQ8_0 is quantizeQ8_0Act in AVX-512 at the VNNI level
+// (byte-identical); false when it does not run.
+func fastQuantizeQ8_0(x []float32, dst []byte) bool {
+	if ActiveLevel() < LevelVNNI || len(x) < 32 {
+		return false
+	}
+	C.hx_quantize_q8_0((*C.float)(unsafe.Pointer(&x[0])), C.int(len(x)), (*C.uint8_t)(unsafe.Pointer(&dst[0])))
+	return true
+}
+
 // vnniCovers reports whether the AVX-512 VNNI kernels cover t.
 func vnniCovers(t dtype.Type) bool { return C.hx_vnni_supports(C.int(t)) != 0 }
 

@@ -15,6 +15,8 @@ func maxLevel() Level { return LevelPortable }
 
 func fastQuantizeQ8K([]float32, []byte) bool { return false }
 
+func fastQuantizeQ8_0([]float32, []byte) bool { return false }
+
 func vnniCovers(dtype.Type) bool { return false }
 
 func fastRows(Level, dtype.Type, []byte, int, int, []byte, int, int, int, []float32, int) bool {

@@ -39,4 +39,6 @@ void hx_vnni_rows(int type, const uint8_t *w, size_t row_bytes, int nrows, const
                   int n, float *out, size_t out_stride);
 // hx_quantize_q8k is quantizeQ8K in AVX-512 (byte-identical).
 void hx_quantize_q8k(const float *x, int n, uint8_t *dst);
+// hx_quantize_q8_0 is quantizeQ8_0Act in AVX-512 (byte-identical).
+void hx_quantize_q8_0(const float *x, int n, uint8_t *dst);
 #endif

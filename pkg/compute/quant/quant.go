@@ -239,7 +239,9 @@ func QuantizeActivations(t dtype.Type, x []float32, dst []byte) error {
 	case dtype.BF16:
 		convertBF16(x, dst)
 	case dtype.Q8_0:
-		quantizeQ8_0Act(x, dst)
+		if !fastQuantizeQ8_0(x, dst) {
+			quantizeQ8_0Act(x, dst)
+		}
 	case dtype.Q8_1:
 		quantizeQ8_1Act(x, dst)
 	case dtype.Q8_K:

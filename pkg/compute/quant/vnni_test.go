@@ -122,6 +122,33 @@ func TestFastQuantizeQ8KMatchesGo(t *testing.T) {
 	}
 }
 
+// TestFastQuantizeQ8_0MatchesGo: the AVX-512 Q8_0 activation quantizer
+// writes exactly the Go quantizer's bytes.
+func TestFastQuantizeQ8_0MatchesGo(t *testing.T) {
+	if maxLevel() < LevelVNNI {
+		t.Skip("this CPU has no AVX-512 VNNI")
+	}
+	t.Setenv(envvars.CPUKernels.Name, "avx512")
+	if ActiveLevel() < LevelVNNI {
+		t.Skip("the active level is below avx512 (HELEXA_CPU_KERNELS is read once per process)")
+	}
+	r := rand.New(rand.NewPCG(41, 42))
+	for trial := 0; trial < 50; trial++ {
+		x := gaussian(r, 32*(1+trial%9), math.Pow(10, float64(trial%8)-5))
+		if trial%4 == 1 {
+			clear(x[:32]) // a zero block
+		}
+		want, got := make([]byte, len(x)/32*34), make([]byte, len(x)/32*34)
+		quantizeQ8_0Act(x, want)
+		if !fastQuantizeQ8_0(x, got) {
+			t.Fatal("the fast quantizer did not run")
+		}
+		if string(got) != string(want) {
+			t.Fatalf("trial %d: AVX-512 Q8_0 bytes differ from Go's", trial)
+		}
+	}
+}
+
 func TestParseLevel(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
