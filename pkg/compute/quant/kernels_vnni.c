@@ -321,7 +321,7 @@ HX_VNNI static void hx_vnni_q8_0(const uint8_t *w, size_t rb, int nrows, const u
 		int g = nx - j0 < HX_VN ? nx - j0 : HX_VN;
 		hx_q8_prepare(x + (size_t)j0 * xs, xs, g, nb, buf, xa);
 		for (int r = 0; r < nrows; r++) {
-			if (nx <= 2 && r + HX_AHEAD < nrows) {
+			if (nx <= HX_VN && r + HX_AHEAD < nrows) {
 				const char *p = (const char *)(w + (size_t)(r + HX_AHEAD) * rb);
 				for (size_t off = 0; off < rb; off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
 			}
@@ -359,7 +359,7 @@ void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_
 	for (int j0 = 0; j0 < nx; j0 += HX_VN) {
 		int g = nx - j0 < HX_VN ? nx - j0 : HX_VN;
 		for (int r = 0; r < nrows; r++) {
-			if (nx <= 2 && r + HX_AHEAD < nrows) {
+			if (nx <= HX_VN && r + HX_AHEAD < nrows) {
 				const char *p = (const char *)(w + (size_t)(r + HX_AHEAD) * rb);
 				for (size_t off = 0; off < rb; off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
 			}
