@@ -359,6 +359,8 @@ void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_
 	for (int j0 = 0; j0 < nx; j0 += HX_VN) {
 		int g = nx - j0 < HX_VN ? nx - j0 : HX_VN;
 		for (int r = 0; r < nrows; r++) {
+			// one tile (batched decode) streams the weights from memory once;
+			// more (prefill) re-read them from cache
 			if (nx <= HX_VN && r + HX_AHEAD < nrows) {
 				const char *p = (const char *)(w + (size_t)(r + HX_AHEAD) * rb);
 				for (size_t off = 0; off < rb; off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
