@@ -134,9 +134,8 @@ HX_VNNI static inline __m128i hx_k4_scales(const uint8_t *q) {
 // with 64 consecutive activation bytes: vpmaddubsw makes 16-bit pair sums,
 // vpdpwssd multiplies them by the sub-block scale and accumulates.
 HX_VNNI static inline __attribute__((always_inline)) void hx_v_q4_k_body(const uint8_t *w0, size_t rb, int nr, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os, int q5) {
-	__m512 acc[HX_VN];
-	__m256 macc[HX_VN];
-	for (int j = 0; j < nr * nx; j++) { acc[j] = _mm512_setzero_ps(); macc[j] = _mm256_setzero_ps(); }
+	__m512 acc[HX_VN]; // the mins' term is subtracted in lanes 0-7 (fewer registers than a second accumulator)
+	for (int j = 0; j < nr * nx; j++) acc[j] = _mm512_setzero_ps();
 	const __m256i lo4 = _mm256_set1_epi8(0x0F);
 	const __m256i mdup = _mm256_setr_epi16(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
 	const __m256i one = _mm256_set1_epi8(1);
@@ -172,17 +171,11 @@ HX_VNNI static inline __attribute__((always_inline)) void hx_v_q4_k_body(const u
 			float dy; memcpy(&dy, xb, 4);
 			acc[r * nx + j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(d * dy), acc[r * nx + j]);
 			__m256i m = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(xb + 260)), mins);
-			macc[r * nx + j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(m), _mm256_set1_ps(dmin * dy), macc[r * nx + j]);
+			acc[r * nx + j] = _mm512_fnmadd_ps(_mm512_zextps256_ps512(_mm256_cvtepi32_ps(m)), _mm512_set1_ps(dmin * dy), acc[r * nx + j]);
 		}
 	}
 	for (int r = 0; r < nr; r++)
-	for (int j = 0; j < nx; j++) {
-		__m256 m = macc[r * nx + j];
-		__m128 m4 = _mm_add_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-		m4 = _mm_add_ps(m4, _mm_movehl_ps(m4, m4));
-		m4 = _mm_add_ss(m4, _mm_movehdup_ps(m4));
-		out[(size_t)j * os + r] = _mm512_reduce_add_ps(acc[r * nx + j]) - _mm_cvtss_f32(m4);
-	}
+		for (int j = 0; j < nx; j++) out[(size_t)j * os + r] = _mm512_reduce_add_ps(acc[r * nx + j]);
 }
 
 // Q6_K (210-byte blocks of 256: 128 low-nibble bytes, 64 bytes of high
