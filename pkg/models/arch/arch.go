@@ -46,12 +46,13 @@ type family struct {
 	readGGUF func(m *Model, md *meta) error
 	// readHF is readGGUF for a config.json (nil: no Hugging Face loading).
 	readHF func(m *Model, c *HFConfig) error
-	// bind looks up the layers' tensors.
-	bind func(m *Model, t *tensors) error
+	// bind looks up the layers' tensors; md is the GGUF metadata (nil for
+	// a Hugging Face checkpoint) for what configures the layers.
+	bind func(m *Model, t *tensors, md *meta) error
 }
 
 // families is the table of supported architectures.
-var families = []*family{llamaFamily, qwen2Family, qwen3Family, qwen3moeFamily}
+var families = []*family{llamaFamily, qwen2Family, qwen3Family, qwen3moeFamily, phi3Family, mistral3Family, gemma3Family}
 
 func familyOf(name string) *family {
 	for _, f := range families {

@@ -50,7 +50,7 @@ func (m *Model) loadHF(cfg *HFConfig, f *safetensors.File) error {
 	if cfg.VocabSize > 0 && cfg.VocabSize != m.HP.NVocab {
 		return fmt.Errorf("config.json vocab_size %d but model.embed_tokens.weight has %d rows", cfg.VocabSize, m.HP.NVocab)
 	}
-	if err := m.fam.bind(m, t); err != nil {
+	if err := m.fam.bind(m, t, nil); err != nil {
 		return err
 	}
 	return t.err

@@ -23,8 +23,8 @@ type llamaLayer struct {
 }
 
 // bindLlama binds llama layers whose attention has the options o.
-func bindLlama(o attnOpts) func(m *Model, t *tensors) error {
-	return func(m *Model, t *tensors) error {
+func bindLlama(o attnOpts) func(m *Model, t *tensors, md *meta) error {
+	return func(m *Model, t *tensors, _ *meta) error {
 		for i := range m.layers {
 			l := &llamaLayer{}
 			l.attnNorm = t.vector(blk(i)+"attn_norm.weight", m.HP.NEmbd)

@@ -64,6 +64,12 @@ func (m *Model) loadGGUF(f *gguf.File) error {
 	}
 	m.HP = hp
 	m.rope = compute.Rope{Mode: m.fam.rope, Dims: hp.NRot, Base: hp.RopeBase, FreqScale: hp.RopeScale}
+	t := &tensors{f: f}
+	if t.has("rope_freqs.weight") {
+		if v := t.vector("rope_freqs.weight", hp.NRot/2); v != nil {
+			m.rope.FreqFactors = v.Data
+		}
+	}
 	if m.fam.readGGUF != nil {
 		if err := m.fam.readGGUF(m, md); err != nil {
 			return err
@@ -72,16 +78,10 @@ func (m *Model) loadGGUF(f *gguf.File) error {
 			return err
 		}
 	}
-	t := &tensors{f: f}
 	if err := m.bindGlobals(t, true); err != nil {
 		return err
 	}
-	if t.has("rope_freqs.weight") {
-		if v := t.vector("rope_freqs.weight", m.HP.NRot/2); v != nil {
-			m.rope.FreqFactors = v.Data
-		}
-	}
-	if err := m.fam.bind(m, t); err != nil {
+	if err := m.fam.bind(m, t, md); err != nil {
 		return err
 	}
 	return t.err

@@ -30,7 +30,7 @@ var qwen3moeFamily = &family{
 		m.HP.NExpert, m.HP.NExpertUse = c.NumExperts, c.NumExpertsPerTok
 		return nil
 	},
-	bind: func(m *Model, t *tensors) error {
+	bind: func(m *Model, t *tensors, _ *meta) error {
 		for i := range m.layers {
 			l := &qwen3moeLayer{}
 			l.attnNorm = t.vector(blk(i)+"attn_norm.weight", m.HP.NEmbd)
