@@ -48,8 +48,8 @@ func (c *CPU) Attention(kvs KV, layer int, spans []SeqSpan, a *Attn, qT, outT Te
 }
 
 // attentionGroups is Attention with the C vector kernel, one task per
-// (query row, KV head): the query heads sharing a KV head read its keys and
-// values once.
+// (KV head, query row), ordered by KV head: the query heads sharing a KV
+// head read its keys and values once per row, from cache.
 func (c *CPU) attentionGroups(kv *KVCache, layer int, spans []SeqSpan, a *Attn, q, out []float32) {
 	g, d := a.Heads/a.KVHeads, a.HeadDim
 	width := a.Heads * d
@@ -67,8 +67,10 @@ func (c *CPU) attentionGroups(kv *KVCache, layer int, spans []SeqSpan, a *Attn, 
 				si++
 			}
 			s := &spans[si]
+			// KV head major: one worker runs a run of rows against the same
+			// head, whose keys and values stay in its cache
 			local := idx - starts[si]
-			tok, kvh := local/a.KVHeads, local%a.KVHeads
+			kvh, tok := local/s.N, local%s.N
 			row := (s.Row + tok) * width
 			lo, hi := row+kvh*g*d, row+(kvh+1)*g*d
 			attendGroup(kv, layer, s.Blocks, kvh, g, d, s.Pos+tok+1, a.Scale, q[lo:hi], out[lo:hi], scores)

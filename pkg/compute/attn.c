@@ -144,6 +144,19 @@ void hx_attend(const float *q, float *out, int g, int d, const float *kl, const 
                const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores) {
 	hx_attend_simd(q, out, g, d, kl, vl, blocks, bs, kvdim, kvoff, n, scale, scores);
 }
+
+HX_AVX512 static void hx_swiglu_simd(const float *gate, const float *up, float *out, int n) {
+	const __m512 one = _mm512_set1_ps(1.0f), sign = _mm512_set1_ps(-0.0f);
+	int i = 0;
+	for (; i + 16 <= n; i += 16) {
+		__m512 g = _mm512_loadu_ps(gate + i);
+		__m512 e = hx_exp512(_mm512_xor_ps(g, sign));
+		_mm512_storeu_ps(out + i, _mm512_mul_ps(_mm512_div_ps(g, _mm512_add_ps(one, e)), _mm512_loadu_ps(up + i)));
+	}
+	for (; i < n; i++) out[i] = gate[i] / (1 + expf(-gate[i])) * up[i];
+}
+
+void hx_swiglu(const float *gate, const float *up, float *out, int n) { hx_swiglu_simd(gate, up, out, n); }
 #else
 int hx_attn_simd(void) { return 0; }
 void hx_attend(const float *q, float *out, int g, int d, const float *kl, const float *vl,
@@ -151,4 +164,5 @@ void hx_attend(const float *q, float *out, int g, int d, const float *kl, const 
 	(void)q; (void)out; (void)g; (void)d; (void)kl; (void)vl; (void)blocks; (void)bs; (void)kvdim; (void)kvoff;
 	(void)n; (void)scale; (void)scores;
 }
+void hx_swiglu(const float *gate, const float *up, float *out, int n) { (void)gate; (void)up; (void)out; (void)n; }
 #endif

@@ -10,4 +10,7 @@ int hx_attn_simd(void);
 // receives g×d values.
 void hx_attend(const float *q, float *out, int g, int d, const float *kl, const float *vl,
                const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores);
+// hx_swiglu writes out[i] = silu(gate[i]) · up[i] (vector exp: within a few
+// ulp of the Go kernel).
+void hx_swiglu(const float *gate, const float *up, float *out, int n);
 #endif

@@ -27,3 +27,8 @@ func attendGroup(kv *KVCache, layer int, blocks []int32, kvh, g, d, n int, scale
 		(*C.int32_t)(unsafe.Pointer(&blocks[0])), C.int(kv.BlockSize), C.int(kv.KVDim), C.int(kvh*d), C.int(n),
 		C.float(scale), (*C.float)(unsafe.Pointer(&scores[0])))
 }
+
+// swigluVec is SwiGLU over one range with the C vector kernel.
+func swigluVec(gate, up, out []float32) {
+	C.hx_swiglu((*C.float)(unsafe.Pointer(&gate[0])), (*C.float)(unsafe.Pointer(&up[0])), (*C.float)(unsafe.Pointer(&out[0])), C.int(len(out)))
+}

@@ -8,3 +8,5 @@ func vectorAttention() bool { return false }
 func attendGroup(*KVCache, int, []int32, int, int, int, int, float32, []float32, []float32, []float32) {
 	panic("compute: vector attention without cgo")
 }
+
+func swigluVec([]float32, []float32, []float32) { panic("compute: vector SwiGLU without cgo") }

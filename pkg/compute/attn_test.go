@@ -48,3 +48,26 @@ func TestVectorAttentionMatchesGo(t *testing.T) {
 		})
 	}
 }
+
+// TestVectorSwiGLUMatchesGo compares the C SwiGLU with the Go loop (the
+// oracle), including a tail shorter than a vector and large magnitudes.
+func TestVectorSwiGLUMatchesGo(t *testing.T) {
+	if !vectorAttention() {
+		t.Skip("the vector kernels do not run at this kernel level / on this CPU")
+	}
+	for _, n := range []int{1, 15, 16, 37, 3072} {
+		gate, up := randVec(n, 7), randVec(n, 8)
+		for i := range gate {
+			gate[i] *= 12 // reach the exp's flat regions
+		}
+		got := make([]float32, n)
+		swigluVec(gate, up, got)
+		for i := range got {
+			g := gate[i]
+			want := g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+			if d := math.Abs(float64(got[i] - want)); d > 1e-6*math.Max(1, math.Abs(float64(want))) {
+				t.Fatalf("n=%d: out[%d] = %g, want %g", n, i, got[i], want)
+			}
+		}
+	}
+}

@@ -174,7 +174,12 @@ func (c *CPU) RMSNorm(xT Tensor, weightV *Vector, eps float32, outT Tensor) {
 // SwiGLU implements Backend.
 func (c *CPU) SwiGLU(gateT, upT, outT Tensor) {
 	gate, up, out := host(gateT), host(upT), host(outT)
+	vec := vectorAttention() // the same kernel level as the attention
 	c.pool.parallelFor(len(out), grain(1), func(lo, hi int) {
+		if vec {
+			swigluVec(gate[lo:hi], up[lo:hi], out[lo:hi])
+			return
+		}
 		for i := lo; i < hi; i++ {
 			g := gate[i]
 			out[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]

@@ -1,6 +1,7 @@
 package compute
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -20,7 +21,7 @@ type loop struct {
 	n, chunk int
 	next     atomic.Int64
 	fn       func(lo, hi int)
-	done     sync.WaitGroup
+	pending  atomic.Int32 // helpers that have not finished
 	mu       sync.Mutex
 	panicked any // the first panic of a helper, re-raised in the caller
 }
@@ -37,9 +38,19 @@ func newPool(workers int) *pool {
 	return p
 }
 
+// spinPolls is how many times an idle worker polls for the next loop
+// before it parks (about a millisecond): the operations of a forward pass
+// follow each other within microseconds, and waking a parked goroutine
+// costs more than many of them take.
+const spinPolls = 20000
+
 func (p *pool) run() {
 	defer p.wg.Done()
 	for {
+		if l := p.poll(); l != nil {
+			l.helperWork()
+			continue
+		}
 		select {
 		case l := <-p.tasks:
 			l.helperWork()
@@ -49,8 +60,20 @@ func (p *pool) run() {
 	}
 }
 
+// poll spins for a loop to help with, returning nil when none came.
+func (p *pool) poll() *loop {
+	for i := 0; i < spinPolls; i++ {
+		select {
+		case l := <-p.tasks:
+			return l
+		default:
+		}
+	}
+	return nil
+}
+
 func (l *loop) helperWork() {
-	defer l.done.Done()
+	defer l.pending.Add(-1)
 	defer func() {
 		if r := recover(); r != nil {
 			l.mu.Lock()
@@ -89,7 +112,7 @@ func (p *pool) parallelFor(n, minChunk int, fn func(lo, hi int)) {
 	// about four chunks per worker balances uneven rows without much overhead
 	chunk := max(minChunk, (n+4*p.workers-1)/(4*p.workers))
 	l := &loop{n: n, chunk: chunk, fn: fn}
-	l.done.Add(helpers)
+	l.pending.Store(int32(helpers))
 	for i := 0; i < helpers; i++ {
 		p.tasks <- l
 	}
@@ -97,15 +120,26 @@ func (p *pool) parallelFor(n, minChunk int, fn func(lo, hi int)) {
 		defer func() {
 			if r := recover(); r != nil {
 				l.next.Store(int64(l.n))
-				l.done.Wait()
+				l.wait()
 				panic(r)
 			}
 		}()
 		l.work()
 	}()
-	l.done.Wait()
+	l.wait()
 	if l.panicked != nil {
 		panic(l.panicked)
+	}
+}
+
+// wait spins until every helper is done: the caller has run out of chunks,
+// so the helpers are finishing their last ones (or have not started, and
+// will find nothing left). Parking here would cost a wake-up per operation.
+func (l *loop) wait() {
+	for i := 0; l.pending.Load() > 0; i++ {
+		if i >= spinPolls/20 {
+			runtime.Gosched() // a helper that has not started needs this P
+		}
 	}
 }
 

@@ -20,6 +20,7 @@
 #define HX_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,f16c,fma")))
 #define HX_VN 8
 #define HX_AHEAD 4
+#define HX_DR 4 // weight rows per decode call
 
 int hx_vnni(void) {
 	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -132,16 +133,17 @@ HX_VNNI static inline __m128i hx_k4_scales(const uint8_t *q) {
 // sub-block 2c in its low nibbles and 2c+1 in its high ones, which line up
 // with 64 consecutive activation bytes: vpmaddubsw makes 16-bit pair sums,
 // vpdpwssd multiplies them by the sub-block scale and accumulates.
-HX_VNNI static inline __attribute__((always_inline)) void hx_v_q4_k_body(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os, int q5) {
+HX_VNNI static inline __attribute__((always_inline)) void hx_v_q4_k_body(const uint8_t *w0, size_t rb, int nr, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os, int q5) {
 	__m512 acc[HX_VN];
 	__m256 macc[HX_VN];
-	for (int j = 0; j < nx; j++) { acc[j] = _mm512_setzero_ps(); macc[j] = _mm256_setzero_ps(); }
+	for (int j = 0; j < nr * nx; j++) { acc[j] = _mm512_setzero_ps(); macc[j] = _mm256_setzero_ps(); }
 	const __m256i lo4 = _mm256_set1_epi8(0x0F);
 	const __m256i mdup = _mm256_setr_epi16(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
 	const __m256i one = _mm256_set1_epi8(1);
 	const int bsz = q5 ? 176 : 144, qoff = q5 ? 48 : 16;
-	for (int i = 0; i < nb; i++) {
-		const uint8_t *wb = w + (size_t)i * bsz;
+	for (int i = 0; i < nb; i++)
+	for (int r = 0; r < nr; r++) {
+		const uint8_t *wb = w0 + (size_t)r * rb + (size_t)i * bsz;
 		__m256i sm = _mm256_cvtepu8_epi16(hx_k4_scales(wb + 4)); // 8 scales, 8 mins as int16
 		__m512i sm512 = _mm512_castsi256_si512(sm);
 		__m512i q[4], s[4];
@@ -168,17 +170,18 @@ HX_VNNI static inline __attribute__((always_inline)) void hx_v_q4_k_body(const u
 			for (int c = 0; c < 4; c++)
 				t = _mm512_dpwssd_epi32(t, _mm512_maddubs_epi16(q[c], _mm512_loadu_si512((const void *)(xq + 64 * c))), s[c]);
 			float dy; memcpy(&dy, xb, 4);
-			acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(d * dy), acc[j]);
+			acc[r * nx + j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(d * dy), acc[r * nx + j]);
 			__m256i m = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(xb + 260)), mins);
-			macc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(m), _mm256_set1_ps(dmin * dy), macc[j]);
+			macc[r * nx + j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(m), _mm256_set1_ps(dmin * dy), macc[r * nx + j]);
 		}
 	}
+	for (int r = 0; r < nr; r++)
 	for (int j = 0; j < nx; j++) {
-		__m256 m = macc[j];
+		__m256 m = macc[r * nx + j];
 		__m128 m4 = _mm_add_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
 		m4 = _mm_add_ps(m4, _mm_movehl_ps(m4, m4));
 		m4 = _mm_add_ss(m4, _mm_movehdup_ps(m4));
-		out[(size_t)j * os] = _mm512_reduce_add_ps(acc[j]) - _mm_cvtss_f32(m4);
+		out[(size_t)j * os + r] = _mm512_reduce_add_ps(acc[r * nx + j]) - _mm_cvtss_f32(m4);
 	}
 }
 
@@ -186,12 +189,13 @@ HX_VNNI static inline __attribute__((always_inline)) void hx_v_q4_k_body(const u
 // bits, 16 int8 scales, fp16 d) times Q8_K activations. The 6-bit values
 // are used unsigned (q, not q-32); the 32·Σx excess of each group of 16 is
 // removed with the activation block's sums.
-HX_VNNI static inline __attribute__((always_inline)) void hx_v_q6_k_body(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
+HX_VNNI static inline __attribute__((always_inline)) void hx_v_q6_k_body(const uint8_t *w0, size_t rb, int nr, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
 	__m512 acc[HX_VN];
-	for (int j = 0; j < nx; j++) acc[j] = _mm512_setzero_ps();
+	for (int j = 0; j < nr * nx; j++) acc[j] = _mm512_setzero_ps();
 	const __m512i lo4 = _mm512_set1_epi8(0x0F), three = _mm512_set1_epi8(3);
-	for (int i = 0; i < nb; i++) {
-		const uint8_t *wb = w + (size_t)i * 210;
+	for (int i = 0; i < nb; i++)
+	for (int r = 0; r < nr; r++) {
+		const uint8_t *wb = w0 + (size_t)r * rb + (size_t)i * 210;
 		__m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wb + 192)));
 		__m512i sc512 = _mm512_castsi256_si512(sc16);
 		__m512i q[4], s[4];
@@ -223,10 +227,11 @@ HX_VNNI static inline __attribute__((always_inline)) void hx_v_q6_k_body(const u
 			__m256i m = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(xb + 260)), sc16);
 			t = _mm512_sub_epi32(t, _mm512_castsi256_si512(_mm256_slli_epi32(m, 5)));
 			float dy; memcpy(&dy, xb, 4);
-			acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(d * dy), acc[j]);
+			acc[r * nx + j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(d * dy), acc[r * nx + j]);
 		}
 	}
-	for (int j = 0; j < nx; j++) out[(size_t)j * os] = _mm512_reduce_add_ps(acc[j]);
+	for (int r = 0; r < nr; r++)
+		for (int j = 0; j < nx; j++) out[(size_t)j * os + r] = _mm512_reduce_add_ps(acc[r * nx + j]);
 }
 
 // hx_quantize_q8k quantizes n floats (a multiple of 256) to Q8_K blocks
@@ -284,28 +289,23 @@ HX_VNNI static void hx_quantize_q8_0_simd(const float *x, int n, uint8_t *dst) {
 void hx_quantize_q8_0(const float *x, int n, uint8_t *dst) { hx_quantize_q8_0_simd(x, n, dst); }
 
 // The kernels for a full tile of HX_VN activation rows (the count known at
-// compile time, so the accumulators stay in registers) and for any count.
-HX_VNNI static void hx_v_q4_k(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
-	if (nx == HX_VN) hx_v_q4_k_body(w, x, xs, HX_VN, nb, out, os, 0);
-	else if (nx == 1) hx_v_q4_k_body(w, x, xs, 1, nb, out, os, 0);
-	else hx_v_q4_k_body(w, x, xs, nx, nb, out, os, 0);
-}
-
-HX_VNNI static void hx_v_q5_k(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
-	if (nx == HX_VN) hx_v_q4_k_body(w, x, xs, HX_VN, nb, out, os, 1);
-	else if (nx == 1) hx_v_q4_k_body(w, x, xs, 1, nb, out, os, 1);
-	else hx_v_q4_k_body(w, x, xs, nx, nb, out, os, 1);
-}
-
-HX_VNNI static void hx_v_q6_k(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
-	if (nx == HX_VN) hx_v_q6_k_body(w, x, xs, HX_VN, nb, out, os);
-	else if (nx == 1) hx_v_q6_k_body(w, x, xs, 1, nb, out, os);
-	else hx_v_q6_k_body(w, x, xs, nx, nb, out, os);
-}
+// compile time, so the accumulators stay in registers), for decode (one
+// activation row against HX_DR weight rows at once: independent chains and
+// the activation block loaded once) and for any count.
+#define HX_KFN(name, body, ...) \
+	HX_VNNI static void name(const uint8_t *w, size_t rb, int nr, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) { \
+		if (nr == HX_DR && nx == 1) body(w, rb, HX_DR, x, xs, 1, nb, out, os __VA_ARGS__); \
+		else if (nx == HX_VN) body(w, rb, 1, x, xs, HX_VN, nb, out, os __VA_ARGS__); \
+		else if (nx == 1) body(w, rb, 1, x, xs, 1, nb, out, os __VA_ARGS__); \
+		else body(w, rb, 1, x, xs, nx, nb, out, os __VA_ARGS__); \
+	}
+HX_KFN(hx_v_q4_k, hx_v_q4_k_body, , 0)
+HX_KFN(hx_v_q5_k, hx_v_q4_k_body, , 1)
+HX_KFN(hx_v_q6_k, hx_v_q6_k_body)
 
 int hx_vnni_supports(int type) { return type == HX_Q8_0 || type == HX_Q4_K || type == HX_Q5_K || type == HX_Q6_K; }
 
-typedef void (*hx_vfn)(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os);
+typedef void (*hx_vfn)(const uint8_t *w, size_t rb, int nr, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os);
 
 HX_VNNI static void hx_vnni_q8_0(const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int nb,
                                  float *out, size_t os) {
@@ -321,7 +321,7 @@ HX_VNNI static void hx_vnni_q8_0(const uint8_t *w, size_t rb, int nrows, const u
 		int g = nx - j0 < HX_VN ? nx - j0 : HX_VN;
 		hx_q8_prepare(x + (size_t)j0 * xs, xs, g, nb, buf, xa);
 		for (int r = 0; r < nrows; r++) {
-			if (nx <= 2 && r + HX_AHEAD < nrows) {
+			if (nx <= HX_VN && r + HX_AHEAD < nrows) {
 				const char *p = (const char *)(w + (size_t)(r + HX_AHEAD) * rb);
 				for (size_t off = 0; off < rb; off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
 			}
@@ -342,16 +342,30 @@ void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_
 	case HX_Q6_K: fn = hx_v_q6_k; nb = n / 256; break;
 	default: return;
 	}
+	if (nx == 1) {
+		// decode streams the weights from memory once: multiply HX_DR rows
+		// at a time and ask for the next HX_DR while they run
+		int r = 0;
+		for (; r + HX_DR <= nrows; r += HX_DR) {
+			if (r + 2 * HX_DR <= nrows) {
+				const char *p = (const char *)(w + (size_t)(r + HX_DR) * rb);
+				for (size_t off = 0; off < HX_DR * rb; off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
+			}
+			fn(w + (size_t)r * rb, rb, HX_DR, x, xs, 1, nb, out + r, os);
+		}
+		for (; r < nrows; r++) fn(w + (size_t)r * rb, rb, 1, x, xs, 1, nb, out + r, os);
+		return;
+	}
 	for (int j0 = 0; j0 < nx; j0 += HX_VN) {
 		int g = nx - j0 < HX_VN ? nx - j0 : HX_VN;
 		for (int r = 0; r < nrows; r++) {
-			if (nx <= 2 && r + HX_AHEAD < nrows) {
-				// decode streams the weights from memory once: ask for a
-				// row a few rows ahead of the one being multiplied
+			// one tile (batched decode) streams the weights from memory once;
+			// more (prefill) re-read them from cache
+			if (nx <= HX_VN && r + HX_AHEAD < nrows) {
 				const char *p = (const char *)(w + (size_t)(r + HX_AHEAD) * rb);
 				for (size_t off = 0; off < rb; off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
 			}
-			fn(w + (size_t)r * rb, x + (size_t)j0 * xs, xs, g, nb, out + (size_t)j0 * os + r, os);
+			fn(w + (size_t)r * rb, rb, 1, x + (size_t)j0 * xs, xs, g, nb, out + (size_t)j0 * os + r, os);
 		}
 	}
 }
