@@ -12,7 +12,8 @@ import (
 // attn_q/k/v are accepted too), and ffn_up holds the gate (first n_ff rows)
 // and the up projection (the next n_ff). The fused matrices are viewed as
 // their parts, so the forward pass and the tensor-parallel split are
-// llama's. The LongRoPE factors of the 128k variants are not implemented.
+// llama's. attention.sliding_window is ignored, as llama.cpp does; the
+// LongRoPE factors of the 128k variants are not implemented.
 var phi3Family = &family{
 	name: "phi3",
 	rope: compute.RopeNeox,
