@@ -35,9 +35,10 @@ import (
 type family struct {
 	name string // GGUF general.architecture
 	// hfClasses are the config.json "architectures" loaded as this family
-	// (none: GGUF only).
-	hfClasses []string
-	rope      compute.RopeMode // RoPE of GGUF weights (Hugging Face weights rotate halves)
+	// (none: GGUF only), hfTypes its "model_type" values (used when a
+	// config lists no architectures).
+	hfClasses, hfTypes []string
+	rope               compute.RopeMode // RoPE of GGUF weights (Hugging Face weights rotate halves)
 	// scalings are the rope.scaling.type values the family implements
 	// besides linear and none.
 	scalings []string
@@ -51,7 +52,9 @@ type family struct {
 	bind func(m *Model, t *tensors, md *meta) error
 }
 
-// families is the table of supported architectures.
+// families is the table of supported architectures, keyed by GGUF
+// general.architecture and, for Hugging Face checkpoints, by config.json
+// architectures and model_type.
 var families = []*family{llamaFamily, qwen2Family, qwen3Family, qwen3moeFamily, phi3Family, mistral3Family, gemma3Family}
 
 func familyOf(name string) *family {
@@ -76,15 +79,16 @@ func Supported() []string {
 type Family struct {
 	Arch string // GGUF general.architecture
 	// HFClasses are the config.json architectures helexa loads as this
-	// family from safetensors (empty: GGUF only).
-	HFClasses []string
+	// family from safetensors (empty: GGUF only), HFModelTypes the
+	// config.json model_type values.
+	HFClasses, HFModelTypes []string
 }
 
 // Families lists the supported architectures.
 func Families() []Family {
 	out := make([]Family, len(families))
 	for i, f := range families {
-		out[i] = Family{Arch: f.name, HFClasses: slices.Clone(f.hfClasses)}
+		out[i] = Family{Arch: f.name, HFClasses: slices.Clone(f.hfClasses), HFModelTypes: slices.Clone(f.hfTypes)}
 	}
 	return out
 }

@@ -51,6 +51,7 @@ func (e *UnsupportedHFArchError) Unwrap() error { return ErrUnsupported }
 // HFConfig is the part of a Hugging Face config.json helexa reads.
 type HFConfig struct {
 	Architectures         []string       `json:"architectures"`
+	ModelType             string         `json:"model_type"`
 	HiddenSize            int            `json:"hidden_size"`
 	NumHiddenLayers       int            `json:"num_hidden_layers"`
 	NumAttentionHeads     int            `json:"num_attention_heads"`
@@ -94,11 +95,19 @@ func ParseHFConfig(raw []byte) (*HFConfig, error) {
 }
 
 // Arch is the helexa architecture of the config's first supported
-// "architectures" entry, or an *UnsupportedHFArchError.
+// "architectures" entry (or, when the config lists none, of its
+// "model_type"), or an *UnsupportedHFArchError.
 func (c *HFConfig) Arch() (string, error) {
 	for _, a := range c.Architectures {
 		if f := hfFamily(a); f != nil {
 			return f.name, nil
+		}
+	}
+	if len(c.Architectures) == 0 {
+		for _, f := range families {
+			if c.ModelType != "" && slices.Contains(f.hfTypes, c.ModelType) {
+				return f.name, nil
+			}
 		}
 	}
 	return "", &UnsupportedHFArchError{Architectures: c.Architectures}

@@ -132,4 +132,27 @@ func TestHFConfigMoE(t *testing.T) {
 	}
 }
 
+// TestHFConfigModelType: a config without "architectures" is matched by
+// its model_type; a listed but unsupported class is not.
+func TestHFConfigModelType(t *testing.T) {
+	tests := []struct {
+		raw, want string
+	}{
+		{`{"model_type": "qwen3_moe"}`, "qwen3moe"},
+		{`{"model_type": "llama"}`, "llama"},
+		{`{"architectures": ["Qwen3ForSequenceClassification"], "model_type": "qwen3"}`, ""},
+		{`{"model_type": "gpt2"}`, ""},
+	}
+	for _, tt := range tests {
+		c, err := ParseHFConfig([]byte(tt.raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.Arch()
+		if got != tt.want || (tt.want == "") != errors.Is(err, ErrUnsupported) {
+			t.Errorf("%s: arch %q, err %v; want %q", tt.raw, got, err, tt.want)
+		}
+	}
+}
+
 func jsonMerge(c *HFConfig, raw string) error { return json.Unmarshal([]byte(raw), c) }

@@ -9,6 +9,7 @@ import "github.com/helexa/helexa/pkg/compute"
 var llamaFamily = &family{
 	name:      "llama",
 	hfClasses: []string{"LlamaForCausalLM"},
+	hfTypes:   []string{"llama"},
 	rope:      compute.RopeNorm,
 	readHF:    noHFExtras,
 	bind:      bindLlama(attnOpts{}),

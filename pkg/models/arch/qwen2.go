@@ -7,6 +7,7 @@ import "github.com/helexa/helexa/pkg/compute"
 var qwen2Family = &family{
 	name:      "qwen2",
 	hfClasses: []string{"Qwen2ForCausalLM"},
+	hfTypes:   []string{"qwen2"},
 	rope:      compute.RopeNeox,
 	readHF:    noHFExtras,
 	bind:      bindLlama(attnOpts{bias: true}),

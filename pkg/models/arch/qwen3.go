@@ -8,6 +8,7 @@ import "github.com/helexa/helexa/pkg/compute"
 var qwen3Family = &family{
 	name:      "qwen3",
 	hfClasses: []string{"Qwen3ForCausalLM"},
+	hfTypes:   []string{"qwen3"},
 	rope:      compute.RopeNeox,
 	readHF:    noHFExtras,
 	bind:      bindLlama(attnOpts{qkNorm: true}),

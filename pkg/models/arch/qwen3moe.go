@@ -12,6 +12,7 @@ import (
 var qwen3moeFamily = &family{
 	name:      "qwen3moe",
 	hfClasses: []string{"Qwen3MoeForCausalLM"},
+	hfTypes:   []string{"qwen3_moe"},
 	rope:      compute.RopeNeox,
 	readGGUF: func(m *Model, md *meta) error {
 		m.HP.NExpert = md.uint("expert_count")
