@@ -27,7 +27,7 @@ func newDebugSynthCmd(s streams) *cobra.Command {
 		names = append(names, sh.Name)
 	}
 	cmd := &cobra.Command{
-		Use:   "synth --shape NAME --quant q4_k_m|q8_0|f16 -o FILE",
+		Use:   "synth --shape NAME --quant q4_k_m|q8_0|f16|f32 -o FILE",
 		Short: "Write a random-weight GGUF at a real model's shape (for benchmarks without a download)",
 		Long: "Write a GGUF with random weights at the shape of " + strings.Join(names, ", ") +
 			", the real tokenizer copied from the fixtures' vocabulary GGUF (or --vocab), and the weights quantized by helexa's\n" +
@@ -37,9 +37,9 @@ func newDebugSynthCmd(s streams) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Shape, "shape", "", "model shape: "+strings.Join(names, ", "))
-	f.StringVar(&opts.Quant, "quant", "q4_k_m", "weight types: q4_k_m, q8_0 or f16")
+	f.StringVar(&opts.Quant, "quant", "q4_k_m", "weight types: q4_k_m, q8_0, f16 or f32")
 	f.StringVarP(&opts.Out, "output", "o", "", "the GGUF file to write")
-	f.StringVar(&opts.Vocab, "vocab", "", "vocabulary GGUF to copy the tokenizer from (default: the shape's file in $"+envvars.Fixtures.Name+"/tokenizer)")
+	f.StringVar(&opts.Vocab, "vocab", "", "vocabulary GGUF to copy the tokenizer from (default: the shape's file under $"+envvars.Fixtures.Name+")")
 	f.IntVar(&opts.Layers, "layers", 0, "override the layer count (quick tests)")
 	f.IntVar(&opts.Shrink, "shrink", 1, "divide the hidden and FFN widths and the head counts by this (quick tests)")
 	f.Int64Var(&opts.Seed, "seed", 1, "random seed of the weights")
@@ -57,9 +57,9 @@ func runDebugSynth(_ context.Context, opts debugSynthOptions, s streams) error {
 	if vocabPath == "" {
 		dir := envvars.Fixtures.Get()
 		if dir == "" {
-			return fmt.Errorf("--vocab is needed (or set %s to the fixtures directory holding tokenizer/%s)", envvars.Fixtures.Name, sh.VocabFile)
+			return fmt.Errorf("--vocab is needed (or set %s to the fixtures directory holding %s)", envvars.Fixtures.Name, sh.VocabFile)
 		}
-		vocabPath = filepath.Join(dir, "tokenizer", sh.VocabFile)
+		vocabPath = filepath.Join(dir, sh.VocabFile)
 	}
 	v, err := gguf.Open(vocabPath)
 	if err != nil {

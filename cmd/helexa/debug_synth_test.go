@@ -22,7 +22,7 @@ func TestDebugSynthShapes(t *testing.T) {
 			t.Run(sh.Name+"/"+q, func(t *testing.T) {
 				out := filepath.Join(t.TempDir(), "m.gguf")
 				opts := debugSynthOptions{Shape: sh.Name, Quant: q, Out: out, Layers: 2, Shrink: 4, Seed: 3,
-					Vocab: fixtures.Path(t, "tokenizer", sh.VocabFile)}
+					Vocab: fixtures.Path(t, sh.VocabFile)}
 				if err := runDebugSynth(context.Background(), opts, streams{Out: io.Discard}); err != nil {
 					t.Fatal(err)
 				}

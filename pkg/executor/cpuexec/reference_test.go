@@ -79,6 +79,7 @@ type refCase struct {
 
 type refFile struct {
 	Model  string    `json:"model"`
+	SHA256 string    `json:"model_sha256"`
 	NVocab int       `json:"n_vocab"`
 	Cases  []refCase `json:"cases"`
 }
@@ -116,28 +117,47 @@ type refOpener func(t *testing.T, path string) (executor.Executor, *routeRecorde
 
 // openLocal runs the model in-process, recording MoE routing.
 func openLocal(t *testing.T, path string) (executor.Executor, *routeRecorder) {
-	rec := &routeRecorder{}
-	ex, err := cpuexec.Load(context.Background(), path,
-		cpuexec.Options{NumCtx: refNumCtx, NumBlocks: refNumBlocks, Routing: rec.hook})
-	if err != nil {
-		t.Fatal(err)
+	return openLocalChunked(0)(t, path)
+}
+
+// openLocalChunked is openLocal prefilling at most chunk tokens per pass
+// (0: the default).
+func openLocalChunked(chunk int) refOpener {
+	return func(t *testing.T, path string) (executor.Executor, *routeRecorder) {
+		rec := &routeRecorder{}
+		ex, err := cpuexec.Load(context.Background(), path,
+			cpuexec.Options{NumCtx: refNumCtx, NumBlocks: refNumBlocks, ChunkSize: chunk, Routing: rec.hook})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ex, rec
 	}
-	return ex, rec
 }
 
 // The KV pool every reference run uses.
 const refNumCtx, refNumBlocks = 512, 32
 
 func checkReferenceModel(t *testing.T, name string, tol refTolerance, open refOpener) {
-	raw, err := os.ReadFile(fixtures.Path(t, "reference", name+".json"))
+	ref := readReference(t, fixtures.Path(t, "reference", name+".json"))
+	checkReference(t, ref, fixtures.Path(t, "models", name+".gguf"), tol, open)
+}
+
+func readReference(t *testing.T, path string) *refFile {
+	t.Helper()
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ref refFile
 	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatalf("parse reference: %v", err)
+		t.Fatalf("parse reference %s: %v", path, err)
 	}
-	ex, rec := open(t, fixtures.Path(t, "models", name+".gguf"))
+	return &ref
+}
+
+// checkReference compares the model at modelPath with the reference.
+func checkReference(t *testing.T, ref *refFile, modelPath string, tol refTolerance, open refOpener) {
+	ex, rec := open(t, modelPath)
 	defer ex.Close()
 	if got := ex.Info().NVocab; got != ref.NVocab {
 		t.Fatalf("n_vocab %d, reference %d", got, ref.NVocab)

@@ -85,15 +85,19 @@ func checkReferenceDir(t *testing.T, dir, ref string, tol refTolerance) {
 	}
 }
 
-// TestSafetensorsMatchesGGUF builds a tiny F32 model of every supported
-// architecture, converts it, and checks that the safetensors model's
-// logits equal the GGUF model's.
+// TestSafetensorsMatchesGGUF builds a tiny F32 model of every
+// architecture helexa loads from Hugging Face checkpoints, converts it, and
+// checks that the safetensors model's logits equal the GGUF model's.
 func TestSafetensorsMatchesGGUF(t *testing.T) {
 	prompt := make([]int32, 23)
 	for i := range prompt {
 		prompt[i] = int32((i*17 + 3) % 64)
 	}
-	for _, a := range arch.Supported() {
+	for _, fam := range arch.Families() {
+		if len(fam.HFClasses) == 0 {
+			continue
+		}
+		a := fam.Arch
 		for _, shards := range []int{1, 2} {
 			name := a
 			if shards > 1 {

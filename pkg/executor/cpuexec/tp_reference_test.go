@@ -36,13 +36,23 @@ func serveWorker(args []string) int {
 // openTP runs the model over two ranks: rank 0 here, rank 1 in a worker
 // process. Rank 0 records the MoE routing (every rank routes alike).
 func openTP(t *testing.T, path string) (executor.Executor, *routeRecorder) {
+	return openTPChunked(0)(t, path)
+}
+
+// openTPChunked is openTP prefilling at most chunk tokens per pass (0: the
+// default).
+func openTPChunked(chunk int) refOpener {
+	return func(t *testing.T, path string) (executor.Executor, *routeRecorder) { return openTPWith(t, path, chunk) }
+}
+
+func openTPWith(t *testing.T, path string, chunk int) (executor.Executor, *routeRecorder) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := &routeRecorder{}
 	ex, err := tp.Load(context.Background(), path, tp.Options{
-		Size: 2, Exec: cpuexec.Options{NumCtx: refNumCtx, NumBlocks: refNumBlocks, Threads: 1, Routing: rec.hook},
+		Size: 2, Exec: cpuexec.Options{NumCtx: refNumCtx, NumBlocks: refNumBlocks, ChunkSize: chunk, Threads: 1, Routing: rec.hook},
 		Start: tp.ProcessStarter(rpc.ProcessOptions{Path: exe, Env: append(os.Environ(), runnerEnv+"=worker")}),
 	})
 	if err != nil {

@@ -54,6 +54,12 @@ func TestLoadErrors(t *testing.T) {
 			[]string{"blk.0.attn_k_norm.weight", "missing"}, nil},
 		{"yarn scaling", archtest.Config{ExtraKeys: map[string]string{"llama.rope.scaling.type": "yarn"}},
 			[]string{"llama.rope.scaling.type", "yarn"}, arch.ErrUnsupported},
+		{"gemma3 without a post-norm", archtest.Config{Arch: "gemma3", SkipTensors: []string{"blk.1.post_ffw_norm.weight"}},
+			[]string{"blk.1.post_ffw_norm.weight", "missing"}, nil},
+		{"phi3 without attn_qkv", archtest.Config{Arch: "phi3", SkipTensors: []string{"blk.0.attn_qkv.weight"}},
+			[]string{"blk.0.attn_q.weight", "missing"}, nil},
+		{"mistral3 longrope", archtest.Config{Arch: "mistral3", ExtraKeys: map[string]string{"mistral3.rope.scaling.type": "longrope"}},
+			[]string{"mistral3.rope.scaling.type", "linear, none and yarn"}, arch.ErrUnsupported},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

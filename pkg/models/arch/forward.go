@@ -2,7 +2,6 @@ package arch
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/helexa/helexa/pkg/compute"
 )
@@ -38,9 +37,10 @@ type RoutingHook func(row, layer int, experts []int32, probs []float32)
 // passes reuse them; they belong to the backend that made them (Free
 // returns them). The zero value is ready to use.
 type Scratch struct {
-	bufs map[string]*scratchBuf
-	moe  moeScratch
-	rows []int32 // row indexes of a gather, reused
+	bufs  map[string]*scratchBuf
+	moe   moeScratch
+	rows  []int32   // row indexes of a gather, reused
+	scale []float32 // per-row scales, reused
 }
 
 // scratchBuf is one backing tensor and the last view handed out.
@@ -81,40 +81,6 @@ func (s *Scratch) Free(be compute.Backend) {
 	s.bufs = nil
 }
 
-// Prepare hands every weight and parameter vector of the model to the
-// backend once, before the first pass (a GPU backend uploads them).
-func (m *Model) Prepare(be compute.Backend) error {
-	var ws []*compute.Weight
-	var vs []*compute.Vector
-	ws = append(ws, m.tokEmbd, m.output)
-	vs = append(vs, m.outputNorm)
-	for i := range m.layers {
-		l := &m.layers[i]
-		ws = append(ws, l.wq, l.wk, l.wv, l.wo, l.gate, l.up, l.down, l.router, l.gateExps, l.upExps, l.downExps)
-		ws = append(append(append(ws, l.gateE...), l.upE...), l.downE...)
-		vs = append(vs, l.attnNorm, l.ffnNorm, l.bq, l.bk, l.bv, l.qNorm, l.kNorm)
-	}
-	seen := map[*compute.Weight]bool{}
-	for _, w := range ws {
-		if w == nil || seen[w] {
-			continue // absent, or tied (the output head is the embedding)
-		}
-		seen[w] = true
-		if err := be.Prepare(w); err != nil {
-			return fmt.Errorf("preparing %s: %w", w.Name, err)
-		}
-	}
-	for _, v := range vs {
-		if v == nil {
-			continue
-		}
-		if err := be.PrepareVector(v); err != nil {
-			return fmt.Errorf("preparing %s: %w", v.Name, err)
-		}
-	}
-	return nil
-}
-
 // pass is one forward pass's state.
 type pass struct {
 	m    *Model
@@ -143,12 +109,12 @@ func (m *Model) Forward(be compute.Backend, kv compute.KV, b *Batch, s *Scratch,
 		return nil, err
 	}
 	p := &pass{m: m, be: be, kv: kv, b: b, s: s, rows: rows, x: x}
-	for il := range m.layers {
-		if err := p.attention(il); err != nil {
-			return nil, fmt.Errorf("layer %d attention: %w", il, err)
-		}
-		if err := p.ffn(il, hook); err != nil {
-			return nil, fmt.Errorf("layer %d ffn: %w", il, err)
+	if m.embdScale != 0 {
+		p.scaleRows(x, m.embdScale)
+	}
+	for il, l := range m.layers {
+		if err := l.forward(p, il, hook); err != nil {
+			return nil, fmt.Errorf("layer %d: %w", il, err)
 		}
 	}
 	out := &Output{}
@@ -178,96 +144,6 @@ func (p *pass) tensors(ts []compute.Tensor, bufs ...buf) error {
 		ts[i] = t
 	}
 	return nil
-}
-
-func (p *pass) attention(il int) error {
-	m, be, hp, l := p.m, p.be, &p.m.HP, &p.m.layers[il]
-	qDim, kvDim := hp.NHead*hp.HeadDim, hp.KVDim()
-	var ts [6]compute.Tensor
-	if err := p.tensors(ts[:], buf{"xb", hp.NEmbd}, buf{"q", qDim}, buf{"k", kvDim}, buf{"v", kvDim},
-		buf{"att", qDim}, buf{"proj", hp.NEmbd}); err != nil {
-		return err
-	}
-	xb, q, k, v, att, proj := ts[0], ts[1], ts[2], ts[3], ts[4], ts[5]
-	be.RMSNorm(p.x, l.attnNorm, hp.Eps, xb)
-	for _, mm := range []struct {
-		w    *compute.Weight
-		bias *compute.Vector
-		out  compute.Tensor
-	}{{l.wq, l.bq, q}, {l.wk, l.bk, k}, {l.wv, l.bv, v}} {
-		if err := be.MatMul(mm.w, xb, mm.out); err != nil {
-			return err
-		}
-		if mm.bias != nil {
-			be.AddRow(mm.out, mm.bias)
-		}
-	}
-	if l.qNorm != nil {
-		qh := be.View(q, p.rows*hp.NHead, hp.HeadDim)
-		kh := be.View(k, p.rows*hp.NHeadKV, hp.HeadDim)
-		be.RMSNorm(qh, l.qNorm, hp.Eps, qh)
-		be.RMSNorm(kh, l.kNorm, hp.Eps, kh)
-	}
-	be.RoPE(q, p.b.Pos, hp.NHead, hp.HeadDim, &m.rope)
-	be.RoPE(k, p.b.Pos, hp.NHeadKV, hp.HeadDim, &m.rope)
-	be.StoreKV(p.kv, il, p.b.Spans, k, v)
-	a := compute.Attn{Heads: hp.NHead, KVHeads: hp.NHeadKV, HeadDim: hp.HeadDim,
-		Scale: 1 / float32(math.Sqrt(float64(hp.HeadDim)))}
-	be.Attention(p.kv, il, p.b.Spans, &a, q, att)
-	if err := be.MatMul(l.wo, att, proj); err != nil {
-		return err
-	}
-	if err := be.AllReduce(proj); err != nil {
-		return err
-	}
-	be.Add(p.x, proj)
-	return nil
-}
-
-func (p *pass) ffn(il int, hook RoutingHook) error {
-	be, hp, l := p.be, &p.m.HP, &p.m.layers[il]
-	var ts [2]compute.Tensor
-	if err := p.tensors(ts[:], buf{"xb", hp.NEmbd}, buf{"proj", hp.NEmbd}); err != nil {
-		return err
-	}
-	xb, proj := ts[0], ts[1]
-	be.RMSNorm(p.x, l.ffnNorm, hp.Eps, xb)
-	var err error
-	if l.router != nil {
-		err = p.moe(il, xb, proj, hook)
-	} else {
-		err = denseFFN(be, p.s, l.gate, l.up, l.down, xb, proj)
-	}
-	if err != nil {
-		return err
-	}
-	if err := be.AllReduce(proj); err != nil {
-		return err
-	}
-	be.Add(p.x, proj)
-	return nil
-}
-
-// denseFFN computes down(silu(gate·x) * up·x) for every row of x.
-func denseFFN(be compute.Backend, s *Scratch, gate, up, down *compute.Weight, x, out compute.Tensor) error {
-	rows, nff := x.Rows(), gate.Rows()
-	var ts [3]compute.Tensor
-	for i, n := range []string{"ffn.gate", "ffn.up", "ffn.hid"} {
-		t, err := s.get(be, n, rows, nff)
-		if err != nil {
-			return err
-		}
-		ts[i] = t
-	}
-	g, u, h := ts[0], ts[1], ts[2]
-	if err := be.MatMul(gate, x, g); err != nil {
-		return err
-	}
-	if err := be.MatMul(up, x, u); err != nil {
-		return err
-	}
-	be.SwiGLU(g, u, h)
-	return be.MatMul(down, h, out)
 }
 
 // normed gathers rows of the residual stream into the named scratch tensor
@@ -306,6 +182,13 @@ func (p *pass) logits(rows []int) (compute.Tensor, error) {
 	}
 	if err := be.MatMul(m.output, sel, out); err != nil {
 		return nil, err
+	}
+	if m.softcap != 0 {
+		sc, ok := be.(compute.SoftcapBackend)
+		if !ok {
+			return nil, opMissing(be, "Softcap")
+		}
+		sc.Softcap(out, m.softcap)
 	}
 	return out, nil
 }

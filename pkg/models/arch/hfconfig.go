@@ -4,27 +4,29 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/helexa/helexa/pkg/compute"
 )
 
-// hfArchitectures maps the Hugging Face model classes helexa runs to its
-// architecture names.
-var hfArchitectures = map[string]string{
-	"LlamaForCausalLM":    "llama",
-	"Qwen2ForCausalLM":    "qwen2",
-	"Qwen3ForCausalLM":    "qwen3",
-	"Qwen3MoeForCausalLM": "qwen3moe",
+// hfFamily is the family that loads a config.json architecture, or nil.
+func hfFamily(class string) *family {
+	for _, f := range families {
+		if slices.Contains(f.hfClasses, class) {
+			return f
+		}
+	}
+	return nil
 }
 
 // SupportedHF lists the Hugging Face architectures (config.json
 // "architectures") helexa can run.
 func SupportedHF() []string {
-	out := make([]string, 0, len(hfArchitectures))
-	for k := range hfArchitectures {
-		out = append(out, k)
+	var out []string
+	for _, f := range families {
+		out = append(out, f.hfClasses...)
 	}
 	sort.Strings(out)
 	return out
@@ -49,6 +51,7 @@ func (e *UnsupportedHFArchError) Unwrap() error { return ErrUnsupported }
 // HFConfig is the part of a Hugging Face config.json helexa reads.
 type HFConfig struct {
 	Architectures         []string       `json:"architectures"`
+	ModelType             string         `json:"model_type"`
 	HiddenSize            int            `json:"hidden_size"`
 	NumHiddenLayers       int            `json:"num_hidden_layers"`
 	NumAttentionHeads     int            `json:"num_attention_heads"`
@@ -92,11 +95,19 @@ func ParseHFConfig(raw []byte) (*HFConfig, error) {
 }
 
 // Arch is the helexa architecture of the config's first supported
-// "architectures" entry, or an *UnsupportedHFArchError.
+// "architectures" entry (or, when the config lists none, of its
+// "model_type"), or an *UnsupportedHFArchError.
 func (c *HFConfig) Arch() (string, error) {
 	for _, a := range c.Architectures {
-		if name, ok := hfArchitectures[a]; ok {
-			return name, nil
+		if f := hfFamily(a); f != nil {
+			return f.name, nil
+		}
+	}
+	if len(c.Architectures) == 0 {
+		for _, f := range families {
+			if c.ModelType != "" && slices.Contains(f.hfTypes, c.ModelType) {
+				return f.name, nil
+			}
 		}
 	}
 	return "", &UnsupportedHFArchError{Architectures: c.Architectures}
@@ -104,7 +115,7 @@ func (c *HFConfig) Arch() (string, error) {
 
 // hparams turns the config into HParams (NVocab is filled from the
 // embedding) and the RoPE frequency factors (llama3 scaling), if any.
-func (c *HFConfig) hparams(v variant) (HParams, []float32, error) {
+func (c *HFConfig) hparams() (HParams, []float32, error) {
 	for _, f := range []struct {
 		key string
 		v   int
@@ -130,14 +141,8 @@ func (c *HFConfig) hparams(v variant) (HParams, []float32, error) {
 	if c.RMSNormEps == 0 {
 		h.Eps = 1e-6 // transformers' default for these architectures
 	}
-	if err := c.checkFeatures(v); err != nil {
+	if err := c.checkFeatures(); err != nil {
 		return h, nil, err
-	}
-	if v.moe {
-		h.NExpert, h.NExpertUse = c.NumExperts, c.NumExpertsPerTok
-		if h.NExpert <= 0 || h.NExpertUse <= 0 {
-			return h, nil, fmt.Errorf("config.json: num_experts %d and num_experts_per_tok %d must be positive", h.NExpert, h.NExpertUse)
-		}
 	}
 	factors, err := c.ropeScaling(&h)
 	if err != nil {
@@ -147,16 +152,12 @@ func (c *HFConfig) hparams(v variant) (HParams, []float32, error) {
 }
 
 // checkFeatures rejects options the forward pass does not implement.
-func (c *HFConfig) checkFeatures(v variant) error {
+func (c *HFConfig) checkFeatures() error {
 	switch {
 	case c.HiddenAct != "" && c.HiddenAct != "silu":
 		return fmt.Errorf("%w: config.json hidden_act %q (helexa implements silu)", ErrUnsupported, c.HiddenAct)
 	case c.AttentionBias || c.MLPBias:
 		return fmt.Errorf("%w: config.json attention_bias/mlp_bias (llama with biases)", ErrUnsupported)
-	case v.moe && c.NormTopKProb != nil && !*c.NormTopKProb:
-		return fmt.Errorf("%w: config.json norm_topk_prob false (helexa renormalises the top-k router weights)", ErrUnsupported)
-	case v.moe && (len(c.MLPOnlyLayers) > 0 || c.DecoderSparseStep > 1):
-		return fmt.Errorf("%w: config.json mlp_only_layers/decoder_sparse_step (dense layers in a MoE model)", ErrUnsupported)
 	}
 	return nil
 }

@@ -28,8 +28,7 @@ func TestHFConfigHParams(t *testing.T) {
 	if err != nil || a != "llama" {
 		t.Fatalf("arch %q %v", a, err)
 	}
-	v, _ := variantOf(a)
-	h, factors, err := c.hparams(v)
+	h, factors, err := c.hparams()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +87,7 @@ func TestHFConfigVariants(t *testing.T) {
 			if err := jsonMerge(c, tc.cfg); err != nil {
 				t.Fatal(err)
 			}
-			h, _, err := c.hparams(variant{})
+			h, _, err := c.hparams()
 			if tc.want == "" {
 				if err != nil || h.RopeScale != tc.scale {
 					t.Fatalf("scale %g err %v, want %g", h.RopeScale, err, tc.scale)
@@ -109,18 +108,50 @@ func TestHFConfigMoE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := c.hparams(variant{moe: true}); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "norm_topk_prob") {
+	moeHParams := func() (HParams, error) {
+		h, _, err := c.hparams()
+		if err != nil {
+			return h, err
+		}
+		m := &Model{HP: h}
+		err = qwen3moeFamily.readHF(m, c)
+		return m.HP, err
+	}
+	if _, err := moeHParams(); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "norm_topk_prob") {
 		t.Errorf("norm_topk_prob false: %v", err)
 	}
 	yes := true
 	c.NormTopKProb = &yes
-	h, _, err := c.hparams(variant{moe: true})
+	h, err := moeHParams()
 	if err != nil || h.NExpert != 8 || h.NExpertUse != 2 || h.HeadDim != 32 {
 		t.Errorf("hparams %+v, %v", h, err)
 	}
 	c.Architectures = []string{"MixtralForCausalLM"}
 	if _, err := c.Arch(); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "Qwen3MoeForCausalLM") {
 		t.Errorf("Mixtral: %v", err)
+	}
+}
+
+// TestHFConfigModelType: a config without "architectures" is matched by
+// its model_type; a listed but unsupported class is not.
+func TestHFConfigModelType(t *testing.T) {
+	tests := []struct {
+		raw, want string
+	}{
+		{`{"model_type": "qwen3_moe"}`, "qwen3moe"},
+		{`{"model_type": "llama"}`, "llama"},
+		{`{"architectures": ["Qwen3ForSequenceClassification"], "model_type": "qwen3"}`, ""},
+		{`{"model_type": "gpt2"}`, ""},
+	}
+	for _, tt := range tests {
+		c, err := ParseHFConfig([]byte(tt.raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.Arch()
+		if got != tt.want || (tt.want == "") != errors.Is(err, ErrUnsupported) {
+			t.Errorf("%s: arch %q, err %v; want %q", tt.raw, got, err, tt.want)
+		}
 	}
 }
 

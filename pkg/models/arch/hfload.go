@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/helexa/helexa/pkg/compute"
 	"github.com/helexa/helexa/pkg/models/gguf"
 	"github.com/helexa/helexa/pkg/models/safetensors"
 )
@@ -20,80 +19,46 @@ func LoadHF(cfg *HFConfig, f *safetensors.File) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, _ := variantOf(name)
-	src, err := newHFSource(f)
-	if err != nil {
-		return nil, fmt.Errorf("load %s model: %w", name, err)
-	}
-	hp, factors, err := cfg.hparams(v)
-	if err != nil {
-		return nil, fmt.Errorf("load %s model: %w", name, err)
-	}
-	m := &Model{Arch: name, HP: hp, v: v}
-	if err := m.loadHFTensors(&tensors{f: src}, cfg, factors); err != nil {
+	m := &Model{Arch: name, fam: familyOf(name)}
+	if err := m.loadHF(cfg, f); err != nil {
 		return nil, fmt.Errorf("load %s model: %w", name, err)
 	}
 	return m, nil
 }
 
-func (m *Model) loadHFTensors(t *tensors, cfg *HFConfig, factors []float32) error {
-	hp := &m.HP
-	emb := t.matrix("model.embed_tokens.weight", hp.NEmbd, -1)
-	if t.err != nil {
-		return t.err
+func (m *Model) loadHF(cfg *HFConfig, f *safetensors.File) error {
+	src, err := newHFSource(f)
+	if err != nil {
+		return err
 	}
-	hp.NVocab = emb.Rows()
-	if cfg.VocabSize > 0 && cfg.VocabSize != hp.NVocab {
-		return fmt.Errorf("config.json vocab_size %d but model.embed_tokens.weight has %d rows", cfg.VocabSize, hp.NVocab)
+	hp, factors, err := cfg.hparams()
+	if err != nil {
+		return err
 	}
-	m.tokEmbd = emb
-	m.outputNorm = t.vector("model.norm.weight", hp.NEmbd)
-	m.output = emb
-	switch {
-	case t.has("lm_head.weight"):
-		m.output = t.matrix("lm_head.weight", hp.NEmbd, hp.NVocab)
-	case !cfg.TieWordEmbeddings:
-		return fmt.Errorf("required tensor lm_head.weight is missing (and config.json does not tie it to the embeddings)")
+	m.HP = hp
+	m.rope = ropeFor(&m.HP, factors)
+	if err := m.fam.readHF(m, cfg); err != nil {
+		return err
 	}
-	m.rope = ropeFor(hp, factors)
-	m.layers = make([]layer, hp.NLayer)
-	for i := range m.layers {
-		m.loadHFLayer(t, i, cfg)
+	if err := checkHParams(&m.HP, "config.json"); err != nil {
+		return err
+	}
+	t := &tensors{f: src, hf: true}
+	if err := m.bindGlobals(t, cfg.TieWordEmbeddings); err != nil {
+		return err
+	}
+	if cfg.VocabSize > 0 && cfg.VocabSize != m.HP.NVocab {
+		return fmt.Errorf("config.json vocab_size %d but model.embed_tokens.weight has %d rows", cfg.VocabSize, m.HP.NVocab)
+	}
+	if err := m.fam.bind(m, t, nil); err != nil {
+		return err
 	}
 	return t.err
 }
 
-func (m *Model) loadHFLayer(t *tensors, i int, cfg *HFConfig) {
-	hp := &m.HP
-	p := fmt.Sprintf("model.layers.%d.", i)
-	a := p + "self_attn."
-	l := &m.layers[i]
-	m.loadCommon(t, l, layerNames{
-		attnNorm: p + "input_layernorm.weight", q: a + "q_proj", k: a + "k_proj", v: a + "v_proj",
-		o: a + "o_proj.weight", qNorm: a + "q_norm.weight", kNorm: a + "k_norm.weight",
-		ffnNorm: p + "post_attention_layernorm.weight",
-		gate:    p + "mlp.gate_proj.weight", up: p + "mlp.up_proj.weight", down: p + "mlp.down_proj.weight",
-	})
-	if !m.v.moe {
-		return
-	}
-	l.router = t.matrix(p+"mlp.gate.weight", hp.NEmbd, hp.NExpert)
-	nff := cfg.MoEIntermediateSize
-	if nff <= 0 {
-		nff = -1
-	}
-	for e := 0; e < hp.NExpert && t.err == nil; e++ {
-		x := fmt.Sprintf("%smlp.experts.%d.", p, e)
-		gate := t.matrix(x+"gate_proj.weight", hp.NEmbd, nff)
-		if gate == nil {
-			return
-		}
-		nff = gate.Rows()
-		l.gateE = append(l.gateE, gate)
-		l.upE = append(l.upE, t.matrix(x+"up_proj.weight", hp.NEmbd, nff))
-		l.downE = append(l.downE, t.matrix(x+"down_proj.weight", nff, hp.NEmbd))
-	}
-}
+// noHFExtras is the readHF of a family whose config.json has nothing
+// beyond the common hyperparameters.
+func noHFExtras(*Model, *HFConfig) error { return nil }
 
 // hfSource presents safetensors tensors as GGUF tensor infos: the same
 // names, the shape reversed into ggml's ne order, the dtype mapped.
@@ -130,12 +95,3 @@ func (s *hfSource) Tensor(name string) (*gguf.TensorInfo, bool) {
 }
 
 func (s *hfSource) TensorData(t *gguf.TensorInfo) []byte { return s.f.TensorData(s.st[t]) }
-
-// expert returns expert e's FFN matrices, from the per-expert tensors of a
-// safetensors checkpoint or the stacked GGUF ones.
-func (l *layer) expert(e int) (gate, up, down *compute.Weight) {
-	if l.gateE != nil {
-		return l.gateE[e], l.upE[e], l.downE[e]
-	}
-	return l.gateExps.Mat(e), l.upExps.Mat(e), l.downExps.Mat(e)
-}

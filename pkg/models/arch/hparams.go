@@ -1,74 +1,12 @@
-// Package arch owns the transformer architectures helexa runs (llama,
-// qwen2, qwen3, qwen3moe): reading their hyperparameters and weights from a
-// GGUF file or a Hugging Face checkpoint (config.json + safetensors), and
-// the forward pass written against compute.Backend, and the tensor-parallel
-// split of their weights (Shard).
 package arch
 
 import (
-	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
-	"github.com/helexa/helexa/pkg/compute"
 	"github.com/helexa/helexa/pkg/models/gguf"
 )
-
-// Supported lists the architectures helexa can run.
-func Supported() []string { return []string{"llama", "qwen2", "qwen3", "qwen3moe"} }
-
-// ErrUnsupported is wrapped by every error about a model feature helexa
-// does not implement (architecture, RoPE scaling type, tensor type).
-var ErrUnsupported = errors.New("unsupported model")
-
-// UnsupportedArchError reports a general.architecture helexa cannot run.
-type UnsupportedArchError struct{ Arch string }
-
-func (e *UnsupportedArchError) Error() string {
-	arch := e.Arch
-	if arch == "" {
-		arch = "(general.architecture missing)"
-	}
-	return fmt.Sprintf("unsupported architecture %q: helexa supports %s", arch, strings.Join(Supported(), ", "))
-}
-
-// Unwrap lets errors.Is(err, ErrUnsupported) match.
-func (e *UnsupportedArchError) Unwrap() error { return ErrUnsupported }
-
-// MissingKeyError reports a required metadata key that is absent or has the
-// wrong type.
-type MissingKeyError struct {
-	Key string
-	Err error
-}
-
-func (e *MissingKeyError) Error() string {
-	return fmt.Sprintf("required metadata key %s: %v", e.Key, e.Err)
-}
-
-func (e *MissingKeyError) Unwrap() error { return e.Err }
-
-// variant is what distinguishes the supported architectures.
-type variant struct {
-	rope    compute.RopeMode
-	qkvBias bool // qwen2: q/k/v biases
-	qkNorm  bool // qwen3*: per-head RMSNorm of q and k before RoPE
-	moe     bool // qwen3moe: routed experts instead of a dense FFN
-}
-
-func variantOf(arch string) (variant, bool) {
-	switch arch {
-	case "llama":
-		return variant{rope: compute.RopeNorm}, true
-	case "qwen2":
-		return variant{rope: compute.RopeNeox, qkvBias: true}, true
-	case "qwen3":
-		return variant{rope: compute.RopeNeox, qkNorm: true}, true
-	case "qwen3moe":
-		return variant{rope: compute.RopeNeox, qkNorm: true, moe: true}, true
-	}
-	return variant{}, false
-}
 
 // HParams are a model's hyperparameters.
 type HParams struct {
@@ -140,8 +78,11 @@ func (m *meta) floatOr(name string, def float32) float32 {
 	return m.float(name)
 }
 
-func readHParams(f *gguf.File, arch string, v variant) (HParams, error) {
-	m := &meta{f: f, arch: arch}
+// readHParams reads the hyperparameters every family has; scalings are
+// the rope.scaling.type values the family implements besides linear and
+// none.
+func readHParams(m *meta, scalings []string) (HParams, error) {
+	arch := m.arch
 	h := HParams{
 		NLayer:    m.uint("block_count"),
 		NEmbd:     m.uint("embedding_length"),
@@ -160,32 +101,29 @@ func readHParams(f *gguf.File, arch string, v variant) (HParams, error) {
 	}
 	h.NRot = m.uintOr("rope.dimension_count", h.HeadDim)
 	h.RopeBase = m.floatOr("rope.freq_base", 10000)
-	if v.moe {
-		h.NExpert = m.uint("expert_count")
-		h.NExpertUse = m.uint("expert_used_count")
-	}
 	if m.err != nil {
 		return h, m.err
 	}
 	var err error
-	if h.RopeScale, err = ropeScale(m); err != nil {
+	if h.RopeScale, err = ropeScale(m, scalings); err != nil {
 		return h, err
 	}
 	return h, checkHParams(&h, arch)
 }
 
-// ropeScale reads the RoPE scaling keys as llama.cpp does: linear scaling
-// (or none) with rope.scaling.factor (or the older rope.scale_linear).
-func ropeScale(m *meta) (float32, error) {
-	typ := "linear"
-	if m.f.Has(m.key("rope.scaling.type")) {
-		var err error
-		if typ, err = m.f.String(m.key("rope.scaling.type")); err != nil {
-			return 0, &MissingKeyError{Key: m.key("rope.scaling.type"), Err: err}
-		}
+// ropeScale reads the RoPE scaling keys as llama.cpp does: the frequency
+// scale is 1/rope.scaling.factor (or the older rope.scale_linear) unless
+// rope.scaling.type is none; the type must be linear, none or one of the
+// family's scalings.
+func ropeScale(m *meta, scalings []string) (float32, error) {
+	typ, err := m.ropeScalingType()
+	if err != nil {
+		return 0, err
 	}
-	if typ != "linear" && typ != "none" {
-		return 0, fmt.Errorf("%w: %s = %q (helexa supports linear and none)", ErrUnsupported, m.key("rope.scaling.type"), typ)
+	if typ != "linear" && typ != "none" && !slices.Contains(scalings, typ) {
+		ok := append([]string{"linear", "none"}, scalings...)
+		return 0, fmt.Errorf("%w: %s = %q (helexa supports %s and %s)", ErrUnsupported, m.key("rope.scaling.type"), typ,
+			strings.Join(ok[:len(ok)-1], ", "), ok[len(ok)-1])
 	}
 	factor := m.floatOr("rope.scaling.factor", 0)
 	if factor == 0 {
@@ -201,6 +139,18 @@ func ropeScale(m *meta) (float32, error) {
 		return 0, fmt.Errorf("%s: negative factor %g", m.key("rope.scaling.factor"), factor)
 	}
 	return 1 / factor, nil
+}
+
+// ropeScalingType is rope.scaling.type (linear when absent).
+func (m *meta) ropeScalingType() (string, error) {
+	if !m.f.Has(m.key("rope.scaling.type")) {
+		return "linear", nil
+	}
+	typ, err := m.f.String(m.key("rope.scaling.type"))
+	if err != nil {
+		return "", &MissingKeyError{Key: m.key("rope.scaling.type"), Err: err}
+	}
+	return typ, nil
 }
 
 func checkHParams(h *HParams, arch string) error {

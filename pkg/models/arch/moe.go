@@ -1,6 +1,94 @@
 package arch
 
-import "github.com/helexa/helexa/pkg/compute"
+import (
+	"fmt"
+
+	"github.com/helexa/helexa/pkg/compute"
+)
+
+// moe is the routed-experts FFN block: a router and either stacked expert
+// matrices (GGUF's ffn_*_exps) or one matrix per expert (safetensors
+// checkpoints).
+type moe struct {
+	router                     *compute.Weight
+	gateExps, upExps, downExps *compute.Weight
+	gateE, upE, downE          []*compute.Weight
+}
+
+// bind looks up layer i's router and experts.
+func (b *moe) bind(t *tensors, m *Model, i int) {
+	hp := &m.HP
+	p := blk(i)
+	b.router = t.matrix(p+"ffn_gate_inp.weight", hp.NEmbd, hp.NExpert)
+	if !t.hf {
+		b.gateExps = t.experts(p+"ffn_gate_exps.weight", hp.NEmbd, -1, hp.NExpert)
+		if b.gateExps != nil {
+			nff := b.gateExps.Rows()
+			b.upExps = t.experts(p+"ffn_up_exps.weight", hp.NEmbd, nff, hp.NExpert)
+			b.downExps = t.experts(p+"ffn_down_exps.weight", nff, hp.NEmbd, hp.NExpert)
+		}
+		return
+	}
+	nff := -1
+	for e := 0; e < hp.NExpert && t.err == nil; e++ {
+		x := fmt.Sprintf("model.layers.%d.mlp.experts.%d.", i, e)
+		gate := t.matrix(x+"gate_proj.weight", hp.NEmbd, nff)
+		if gate == nil {
+			return
+		}
+		nff = gate.Rows()
+		b.gateE = append(b.gateE, gate)
+		b.upE = append(b.upE, t.matrix(x+"up_proj.weight", hp.NEmbd, nff))
+		b.downE = append(b.downE, t.matrix(x+"down_proj.weight", nff, hp.NEmbd))
+	}
+}
+
+func (b *moe) params(ps *paramSet) {
+	ps.w(b.router, b.gateExps, b.upExps, b.downExps)
+	ps.w(b.gateE...)
+	ps.w(b.upE...)
+	ps.w(b.downE...)
+}
+
+// width is the hidden width of one expert.
+func (b *moe) width() int {
+	if b.gateExps != nil {
+		return b.gateExps.Rows()
+	}
+	return b.gateE[0].Rows()
+}
+
+// count is the number of experts.
+func (b *moe) count() int {
+	if b.gateExps != nil {
+		return b.gateExps.Mats()
+	}
+	return len(b.gateE)
+}
+
+// expert returns expert e's FFN matrices.
+func (b *moe) expert(e int) (gate, up, down *compute.Weight) {
+	if b.gateE != nil {
+		return b.gateE[e], b.upE[e], b.downE[e]
+	}
+	return b.gateExps.Mat(e), b.upExps.Mat(e), b.downExps.Mat(e)
+}
+
+// shard splits every expert's FFN (as per-expert matrices).
+func (b *moe) shard(sp *shardSpans) (moe, error) {
+	s := moe{router: b.router}
+	for e := 0; e < b.count(); e++ {
+		gate, up, down := b.expert(e)
+		d, err := colSlice(down, sp.ffn)
+		if err != nil {
+			return s, err
+		}
+		s.gateE = append(s.gateE, rowSlice(gate, sp.ffn))
+		s.upE = append(s.upE, rowSlice(up, sp.ffn))
+		s.downE = append(s.downE, d)
+	}
+	return s, nil
+}
 
 // moeScratch holds the host side of the routed-experts FFN: the routing
 // choices and the row indexes that drive the gathers.
@@ -27,12 +115,12 @@ func growFloats(buf *[]float32, n int) []float32 {
 	return *buf
 }
 
-// moe runs the routed-experts FFN as llama.cpp does for qwen3moe: softmax
+// forward runs the routed-experts FFN as llama.cpp does for qwen3moe: softmax
 // over the router logits, the top-k experts, their probabilities
 // renormalised to sum to 1, each expert's SwiGLU FFN scaled by its weight,
 // the k results summed in rank order.
-func (p *pass) moe(il int, x, out compute.Tensor, hook RoutingHook) error {
-	be, hp, l, ms := p.be, &p.m.HP, &p.m.layers[il], &p.s.moe
+func (b *moe) forward(p *pass, il int, x, out compute.Tensor, hook RoutingHook) error {
+	be, hp, ms := p.be, &p.m.HP, &p.s.moe
 	rows, ne, k, d := p.rows, hp.NExpert, hp.NExpertUse, hp.NEmbd
 	logits, err := p.s.get(be, "moe.logits", rows, ne)
 	if err != nil {
@@ -42,7 +130,7 @@ func (p *pass) moe(il int, x, out compute.Tensor, hook RoutingHook) error {
 	if err != nil {
 		return err
 	}
-	if err := be.MatMul(l.router, x, logits); err != nil {
+	if err := be.MatMul(b.router, x, logits); err != nil {
 		return err
 	}
 	experts, weights := growInts(&ms.experts, rows*k), growFloats(&ms.weights, rows*k)
@@ -61,7 +149,7 @@ func (p *pass) moe(il int, x, out compute.Tensor, hook RoutingHook) error {
 		return err
 	}
 	for e := 0; e < ne; e++ {
-		if err := p.expert(l, e, x, slots); err != nil {
+		if err := b.runExpert(p, e, x, slots); err != nil {
 			return err
 		}
 	}
@@ -69,9 +157,9 @@ func (p *pass) moe(il int, x, out compute.Tensor, hook RoutingHook) error {
 	return nil
 }
 
-// expert runs expert e over the rows routed to it, writing each result,
+// runExpert runs expert e over the rows routed to it, writing each result,
 // scaled by its routing weight, to the row's slot.
-func (p *pass) expert(l *layer, e int, x, slots compute.Tensor) error {
+func (b *moe) runExpert(p *pass, e int, x, slots compute.Tensor) error {
 	be, ms, k, d := p.be, &p.s.moe, p.m.HP.NExpertUse, p.m.HP.NEmbd
 	from, to, scale := ms.from[:0], ms.to[:0], ms.scale[:0]
 	for i, ex := range ms.experts {
@@ -94,8 +182,8 @@ func (p *pass) expert(l *layer, e int, x, slots compute.Tensor) error {
 		return err
 	}
 	be.GatherRows(x, from, in)
-	gate, up, down := l.expert(e)
-	if err := denseFFN(be, p.s, gate, up, down, in, o); err != nil {
+	gate, up, down := b.expert(e)
+	if err := denseFFN(be, p.s, gate, up, down, false, in, o); err != nil {
 		return err
 	}
 	be.ScaleRowsTo(o, to, scale, slots)

@@ -68,18 +68,7 @@ func (m *Model) tpReason(n int) string {
 }
 
 // ffnWidth is the hidden width of the dense FFN, or of one expert.
-func (m *Model) ffnWidth() int {
-	l := &m.layers[0]
-	switch {
-	case l.gate != nil:
-		return l.gate.Rows()
-	case l.gateExps != nil:
-		return l.gateExps.Rows()
-	case len(l.gateE) > 0:
-		return l.gateE[0].Rows()
-	}
-	return 0
-}
+func (m *Model) ffnWidth() int { return m.layers[0].ffnWidth() }
 
 // Shard returns rank's share of the model in a tensor-parallel group of
 // size ranks (Megatron-style): the q, k, v, gate and up projections are
@@ -100,19 +89,23 @@ func (m *Model) Shard(rank, size int) (*Model, error) {
 		return m, nil
 	}
 	hp := m.HP
-	s := &Model{Arch: m.Arch, HP: m.ShardHP(size), v: m.v, rope: m.rope, tokEmbd: m.tokEmbd, output: m.output, outputNorm: m.outputNorm}
+	s := *m
+	s.HP = m.ShardHP(size)
 	hq, hkv := s.HP.NHead, s.HP.NHeadKV
 	kv0 := rank * hq / (hp.NHead / hp.NHeadKV)
 	s.layers = make([]layer, len(m.layers))
-	qs := span{rank * hq * hp.HeadDim, hq * hp.HeadDim}
-	ks := span{kv0 * hp.HeadDim, hkv * hp.HeadDim}
-	fs := span{rank * m.ffnWidth() / size, m.ffnWidth() / size}
-	for i := range m.layers {
-		if err := shardLayer(&m.layers[i], &s.layers[i], qs, ks, fs); err != nil {
+	sp := &shardSpans{
+		q:   span{rank * hq * hp.HeadDim, hq * hp.HeadDim},
+		kv:  span{kv0 * hp.HeadDim, hkv * hp.HeadDim},
+		ffn: span{rank * m.ffnWidth() / size, m.ffnWidth() / size},
+	}
+	for i, l := range m.layers {
+		var err error
+		if s.layers[i], err = l.shard(sp); err != nil {
 			return nil, fmt.Errorf("shard %d of %d, layer %d: %w", rank, size, i, err)
 		}
 	}
-	return s, nil
+	return &s, nil
 }
 
 // ShardHP is the hyperparameters of one rank's shard in a group of size
@@ -129,38 +122,9 @@ func (m *Model) ShardHP(size int) HParams {
 // span is a range [off, off+n) of rows or columns.
 type span struct{ off, n int }
 
-func shardLayer(l, s *layer, qs, ks, fs span) error {
-	*s = layer{attnNorm: l.attnNorm, ffnNorm: l.ffnNorm, qNorm: l.qNorm, kNorm: l.kNorm, router: l.router}
-	var err error
-	s.wq, s.wk, s.wv = rowSlice(l.wq, qs), rowSlice(l.wk, ks), rowSlice(l.wv, ks)
-	s.bq, s.bk, s.bv = vecSlice(l.bq, qs), vecSlice(l.bk, ks), vecSlice(l.bv, ks)
-	if s.wo, err = colSlice(l.wo, qs); err != nil {
-		return err
-	}
-	if l.gate != nil {
-		s.gate, s.up = rowSlice(l.gate, fs), rowSlice(l.up, fs)
-		if s.down, err = colSlice(l.down, fs); err != nil {
-			return err
-		}
-	}
-	n := 0
-	if l.gateExps != nil {
-		n = l.gateExps.Mats()
-	} else if l.gateE != nil {
-		n = len(l.gateE)
-	}
-	for e := 0; e < n; e++ {
-		gate, up, down := l.expert(e)
-		d, err := colSlice(down, fs)
-		if err != nil {
-			return err
-		}
-		s.gateE = append(s.gateE, rowSlice(gate, fs))
-		s.upE = append(s.upE, rowSlice(up, fs))
-		s.downE = append(s.downE, d)
-	}
-	return nil
-}
+// shardSpans are one rank's rows of the attention heads, of the KV heads
+// and of the FFN.
+type shardSpans struct{ q, kv, ffn span }
 
 // rowSlice is rows [sp.off, sp.off+sp.n) of a 2-D weight, sharing its bytes.
 func rowSlice(w *compute.Weight, sp span) *compute.Weight {

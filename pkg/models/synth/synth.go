@@ -1,5 +1,6 @@
 // Package synth writes random-weight GGUF models at the real shapes of
-// popular models (Qwen3-0.6B, Llama-3.2-1B, a small Qwen3-MoE), with a real
+// popular models (Qwen3-0.6B, Llama-3.2-1B, a small Qwen3-MoE) and at the
+// tiny shapes of the architecture reference tests, with a real
 // tokenizer copied from a vocabulary GGUF and weights quantized by the
 // project's quantizers in llama-quantize's mixes, so benchmarks of helexa
 // and llama.cpp run on the same bytes without a download.
@@ -7,8 +8,10 @@ package synth
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/helexa/helexa/pkg/compute/quant"
@@ -27,39 +30,32 @@ type Shape struct {
 	Llama3Rope                            bool // rope_freqs.weight with llama3 scaling factors
 	RopeBase, Eps                         float32
 	Context                               int
-	// VocabFile is the fixtures vocabulary GGUF whose tokenizer.* keys
-	// the model gets (tokenizer/vocab-qwen3.gguf, tokenizer/vocab-llama3.gguf).
+	// FusedQKV writes attn_qkv instead of attn_q/k/v, FusedUpGate one
+	// ffn_up holding the gate and the up projection instead of ffn_gate
+	// and ffn_up (phi3).
+	FusedQKV, FusedUpGate bool
+	// PostNorms adds post_attention_norm and post_ffw_norm (gemma3).
+	PostNorms bool
+	// Uints, Floats and Strings are further <arch>.<key> metadata (sliding
+	// window, RoPE scaling, soft-capping).
+	Uints   map[string]int
+	Floats  map[string]float32
+	Strings map[string]string
+	// GeneralName is general.name (default "synth <Name>"). llama.cpp
+	// patches the vocabulary of a model whose name says phi3 with tokens
+	// the tiny vocabulary does not have.
+	GeneralName string
+	// VocabFile is the GGUF, relative to the fixtures directory, whose
+	// tokenizer.* keys the model gets (tokenizer/vocab-qwen3.gguf,
+	// models/stories260K.gguf).
 	VocabFile string
-}
-
-// Shapes lists the shapes --shape accepts.
-func Shapes() []Shape {
-	return []Shape{
-		{Name: "qwen3-0.6b", Arch: "qwen3", Embd: 1024, Layers: 28, Heads: 16, KVHeads: 8, HeadDim: 128, FF: 3072,
-			Tied: true, QKNorm: true, RopeBase: 1e6, Eps: 1e-6, Context: 40960, VocabFile: "vocab-qwen3.gguf"},
-		{Name: "llama-3.2-1b", Arch: "llama", Embd: 2048, Layers: 16, Heads: 32, KVHeads: 8, HeadDim: 64, FF: 8192,
-			Tied: true, Llama3Rope: true, RopeBase: 500000, Eps: 1e-5, Context: 131072, VocabFile: "vocab-llama3.gguf"},
-		{Name: "qwen3moe-32x4", Arch: "qwen3moe", Embd: 1024, Layers: 10, Heads: 16, KVHeads: 4, HeadDim: 128,
-			Experts: 32, ExpertsUsed: 4, ExpertFF: 768, Tied: true, QKNorm: true, RopeBase: 1e6, Eps: 1e-6, Context: 40960,
-			VocabFile: "vocab-qwen3.gguf"},
-	}
-}
-
-// ShapeNamed finds a shape by name.
-func ShapeNamed(name string) (Shape, error) {
-	var names []string
-	for _, s := range Shapes() {
-		if s.Name == name {
-			return s, nil
-		}
-		names = append(names, s.Name)
-	}
-	return Shape{}, fmt.Errorf("unknown shape %q: want one of %s", name, strings.Join(names, ", "))
 }
 
 // fileType is the GGUF general.file_type of a --quant value.
 func fileType(q string) (uint32, bool) {
 	switch q {
+	case "f32":
+		return 0, true
 	case "f16":
 		return 1, true
 	case "q8_0":
@@ -73,7 +69,7 @@ func fileType(q string) (uint32, bool) {
 // Options say what to write.
 type Options struct {
 	Shape Shape
-	Quant string // f16, q8_0, q4_k_m
+	Quant string // f32, f16, q8_0, q4_k_m
 	// Vocab is the open vocabulary GGUF (Shape.VocabFile).
 	Vocab *gguf.File
 	// Layers, when > 0, overrides the layer count; Shrink, when > 1,
@@ -86,7 +82,7 @@ type Options struct {
 func Write(path string, o Options) error {
 	ft, ok := fileType(o.Quant)
 	if !ok {
-		return fmt.Errorf("quant %q: want f16, q8_0 or q4_k_m", o.Quant)
+		return fmt.Errorf("quant %q: want f32, f16, q8_0 or q4_k_m", o.Quant)
 	}
 	s := o.Shape
 	if o.Layers > 0 {
@@ -135,7 +131,11 @@ func copyTokenizer(w *gguf.Writer, v *gguf.File) (int, error) {
 func metadata(w *gguf.Writer, s Shape, fileType uint32, vocab int) {
 	a := s.Arch
 	w.SetString("general.architecture", a)
-	w.SetString("general.name", "synth "+s.Name)
+	name := s.GeneralName
+	if name == "" {
+		name = "synth " + s.Name
+	}
+	w.SetString("general.name", name)
 	w.SetUint32("general.file_type", fileType)
 	u := func(k string, v int) { w.SetUint32(a+"."+k, uint32(v)) }
 	u("context_length", s.Context)
@@ -159,6 +159,21 @@ func metadata(w *gguf.Writer, s Shape, fileType uint32, vocab int) {
 	}
 	w.SetFloat32(a+".attention.layer_norm_rms_epsilon", s.Eps)
 	w.SetFloat32(a+".rope.freq_base", s.RopeBase)
+	for _, k := range sortedKeys(s.Uints) {
+		u(k, s.Uints[k])
+	}
+	for _, k := range sortedKeys(s.Floats) {
+		w.SetFloat32(a+"."+k, s.Floats[k])
+	}
+	for _, k := range sortedKeys(s.Strings) {
+		w.SetString(a+"."+k, s.Strings[k])
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.Sort(keys)
+	return keys
 }
 
 // llama3Factors are the rope_freqs of llama3 scaling (factor 32, low 1,
@@ -195,6 +210,8 @@ type builder struct {
 // block index.
 func (b *builder) typeFor(role string, layer int) dtype.Type {
 	switch b.quant {
+	case "f32":
+		return dtype.F32
 	case "f16":
 		return dtype.F16
 	case "q8_0":
@@ -207,7 +224,7 @@ func (b *builder) typeFor(role string, layer int) dtype.Type {
 		return dtype.Q6_K
 	case (role == "k" || role == "v") && b.s.Experts >= 8:
 		return dtype.Q8_0
-	case role == "o" && b.s.Experts >= 8:
+	case role == "o" && b.s.Experts >= 8, role == "qkv":
 		return dtype.Q5_K
 	case (role == "v" || role == "down") && moreBits:
 		return dtype.Q6_K
@@ -222,25 +239,39 @@ func (b *builder) tensors(vocab int) {
 	for i := 0; i < s.Layers; i++ {
 		p := fmt.Sprintf("blk.%d.", i)
 		b.norm(p+"attn_norm.weight", s.Embd)
-		b.matrix(p+"attn_q.weight", "", i, 0, s.Embd, qDim)
-		b.matrix(p+"attn_k.weight", "k", i, 0, s.Embd, kvDim)
-		b.matrix(p+"attn_v.weight", "v", i, 0, s.Embd, kvDim)
+		if s.FusedQKV {
+			b.matrix(p+"attn_qkv.weight", "qkv", i, 0, s.Embd, qDim+2*kvDim)
+		} else {
+			b.matrix(p+"attn_q.weight", "", i, 0, s.Embd, qDim)
+			b.matrix(p+"attn_k.weight", "k", i, 0, s.Embd, kvDim)
+			b.matrix(p+"attn_v.weight", "v", i, 0, s.Embd, kvDim)
+		}
 		if s.QKNorm {
 			b.norm(p+"attn_q_norm.weight", s.HeadDim)
 			b.norm(p+"attn_k_norm.weight", s.HeadDim)
 		}
 		b.matrix(p+"attn_output.weight", "o", i, 0, qDim, s.Embd)
+		if s.PostNorms {
+			b.norm(p+"post_attention_norm.weight", s.Embd)
+		}
 		b.norm(p+"ffn_norm.weight", s.Embd)
-		if s.Experts > 0 {
+		switch {
+		case s.Experts > 0:
 			b.put(p+"ffn_gate_inp.weight", dtype.F32, []int{s.Embd, s.Experts}, b.values(0, s.Embd, s.Embd*s.Experts))
 			b.matrix(p+"ffn_gate_exps.weight", "", i, 0, s.Embd, s.ExpertFF, s.Experts)
 			b.matrix(p+"ffn_up_exps.weight", "", i, 0, s.Embd, s.ExpertFF, s.Experts)
 			b.matrix(p+"ffn_down_exps.weight", "down", i, 0, s.ExpertFF, s.Embd, s.Experts)
-			continue
+		case s.FusedUpGate:
+			b.matrix(p+"ffn_up.weight", "", i, 0, s.Embd, 2*s.FF)
+			b.matrix(p+"ffn_down.weight", "down", i, 0, s.FF, s.Embd)
+		default:
+			b.matrix(p+"ffn_gate.weight", "", i, 0, s.Embd, s.FF)
+			b.matrix(p+"ffn_up.weight", "", i, 0, s.Embd, s.FF)
+			b.matrix(p+"ffn_down.weight", "down", i, 0, s.FF, s.Embd)
 		}
-		b.matrix(p+"ffn_gate.weight", "", i, 0, s.Embd, s.FF)
-		b.matrix(p+"ffn_up.weight", "", i, 0, s.Embd, s.FF)
-		b.matrix(p+"ffn_down.weight", "down", i, 0, s.FF, s.Embd)
+		if s.PostNorms {
+			b.norm(p+"post_ffw_norm.weight", s.Embd)
+		}
 	}
 	b.norm("output_norm.weight", s.Embd)
 	if s.Llama3Rope {

@@ -18,7 +18,7 @@ import (
 
 // Config describes a tiny model. Zero fields take small defaults.
 type Config struct {
-	Arch                    string // llama, qwen2, qwen3, qwen3moe (default llama)
+	Arch                    string // any arch.Supported() name (default llama)
 	Vocab, Embd, Layers, FF int    // defaults 64, 64, 2, 96
 	Heads, KVHeads          int    // defaults 4, 2
 	Experts, ExpertsUsed    int    // qwen3moe only; defaults 4, 2
@@ -98,9 +98,14 @@ func (b *builder) metadata() {
 	if !skip(a + ".rope.freq_base") {
 		w.SetFloat32(a+".rope.freq_base", 10000)
 	}
-	if a == "qwen3moe" {
+	switch a {
+	case "qwen3moe":
 		u("expert_count", c.Experts)
 		u("expert_used_count", c.ExpertsUsed)
+	case "gemma3": // layer 0 local (a 4-position window), layer 1 global, and so on
+		u("attention.sliding_window", 4)
+		u("attention.sliding_window_pattern", 2)
+		w.SetFloat32(a+".final_logit_softcapping", 30)
 	}
 	for k, v := range c.ExtraKeys {
 		w.SetString(k, v)
@@ -117,36 +122,52 @@ func (b *builder) tensors() {
 	for i := 0; i < c.Layers; i++ {
 		p := fmt.Sprintf("blk.%d.", i)
 		b.norm(p+"attn_norm.weight", c.Embd)
-		b.add(p+"attn_q.weight", 0, c.Embd, c.Heads*hd)
-		b.add(p+"attn_k.weight", 0, c.Embd, c.KVHeads*hd)
-		b.add(p+"attn_v.weight", 0, c.Embd, c.KVHeads*hd)
+		if c.Arch == "phi3" {
+			b.add(p+"attn_qkv.weight", 0, c.Embd, (c.Heads+2*c.KVHeads)*hd)
+		} else {
+			b.add(p+"attn_q.weight", 0, c.Embd, c.Heads*hd)
+			b.add(p+"attn_k.weight", 0, c.Embd, c.KVHeads*hd)
+			b.add(p+"attn_v.weight", 0, c.Embd, c.KVHeads*hd)
+		}
 		if c.Arch == "qwen2" {
 			b.vec(p+"attn_q.bias", 0.5, c.Heads*hd)
 			b.vec(p+"attn_k.bias", 0.5, c.KVHeads*hd)
 			b.vec(p+"attn_v.bias", 0.5, c.KVHeads*hd)
 		}
-		if c.Arch == "qwen3" || c.Arch == "qwen3moe" {
+		if c.Arch == "qwen3" || c.Arch == "qwen3moe" || c.Arch == "gemma3" {
 			b.norm(p+"attn_q_norm.weight", hd)
 			b.norm(p+"attn_k_norm.weight", hd)
 		}
 		b.add(p+"attn_output.weight", 0, c.Heads*hd, c.Embd)
+		if c.Arch == "gemma3" {
+			b.norm(p+"post_attention_norm.weight", c.Embd)
+		}
 		b.norm(p+"ffn_norm.weight", c.Embd)
-		if c.Arch == "qwen3moe" {
+		switch c.Arch {
+		case "qwen3moe":
 			b.addF32(p+"ffn_gate_inp.weight", 0, c.Embd, c.Experts)
 			b.add(p+"ffn_gate_exps.weight", 0, c.Embd, c.FF, c.Experts)
 			b.add(p+"ffn_up_exps.weight", 0, c.Embd, c.FF, c.Experts)
 			b.add(p+"ffn_down_exps.weight", 0, c.FF, c.Embd, c.Experts)
 			continue
+		case "phi3":
+			b.add(p+"ffn_up.weight", 0, c.Embd, 2*c.FF)
+			b.add(p+"ffn_down.weight", 0, c.FF, c.Embd)
+			continue
 		}
 		b.add(p+"ffn_gate.weight", 0, c.Embd, c.FF)
 		b.add(p+"ffn_up.weight", 0, c.Embd, c.FF)
 		b.add(p+"ffn_down.weight", 0, c.FF, c.Embd)
+		if c.Arch == "gemma3" {
+			b.norm(p+"post_ffw_norm.weight", c.Embd)
+		}
 	}
 	b.norm("output_norm.weight", c.Embd)
 	if c.RopeFreqs != nil {
 		b.put("rope_freqs.weight", dtype.F32, []int{len(c.RopeFreqs)}, c.RopeFreqs)
 	}
-	if c.Arch == "llama" || c.Arch == "qwen2" {
+	switch c.Arch {
+	case "llama", "qwen2", "phi3", "mistral3":
 		b.add("output.weight", 0.1, c.Embd, c.Vocab)
 	}
 }

@@ -1,0 +1,91 @@
+package arch
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/helexa/helexa/pkg/models/arch/archtest"
+	"github.com/helexa/helexa/pkg/models/gguf"
+)
+
+func loadTiny(t *testing.T, c archtest.Config) *Model {
+	t.Helper()
+	path, err := archtest.Write(t.TempDir(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	m, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestGemma3Layers: sliding-window layers get the window and the local
+// RoPE (base 10000, unscaled), every pattern-th layer is global with the
+// model's RoPE; embeddings are scaled, logits soft-capped.
+func TestGemma3Layers(t *testing.T) {
+	m := loadTiny(t, archtest.Config{Arch: "gemma3", Layers: 4, ExtraFloats: map[string]float32{"gemma3.rope.scaling.factor": 8}})
+	tests := []struct {
+		layer, window int
+		base, scale   float32
+	}{{0, 4, 10000, 1}, {1, 0, 10000, 0.125}, {2, 4, 10000, 1}, {3, 0, 10000, 0.125}}
+	for _, tt := range tests {
+		a := m.layers[tt.layer].(*gemma3Layer).attn
+		if a.window != tt.window || a.rope.Base != tt.base || a.rope.FreqScale != tt.scale {
+			t.Errorf("layer %d: window %d, rope base %g scale %g; want %d, %g, %g", tt.layer, a.window, a.rope.Base, a.rope.FreqScale, tt.window, tt.base, tt.scale)
+		}
+		if a.scale != 0.25 { // 1/sqrt(head_dim 16)
+			t.Errorf("layer %d: score scale %g, want 0.25", tt.layer, a.scale)
+		}
+	}
+	if m.embdScale != 8 || m.softcap != 30 || !slices.Equal(m.ops, []string{"GeGLU", "AttentionWindow", "Softcap"}) {
+		t.Errorf("embedding scale %g, softcap %g, ops %v", m.embdScale, m.softcap, m.ops)
+	}
+}
+
+// TestMistral3Yarn: YaRN becomes per-pair frequency factors (1 for the
+// extrapolated high frequencies, the full factor for the interpolated low
+// ones) and a score scale; temperature tuning uses the original context.
+func TestMistral3Yarn(t *testing.T) {
+	m := loadTiny(t, archtest.Config{Arch: "mistral3", ExtraKeys: map[string]string{"mistral3.rope.scaling.type": "yarn"},
+		ExtraFloats: map[string]float32{"mistral3.rope.scaling.factor": 16, "mistral3.attention.temperature_scale": 0.1}})
+	r := m.Rope()
+	if r.FreqScale != 1 || len(r.FreqFactors) != 8 || r.FreqFactors[0] != 1 || math.Abs(float64(r.FreqFactors[7]-16)) > 1e-5 {
+		t.Fatalf("rope %+v", r)
+	}
+	a := m.layers[0].(*llamaLayer).attn
+	mscale := 1 + 0.1*math.Log(16) // no yarn_log_multiplier: q and k scaled by get_mscale(16)
+	if want := 0.25 * mscale * mscale; math.Abs(float64(a.scale)-want) > 1e-6 {
+		t.Errorf("score scale %g, want %g", a.scale, want)
+	}
+	if a.temp == nil || a.temp.scale != 0.1 || a.temp.floor != 256 {
+		t.Errorf("temperature %+v, want scale 0.1 over the 256-position context", a.temp)
+	}
+}
+
+// TestPhi3Fused: the fused projections are viewed as their parts.
+func TestPhi3Fused(t *testing.T) {
+	m := loadTiny(t, archtest.Config{Arch: "phi3"})
+	l := m.layers[1].(*llamaLayer)
+	if l.attn.wq.Rows() != 64 || l.attn.wk.Rows() != 32 || l.attn.wv.Rows() != 32 {
+		t.Errorf("q/k/v rows %d/%d/%d, want 64/32/32", l.attn.wq.Rows(), l.attn.wk.Rows(), l.attn.wv.Rows())
+	}
+	if !follows(l.attn.wq.Data, l.attn.wk.Data) || !follows(l.attn.wk.Data, l.attn.wv.Data) || !follows(l.mlp.gate.Data, l.mlp.up.Data) {
+		t.Error("the parts do not view the fused tensors in order (q, k, v; gate, up)")
+	}
+	if l.mlp.gate.Rows() != 96 || l.mlp.down.Cols() != 96 {
+		t.Errorf("ffn width %d/%d, want 96", l.mlp.gate.Rows(), l.mlp.down.Cols())
+	}
+}
+
+// follows reports whether b starts where a ends in the same memory.
+func follows(a, b []byte) bool {
+	return cap(a) > len(a) && len(b) > 0 && &a[:len(a)+1][len(a)] == &b[0]
+}

@@ -1,0 +1,50 @@
+package synth
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Shapes lists the shapes --shape accepts: real models' shapes, and the
+// tiny models of the architecture reference tests (the 512-token
+// stories260K vocabulary, widths of 256, every feature of the family the
+// llama.cpp anchor reads switched on).
+func Shapes() []Shape {
+	return []Shape{
+		{Name: "qwen3-0.6b", Arch: "qwen3", Embd: 1024, Layers: 28, Heads: 16, KVHeads: 8, HeadDim: 128, FF: 3072,
+			Tied: true, QKNorm: true, RopeBase: 1e6, Eps: 1e-6, Context: 40960, VocabFile: "tokenizer/vocab-qwen3.gguf"},
+		{Name: "llama-3.2-1b", Arch: "llama", Embd: 2048, Layers: 16, Heads: 32, KVHeads: 8, HeadDim: 64, FF: 8192,
+			Tied: true, Llama3Rope: true, RopeBase: 500000, Eps: 1e-5, Context: 131072, VocabFile: "tokenizer/vocab-llama3.gguf"},
+		{Name: "qwen3moe-32x4", Arch: "qwen3moe", Embd: 1024, Layers: 10, Heads: 16, KVHeads: 4, HeadDim: 128,
+			Experts: 32, ExpertsUsed: 4, ExpertFF: 768, Tied: true, QKNorm: true, RopeBase: 1e6, Eps: 1e-6, Context: 40960,
+			VocabFile: "tokenizer/vocab-qwen3.gguf"},
+		{Name: "phi3-tiny", Arch: "phi3", Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 64, FF: 768,
+			GeneralName: "synth tiny fused-qkv", FusedQKV: true, FusedUpGate: true, RopeBase: 10000, Eps: 1e-5, Context: 4096, VocabFile: tinyVocab},
+		{Name: "mistral3-tiny", Arch: "mistral3", Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 64, FF: 768,
+			RopeBase: 1e6, Eps: 1e-5, Context: 2048, VocabFile: tinyVocab,
+			Strings: map[string]string{"rope.scaling.type": "yarn"},
+			Uints:   map[string]int{"rope.scaling.original_context_length": 128},
+			Floats: map[string]float32{"rope.scaling.factor": 16, "rope.scaling.yarn_beta_fast": 32, "rope.scaling.yarn_beta_slow": 1,
+				"rope.scaling.yarn_log_multiplier": 1, "attention.temperature_scale": 0.1}},
+		{Name: "gemma3-tiny", Arch: "gemma3", Embd: 256, Layers: 6, Heads: 4, KVHeads: 2, HeadDim: 64, FF: 768,
+			QKNorm: true, PostNorms: true, Tied: true, RopeBase: 1e6, Eps: 1e-6, Context: 2048, VocabFile: tinyVocab,
+			Uints:   map[string]int{"attention.sliding_window": 32},
+			Strings: map[string]string{"rope.scaling.type": "linear"},
+			Floats:  map[string]float32{"rope.scaling.factor": 8, "final_logit_softcapping": 30}},
+	}
+}
+
+// tinyVocab is the vocabulary of the tiny shapes: 512 SentencePiece tokens.
+const tinyVocab = "models/stories260K.gguf"
+
+// ShapeNamed finds a shape by name.
+func ShapeNamed(name string) (Shape, error) {
+	var names []string
+	for _, s := range Shapes() {
+		if s.Name == name {
+			return s, nil
+		}
+		names = append(names, s.Name)
+	}
+	return Shape{}, fmt.Errorf("unknown shape %q: want one of %s", name, strings.Join(names, ", "))
+}
