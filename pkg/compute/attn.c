@@ -81,12 +81,24 @@ HX_AVX512 static void hx_softmax512(float *sc, int n) {
 
 #define HX_KV_ROW(base, j) ((base) + ((size_t)blocks[(j) / bs] * bs + (j) % bs) * kvdim + kvoff)
 
+// HX_KV_AHEAD is how many cached rows ahead the loops prefetch: each row of
+// one head lies in its own page of the cache (rows are kvdim floats apart),
+// where the hardware prefetchers do not follow, so a decode step would wait
+// on memory for every key and value.
+#define HX_KV_AHEAD 6
+
+HX_AVX512 static inline void hx_prefetch_row(const float *p, int d) {
+	for (int i = 0; i < d; i += 16) _mm_prefetch((const char *)(p + i), _MM_HINT_T0);
+}
+
 // hx_pv128 writes out[0..128) = Σ_j p[j] · v_j[c0 .. c0+128) with the
 // output in registers.
 HX_AVX512 static void hx_pv128(float *out, const float *p, int n, const float *vl, const int32_t *blocks, int bs,
                                 int kvdim, int kvoff) {
+	const int dp = 128;
 	__m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
 	for (int j = 0; j < n; j++) {
+		if (j + HX_KV_AHEAD < n) hx_prefetch_row(HX_KV_ROW(vl, j + HX_KV_AHEAD), dp);
 		const float *v = HX_KV_ROW(vl, j);
 		__m512 w = _mm512_set1_ps(p[j]);
 		a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v), a0);
@@ -105,8 +117,10 @@ HX_AVX512 static void hx_pv128(float *out, const float *p, int n, const float *v
 // hx_pv64 is hx_pv128 for 64 values.
 HX_AVX512 static void hx_pv64(float *out, const float *p, int n, const float *vl, const int32_t *blocks, int bs,
                                int kvdim, int kvoff) {
+	const int dp = 64;
 	__m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
 	for (int j = 0; j < n; j++) {
+		if (j + HX_KV_AHEAD < n) hx_prefetch_row(HX_KV_ROW(vl, j + HX_KV_AHEAD), dp);
 		const float *v = HX_KV_ROW(vl, j);
 		__m512 w = _mm512_set1_ps(p[j]);
 		a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v), a0);
@@ -120,6 +134,7 @@ HX_AVX512 static void hx_pv64(float *out, const float *p, int n, const float *vl
 HX_AVX512 static void hx_attend_simd(const float *q, float *out, int g, int d, const float *kl, const float *vl,
                                      const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores) {
 	for (int j = 0; j < n; j++) {
+		if (j + HX_KV_AHEAD < n) hx_prefetch_row(HX_KV_ROW(kl, j + HX_KV_AHEAD), d);
 		const float *k = HX_KV_ROW(kl, j);
 		for (int h = 0; h < g; h++) scores[(size_t)h * n + j] = hx_dot512(q + (size_t)h * d, k, d) * scale;
 	}
