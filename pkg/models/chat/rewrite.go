@@ -50,6 +50,7 @@ const (
 //   - gen | tojson                   -> TypeError: map/select/reject(attr) give generators
 //   - for x in None                  -> TypeError (an undefined sequence still loops zero times)
 //   - {{ x }} where x is None        -> prints "None" (undefined still prints "")
+//   - x | string, x | length         -> None gives "None" / TypeError (undefined: "" / 0)
 //   - none                           -> the None literal (gonja only knows None)
 //   - [a, b]                         -> a Go slice, telling lists from tuples
 //
@@ -176,6 +177,7 @@ func (rw *rewriter) replace(n nodes.Node) nodes.Node {
 		r = rewriteDefined(t)
 	case *nodes.FilteredExpression:
 		markGeneratorJSON(t)
+		noneAwareFilter(t)
 	case *controlstructures.ForControlStructure:
 		t.ObjectEvaluator = iterated(t.ObjectEvaluator)
 	case *nodes.Call:

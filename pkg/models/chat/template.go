@@ -234,11 +234,13 @@ func decodeList(name string, raw json.RawMessage) (any, error) {
 // package globals and are never modified).
 func newEnvironment() *exec.Environment {
 	fs := exec.NewFilterSet(map[string]exec.FilterFunction{}).Update(builtins.Filters)
-	for name, f := range filters() {
-		if fs.Exists(name) {
-			_ = fs.Replace(name, f)
-		} else {
-			_ = fs.Register(name, f)
+	for _, set := range []map[string]exec.FilterFunction{filters(), noneAwareFilters()} {
+		for name, f := range set {
+			if fs.Exists(name) {
+				_ = fs.Replace(name, f)
+			} else {
+				_ = fs.Register(name, f)
+			}
 		}
 	}
 	ts := exec.NewTestSet(map[string]exec.TestFunction{}).Update(builtins.Tests)
