@@ -119,6 +119,16 @@ func (a *attention) shard(sp *shardSpans) (attention, error) {
 	return s, err
 }
 
+// ffn is a pre-norm layer's feed-forward block: a gated MLP or routed
+// experts.
+type ffn interface {
+	forward(p *pass, il int, x, out compute.Tensor, hook RoutingHook) error
+	params(ps *paramSet)
+	shardFFN(sp *shardSpans) (ffn, error)
+	// width is the hidden width (of one expert in MoE).
+	width() int
+}
+
 // gatedMLP is the gated feed-forward block: down(act(gate·x) * up·x) with
 // SiLU (SwiGLU) or tanh-GELU (GeGLU).
 type gatedMLP struct {
@@ -142,8 +152,13 @@ func (f *gatedMLP) params(ps *paramSet) { ps.w(f.gate, f.up, f.down) }
 
 func (f *gatedMLP) width() int { return f.gate.Rows() }
 
-func (f *gatedMLP) forward(p *pass, x, out compute.Tensor) error {
+func (f *gatedMLP) forward(p *pass, _ int, x, out compute.Tensor, _ RoutingHook) error {
 	return denseFFN(p.be, p.s, f.gate, f.up, f.down, f.gelu, x, out)
+}
+
+func (f *gatedMLP) shardFFN(sp *shardSpans) (ffn, error) {
+	s, err := f.shard(sp)
+	return &s, err
 }
 
 func (f *gatedMLP) shard(sp *shardSpans) (gatedMLP, error) {

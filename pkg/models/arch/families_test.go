@@ -74,14 +74,15 @@ func TestMistral3Yarn(t *testing.T) {
 func TestPhi3Fused(t *testing.T) {
 	m := loadTiny(t, archtest.Config{Arch: "phi3"})
 	l := m.layers[1].(*llamaLayer)
+	mlp := l.ffn.(*gatedMLP)
 	if l.attn.wq.Rows() != 64 || l.attn.wk.Rows() != 32 || l.attn.wv.Rows() != 32 {
 		t.Errorf("q/k/v rows %d/%d/%d, want 64/32/32", l.attn.wq.Rows(), l.attn.wk.Rows(), l.attn.wv.Rows())
 	}
-	if !follows(l.attn.wq.Data, l.attn.wk.Data) || !follows(l.attn.wk.Data, l.attn.wv.Data) || !follows(l.mlp.gate.Data, l.mlp.up.Data) {
+	if !follows(l.attn.wq.Data, l.attn.wk.Data) || !follows(l.attn.wk.Data, l.attn.wv.Data) || !follows(mlp.gate.Data, mlp.up.Data) {
 		t.Error("the parts do not view the fused tensors in order (q, k, v; gate, up)")
 	}
-	if l.mlp.gate.Rows() != 96 || l.mlp.down.Cols() != 96 {
-		t.Errorf("ffn width %d/%d, want 96", l.mlp.gate.Rows(), l.mlp.down.Cols())
+	if mlp.gate.Rows() != 96 || mlp.down.Cols() != 96 {
+		t.Errorf("ffn width %d/%d, want 96", mlp.gate.Rows(), mlp.down.Cols())
 	}
 }
 

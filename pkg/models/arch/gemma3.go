@@ -84,7 +84,7 @@ func (l *gemma3Layer) forward(p *pass, il int, _ RoutingHook) error {
 		return err
 	}
 	p.norm(p.x, l.ffnNorm, xb)
-	if err := l.mlp.forward(p, xb, proj); err != nil {
+	if err := l.mlp.forward(p, il, xb, proj, nil); err != nil {
 		return err
 	}
 	return p.residual(proj, l.ffnPostNorm)

@@ -16,11 +16,12 @@ var llamaFamily = &family{
 }
 
 // llamaLayer is the pre-norm decoder layer of llama and of the families
-// that only change its attention (qwen2, qwen3, mistral3, phi3).
+// that only change its attention (qwen2, qwen3, mistral3, phi3) or its FFN
+// (qwen3moe's routed experts).
 type llamaLayer struct {
 	attnNorm, ffnNorm *compute.Vector
 	attn              attention
-	mlp               gatedMLP
+	ffn               ffn
 }
 
 // bindLlama binds llama layers whose attention has the options o.
@@ -31,15 +32,17 @@ func bindLlama(o attnOpts) func(m *Model, t *tensors, md *meta) error {
 			l.attnNorm = t.vector(blk(i)+"attn_norm.weight", m.HP.NEmbd)
 			l.attn.bind(t, m, i, o)
 			l.ffnNorm = t.vector(blk(i)+"ffn_norm.weight", m.HP.NEmbd)
-			l.mlp.bind(t, m, i)
+			mlp := &gatedMLP{}
+			mlp.bind(t, m, i)
+			l.ffn = mlp
 			m.layers[i] = l
 		}
 		return t.err
 	}
 }
 
-// forward: x += attn(norm(x)); x += mlp(norm(x)).
-func (l *llamaLayer) forward(p *pass, il int, _ RoutingHook) error {
+// forward: x += attn(norm(x)); x += ffn(norm(x)).
+func (l *llamaLayer) forward(p *pass, il int, hook RoutingHook) error {
 	xb, proj, err := p.io()
 	if err != nil {
 		return err
@@ -52,7 +55,7 @@ func (l *llamaLayer) forward(p *pass, il int, _ RoutingHook) error {
 		return err
 	}
 	p.norm(p.x, l.ffnNorm, xb)
-	if err := l.mlp.forward(p, xb, proj); err != nil {
+	if err := l.ffn.forward(p, il, xb, proj, hook); err != nil {
 		return err
 	}
 	return p.residual(proj, nil)
@@ -61,7 +64,7 @@ func (l *llamaLayer) forward(p *pass, il int, _ RoutingHook) error {
 func (l *llamaLayer) params(ps *paramSet) {
 	ps.v(l.attnNorm, l.ffnNorm)
 	l.attn.params(ps)
-	l.mlp.params(ps)
+	l.ffn.params(ps)
 }
 
 func (l *llamaLayer) shard(sp *shardSpans) (layer, error) {
@@ -70,10 +73,10 @@ func (l *llamaLayer) shard(sp *shardSpans) (layer, error) {
 	if s.attn, err = l.attn.shard(sp); err != nil {
 		return nil, err
 	}
-	if s.mlp, err = l.mlp.shard(sp); err != nil {
+	if s.ffn, err = l.ffn.shardFFN(sp); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-func (l *llamaLayer) ffnWidth() int { return l.mlp.width() }
+func (l *llamaLayer) ffnWidth() int { return l.ffn.width() }

@@ -74,6 +74,11 @@ func (b *moe) expert(e int) (gate, up, down *compute.Weight) {
 	return b.gateExps.Mat(e), b.upExps.Mat(e), b.downExps.Mat(e)
 }
 
+func (b *moe) shardFFN(sp *shardSpans) (ffn, error) {
+	s, err := b.shard(sp)
+	return &s, err
+}
+
 // shard splits every expert's FFN (as per-expert matrices).
 func (b *moe) shard(sp *shardSpans) (moe, error) {
 	s := moe{router: b.router}

@@ -48,7 +48,7 @@ func bindPhi3(m *Model, t *tensors, _ *meta) error {
 		if down != nil {
 			nff := down.Cols()
 			if up := t.matrix(p+"ffn_up.weight", hp.NEmbd, 2*nff); up != nil {
-				l.mlp = gatedMLP{gate: rowSlice(up, span{0, nff}), up: rowSlice(up, span{nff, nff}), down: down}
+				l.ffn = &gatedMLP{gate: rowSlice(up, span{0, nff}), up: rowSlice(up, span{nff, nff}), down: down}
 			}
 		}
 		m.layers[i] = l

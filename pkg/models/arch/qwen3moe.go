@@ -33,59 +33,15 @@ var qwen3moeFamily = &family{
 	},
 	bind: func(m *Model, t *tensors, _ *meta) error {
 		for i := range m.layers {
-			l := &qwen3moeLayer{}
+			l := &llamaLayer{}
 			l.attnNorm = t.vector(blk(i)+"attn_norm.weight", m.HP.NEmbd)
 			l.attn.bind(t, m, i, attnOpts{qkNorm: true})
 			l.ffnNorm = t.vector(blk(i)+"ffn_norm.weight", m.HP.NEmbd)
-			l.moe.bind(t, m, i)
+			experts := &moe{}
+			experts.bind(t, m, i)
+			l.ffn = experts
 			m.layers[i] = l
 		}
 		return t.err
 	},
 }
-
-type qwen3moeLayer struct {
-	attnNorm, ffnNorm *compute.Vector
-	attn              attention
-	moe               moe
-}
-
-// forward: x += attn(norm(x)); x += moe(norm(x)).
-func (l *qwen3moeLayer) forward(p *pass, il int, hook RoutingHook) error {
-	xb, proj, err := p.io()
-	if err != nil {
-		return err
-	}
-	p.norm(p.x, l.attnNorm, xb)
-	if err := l.attn.forward(p, il, xb, proj); err != nil {
-		return err
-	}
-	if err := p.residual(proj, nil); err != nil {
-		return err
-	}
-	p.norm(p.x, l.ffnNorm, xb)
-	if err := l.moe.forward(p, il, xb, proj, hook); err != nil {
-		return err
-	}
-	return p.residual(proj, nil)
-}
-
-func (l *qwen3moeLayer) params(ps *paramSet) {
-	ps.v(l.attnNorm, l.ffnNorm)
-	l.attn.params(ps)
-	l.moe.params(ps)
-}
-
-func (l *qwen3moeLayer) shard(sp *shardSpans) (layer, error) {
-	s := &qwen3moeLayer{attnNorm: l.attnNorm, ffnNorm: l.ffnNorm}
-	var err error
-	if s.attn, err = l.attn.shard(sp); err != nil {
-		return nil, err
-	}
-	if s.moe, err = l.moe.shard(sp); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func (l *qwen3moeLayer) ffnWidth() int { return l.moe.width() }
