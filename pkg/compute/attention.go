@@ -22,16 +22,25 @@ func (c *CPU) StoreKV(kvs KV, layer int, spans []SeqSpan, kT, vT Tensor) {
 // float64), weighted sum of the values.
 func (c *CPU) Attention(kvs KV, layer int, spans []SeqSpan, a *Attn, qT, outT Tensor) {
 	kv, q, out := hostKV(kvs), host(qT), host(outT)
-	if vectorAttention() {
+	if c.vec {
 		c.attentionGroups(kv, layer, spans, a, q, out)
 		return
 	}
+	c.attendRows(kv, layer, spans, a, 0, q, out)
+}
+
+// attendRows runs attendOne for every (query row, head) pair, in parallel;
+// window > 0 limits each row to its last window positions.
+func (c *CPU) attendRows(kv *KVCache, layer int, spans []SeqSpan, a *Attn, window int, q, out []float32) {
 	// flatten (span, token, head) into one index space
 	starts := make([]int, len(spans)+1)
 	maxCtx := 0
 	for i, s := range spans {
 		starts[i+1] = starts[i] + s.N*a.Heads
 		maxCtx = max(maxCtx, s.Pos+s.N)
+	}
+	if window > 0 {
+		maxCtx = min(maxCtx, window)
 	}
 	c.pool.parallelFor(starts[len(spans)], grain(2*maxCtx*a.HeadDim), func(lo, hi int) {
 		scores := make([]float32, maxCtx)
@@ -42,7 +51,7 @@ func (c *CPU) Attention(kvs KV, layer int, spans []SeqSpan, a *Attn, qT, outT Te
 			}
 			s := &spans[si]
 			local := idx - starts[si]
-			attendOne(kv, layer, s, a, local/a.Heads, local%a.Heads, q, out, scores)
+			attendOne(kv, layer, s, a, window, local/a.Heads, local%a.Heads, q, out, scores)
 		}
 	})
 }
@@ -87,8 +96,9 @@ func hostKV(kv KV) *KVCache {
 	return c
 }
 
-// attendOne computes one head of one query row.
-func attendOne(kv *KVCache, layer int, s *SeqSpan, a *Attn, tok, h int, q, out, scores []float32) {
+// attendOne computes one head of one query row over the cached positions
+// up to its own (the last window of them when window > 0).
+func attendOne(kv *KVCache, layer int, s *SeqSpan, a *Attn, window, tok, h int, q, out, scores []float32) {
 	d := a.HeadDim
 	width := a.Heads * d
 	row := s.Row + tok
@@ -96,23 +106,26 @@ func attendOne(kv *KVCache, layer int, s *SeqSpan, a *Attn, tok, h int, q, out, 
 	ov := out[row*width+h*d : row*width+(h+1)*d]
 	kvh := h / (a.Heads / a.KVHeads)
 	kl, vl := kv.k[layer], kv.v[layer]
-	n := s.Pos + tok + 1
-	sc := scores[:n]
-	for j := 0; j < n; j++ {
+	n, first := s.Pos+tok+1, 0
+	if window > 0 {
+		first = max(0, n-window)
+	}
+	sc := scores[:n-first]
+	for j := first; j < n; j++ {
 		off := kv.offset(s.Blocks, j) + kvh*d
 		kr := kl[off : off+d]
 		var dot float32
 		for i, x := range qv {
 			dot += x * kr[i]
 		}
-		sc[j] = dot
+		sc[j-first] = dot
 	}
 	softmax(sc, sc, a.Scale)
 	for i := range ov {
 		ov[i] = 0
 	}
 	for j, w := range sc {
-		off := kv.offset(s.Blocks, j) + kvh*d
+		off := kv.offset(s.Blocks, first+j) + kvh*d
 		vr := vl[off : off+d]
 		for i, x := range vr {
 			ov[i] += w * x

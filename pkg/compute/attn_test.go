@@ -36,7 +36,7 @@ func TestVectorAttentionMatchesGo(t *testing.T) {
 				s := &spans[si]
 				for tok := 0; tok < s.N; tok++ {
 					for h := 0; h < tc.heads; h++ {
-						attendOne(kv, 0, s, a, tok, h, q, want, scores)
+						attendOne(kv, 0, s, a, 0, tok, h, q, want, scores)
 					}
 				}
 			}
