@@ -16,6 +16,7 @@ type CPU struct {
 	pool    *pool
 	xq      []byte  // quantized activations, reused between matmuls
 	reducer Reducer // tensor-parallel sums (nil on one rank)
+	vec     bool    // attention and SwiGLU run the C vector kernels
 }
 
 // NewCPU returns a CPU backend using threads workers (all cores when
@@ -24,7 +25,7 @@ func NewCPU(threads int) *CPU {
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
-	return &CPU{pool: newPool(threads)}
+	return &CPU{pool: newPool(threads), vec: vectorAttention()}
 }
 
 // Threads is the number of workers.
@@ -174,9 +175,8 @@ func (c *CPU) RMSNorm(xT Tensor, weightV *Vector, eps float32, outT Tensor) {
 // SwiGLU implements Backend.
 func (c *CPU) SwiGLU(gateT, upT, outT Tensor) {
 	gate, up, out := host(gateT), host(upT), host(outT)
-	vec := vectorAttention() // the same kernel level as the attention
 	c.pool.parallelFor(len(out), grain(1), func(lo, hi int) {
-		if vec {
+		if c.vec {
 			swigluVec(gate[lo:hi], up[lo:hi], out[lo:hi])
 			return
 		}
