@@ -298,6 +298,12 @@ HX_KFN(hx_v_q6_k, hx_v_q6_k_body)
 
 int hx_vnni_supports(int type) { return type == HX_Q8_0 || type == HX_Q4_K || type == HX_Q5_K || type == HX_Q6_K; }
 
+// hx_prefetch asks for n bytes from p into L1 (weights a few rows ahead of
+// the ones being multiplied, when they stream from memory).
+HX_VNNI static inline void hx_prefetch(const uint8_t *p, size_t n) {
+	for (size_t off = 0; off < n; off += 64) _mm_prefetch((const char *)p + off, _MM_HINT_T0);
+}
+
 typedef void (*hx_vfn)(const uint8_t *w, size_t rb, int nr, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os);
 
 HX_VNNI static void hx_vnni_q8_0(const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int nb,
@@ -314,10 +320,7 @@ HX_VNNI static void hx_vnni_q8_0(const uint8_t *w, size_t rb, int nrows, const u
 		int g = nx - j0 < HX_VN ? nx - j0 : HX_VN;
 		hx_q8_prepare(x + (size_t)j0 * xs, xs, g, nb, buf, xa);
 		for (int r = 0; r < nrows; r++) {
-			if (nx <= HX_VN && r + HX_AHEAD < nrows) {
-				const char *p = (const char *)(w + (size_t)(r + HX_AHEAD) * rb);
-				for (size_t off = 0; off < rb; off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
-			}
+			if (nx <= HX_VN && r + HX_AHEAD < nrows) hx_prefetch(w + (size_t)(r + HX_AHEAD) * rb, rb);
 			hx_v_q8_0(w + (size_t)r * rb, xa, g, nb, out + (size_t)j0 * os + r, os);
 		}
 	}
@@ -340,10 +343,7 @@ void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_
 		// at a time and ask for the next HX_DR while they run
 		int r = 0;
 		for (; r + HX_DR <= nrows; r += HX_DR) {
-			if (r + 2 * HX_DR <= nrows) {
-				const char *p = (const char *)(w + (size_t)(r + HX_DR) * rb);
-				for (size_t off = 0; off < HX_DR * rb; off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
-			}
+			if (r + 2 * HX_DR <= nrows) hx_prefetch(w + (size_t)(r + HX_DR) * rb, HX_DR * rb);
 			fn(w + (size_t)r * rb, rb, HX_DR, x, xs, 1, nb, out + r, os);
 		}
 		for (; r < nrows; r++) fn(w + (size_t)r * rb, rb, 1, x, xs, 1, nb, out + r, os);
@@ -354,10 +354,7 @@ void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_
 		for (int r = 0; r < nrows; r++) {
 			// one tile (batched decode) streams the weights from memory once;
 			// more (prefill) re-read them from cache
-			if (nx <= HX_VN && r + HX_AHEAD < nrows) {
-				const char *p = (const char *)(w + (size_t)(r + HX_AHEAD) * rb);
-				for (size_t off = 0; off < rb; off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
-			}
+			if (nx <= HX_VN && r + HX_AHEAD < nrows) hx_prefetch(w + (size_t)(r + HX_AHEAD) * rb, rb);
 			fn(w + (size_t)r * rb, rb, 1, x + (size_t)j0 * xs, xs, g, nb, out + (size_t)j0 * os + r, os);
 		}
 	}
