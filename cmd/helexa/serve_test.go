@@ -64,6 +64,9 @@ func TestServeHTTPGraceful(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			started := make(chan struct{})
 			result := make(chan string, 1)
+			// a cancelled handler stays until serveHTTP has closed the
+			// connection, so the client sees the cut and not an empty reply
+			release := make(chan struct{})
 			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				close(started)
 				select {
@@ -72,6 +75,7 @@ func TestServeHTTPGraceful(t *testing.T) {
 					_, _ = io.WriteString(w, "done")
 				case <-r.Context().Done():
 					result <- "cancelled"
+					<-release
 				}
 			})
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -91,7 +95,9 @@ func TestServeHTTPGraceful(t *testing.T) {
 			}()
 			<-started
 			stop()
-			if err := <-served; err != nil {
+			err = <-served
+			close(release)
+			if err != nil {
 				t.Fatalf("serveHTTP: %v", err)
 			}
 			got := <-result
