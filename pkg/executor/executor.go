@@ -133,6 +133,11 @@ type Info struct {
 	BlockBytes   int64  `json:"block_bytes"` // KV bytes per block (all layers)
 	Processor    string `json:"processor"`   // "CPU", "GPU", "TP×N"
 	WeightsBytes int64  `json:"weights_bytes"`
+	// Recurrent says the model has recurrent layers: each sequence carries
+	// a state that holds its whole history (StateBytes each), so a cached
+	// prefix cannot be reused and a sequence only moves forward.
+	Recurrent  bool  `json:"recurrent,omitempty"`
+	StateBytes int64 `json:"state_bytes,omitempty"`
 	// Ranks lists the processes of a tensor-parallel model (nil otherwise).
 	Ranks []RankInfo `json:"ranks,omitempty"`
 }

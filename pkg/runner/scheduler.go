@@ -314,8 +314,10 @@ func (s *scheduler) start(r *request) (*sequence, error) {
 	total := s.budget(r)
 	need := blocksFor(total, bs)
 	maxMatch := (len(r.prompt) - 1) / bs // the last prompt token is always computed
-	if r.embed != executor.EmbedNone {
-		maxMatch = 0 // pooling needs every token's hidden state
+	if r.embed != executor.EmbedNone || s.info.Recurrent {
+		// pooling needs every token's hidden state; a recurrent state
+		// holds the whole history and cannot resume from shared pages
+		maxMatch = 0
 	}
 	blocks, hashes := s.pool.match(r.prompt, maxMatch)
 	reserve := need - len(blocks)

@@ -124,7 +124,7 @@ func New(m *modelfile.Model, opts Options) (*Executor, error) {
 		be.Close()
 		return nil, err
 	}
-	kv, err := be.NewKV(compute.KVShape{Layers: hp.NLayer, NumBlocks: opts.NumBlocks, BlockSize: opts.BlockSize, KVDim: hp.KVDim()})
+	kv, err := be.NewKV(compute.KVShape{Layers: hp.KVLayers(), NumBlocks: opts.NumBlocks, BlockSize: opts.BlockSize, KVDim: hp.KVDim()})
 	if err != nil {
 		be.Close()
 		return nil, err
@@ -132,7 +132,7 @@ func New(m *modelfile.Model, opts Options) (*Executor, error) {
 	l := &Executor{file: m, model: model, kv: kv, opts: opts, seqs: map[executor.SeqID]*seqState{}, nextID: 1, be: be}
 	l.info = executor.Info{Arch: model.Arch, NCtx: opts.NumCtx, NCtxTrain: hp.NCtxTrain, NVocab: hp.NVocab,
 		BlockSize: opts.BlockSize, NumBlocks: opts.NumBlocks, BlockBytes: kv.BlockBytes(),
-		Processor: "CPU", WeightsBytes: m.FileSize()}
+		Processor: "CPU", WeightsBytes: m.FileSize(), Recurrent: model.Recurrent(), StateBytes: model.StateBytes()}
 	return l, nil
 }
 
@@ -163,7 +163,7 @@ func fillDefaults(o *Options, hp *arch.HParams) error {
 		if budget == 0 {
 			budget = availableMemory() / 2
 		}
-		blockBytes := int64(hp.NLayer) * 2 * int64(o.BlockSize*hp.KVDim()) * 4
+		blockBytes := int64(hp.KVLayers()) * 2 * int64(o.BlockSize*hp.KVDim()) * 4
 		seqs := o.Parallel
 		if seqs == 0 {
 			seqs = defaultSeqsPerPool
@@ -184,7 +184,13 @@ func (l *Executor) Info() executor.Info { return l.info }
 
 // Memory implements Executor.
 func (l *Executor) Memory() executor.MemoryInfo {
-	return executor.MemoryInfo{WeightsBytes: l.file.FileSize(), KVBytes: l.kv.Bytes(), FreeBytes: availableMemory()}
+	states := int64(0)
+	for _, st := range l.seqs {
+		if st.rec != nil {
+			states += l.info.StateBytes
+		}
+	}
+	return executor.MemoryInfo{WeightsBytes: l.file.FileSize(), KVBytes: l.kv.Bytes() + states, FreeBytes: availableMemory()}
 }
 
 // NewSeq implements Executor.
@@ -196,14 +202,27 @@ func (l *Executor) NewSeq(p sampling.Params) (executor.SeqID, error) {
 	if err := smp.Err(); err != nil {
 		return 0, fmt.Errorf("%w: %w", executor.ErrBadRequest, err)
 	}
+	st := &seqState{sampler: smp}
+	if l.model.Recurrent() {
+		rec, err := l.model.NewState(l.be)
+		if err != nil {
+			return 0, err
+		}
+		st.rec = rec
+	}
 	id := l.nextID
 	l.nextID++
-	l.seqs[id] = &seqState{sampler: smp}
+	l.seqs[id] = st
 	return id, nil
 }
 
 // FreeSeq implements Executor.
-func (l *Executor) FreeSeq(id executor.SeqID) { delete(l.seqs, id) }
+func (l *Executor) FreeSeq(id executor.SeqID) {
+	if st := l.seqs[id]; st != nil && st.rec != nil {
+		st.rec.Free(l.be)
+	}
+	delete(l.seqs, id)
+}
 
 var errClosed = executor.ErrClosed
 

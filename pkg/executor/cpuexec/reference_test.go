@@ -170,8 +170,8 @@ func checkReference(t *testing.T, ref *refFile, modelPath string, tol refToleran
 			}
 			cmp := &caseCheck{t: t, tol: tol, c: c, rec: rec, firstDiff: math.MaxInt}
 			cmp.run(ex)
-			t.Logf("max |Δlogit| %.3g over %d compared logits; greedy matched %d/%d; %d routing entries compared, first difference at %s",
-				cmp.maxDiff, cmp.compared, cmp.matched, len(c.Greedy), cmp.routes, posString(cmp.firstDiff))
+			t.Logf("max |Δlogit| %.3g over %d compared logits; greedy matched %d/%d (%d near-ties followed llama.cpp); %d routing entries compared, first difference at %s",
+				cmp.maxDiff, cmp.compared, cmp.matched, len(c.Greedy), cmp.forced, cmp.routes, posString(cmp.firstDiff))
 		})
 	}
 }

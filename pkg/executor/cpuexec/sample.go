@@ -2,6 +2,7 @@ package cpuexec
 
 import (
 	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/models/arch"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -21,6 +22,8 @@ type seqState struct {
 	// tokens (Work.Embed) until the final work.
 	embSum []float64
 	embN   int
+	// rec is the recurrent state of a model with recurrent layers.
+	rec *arch.State
 }
 
 // sampleWork draws w's next token from logits (the raw logits after its

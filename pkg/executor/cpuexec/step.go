@@ -42,6 +42,9 @@ func (l *Executor) Step(ctx context.Context, batch []executor.Work) ([]executor.
 			results[i].Err = executor.Errorf(executor.KindBadRequest, "bad request: sequence %d: %v", batch[i].Seq, err)
 			continue
 		}
+		if err := l.rewind(&batch[i]); err != nil {
+			return nil, fmt.Errorf("%w: %w", executor.ErrDevice, err)
+		}
 		ok[i] = true
 	}
 	outs := make([]workOut, len(batch))
@@ -95,7 +98,23 @@ func (l *Executor) check(w *executor.Work, seen map[executor.SeqID]bool) error {
 	if err := checkMask(w.Allowed, l.model.HP.NVocab); err != nil {
 		return err
 	}
-	return l.kv.Shape().CheckSpan(compute.SeqSpan{Pos: w.Pos, N: len(w.Tokens), Blocks: w.Blocks})
+	if err := l.kv.Shape().CheckSpan(compute.SeqSpan{Pos: w.Pos, N: len(w.Tokens), Blocks: w.Blocks}); err != nil {
+		return err
+	}
+	if rec := l.seqs[w.Seq].rec; rec != nil && w.Pos != 0 && w.Pos != rec.Pos {
+		return fmt.Errorf("position %d, but the sequence's recurrent state is at position %d: sequences of a %s model only move forward (no cached prefix, no rewind)",
+			w.Pos, rec.Pos, l.model.Arch)
+	}
+	return nil
+}
+
+// rewind zeroes the recurrent state of a sequence that starts again at
+// position 0.
+func (l *Executor) rewind(w *executor.Work) error {
+	if rec := l.seqs[w.Seq].rec; rec != nil && w.Pos == 0 && rec.Pos != 0 {
+		return rec.Reset(l.be)
+	}
+	return nil
 }
 
 // needsLast reports whether a work needs the logits after its last token.
@@ -151,6 +170,9 @@ func (l *Executor) runPass(batch []executor.Work, pass []piece, outs []workOut) 
 		row := len(b.Tokens)
 		hidden = planHidden(&b, hidden, w, p, row)
 		b.Spans = append(b.Spans, compute.SeqSpan{Row: row, N: p.n, Pos: w.Pos + p.start, Blocks: w.Blocks})
+		if rec := l.seqs[w.Seq].rec; rec != nil {
+			b.States = append(b.States, rec)
+		}
 		for i := 0; i < p.n; i++ {
 			b.Tokens = append(b.Tokens, w.Tokens[p.start+i])
 			b.Pos = append(b.Pos, int32(w.Pos+p.start+i))

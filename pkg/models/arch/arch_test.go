@@ -141,7 +141,7 @@ func TestForwardBatchIndependence(t *testing.T) {
 			if err := m.Prepare(be); err != nil {
 				t.Fatal(err)
 			}
-			kv, err := be.NewKV(compute.KVShape{Layers: m.HP.NLayer, NumBlocks: 4, BlockSize: 8, KVDim: m.HP.KVDim()})
+			kv, err := be.NewKV(compute.KVShape{Layers: m.HP.KVLayers(), NumBlocks: 4, BlockSize: 8, KVDim: m.HP.KVDim()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +160,7 @@ func TestForwardBatchIndependence(t *testing.T) {
 			}
 			seqA, seqB := []int32{1, 5, 9, 13, 2}, []int32{7, 3, 3}
 			single := func(tokens []int32, blocks []int32) []float32 {
-				b := batchOf(spanTokens{tokens, blocks})
+				b := withStates(t, m, be, batchOf(spanTokens{tokens, blocks}))
 				out, err := m.Forward(be, kv, b, &arch.Scratch{}, nil)
 				if err != nil {
 					t.Fatal(err)
@@ -168,7 +168,7 @@ func TestForwardBatchIndependence(t *testing.T) {
 				return rowsOf(out)[0]
 			}
 			wantA, wantB := single(seqA, []int32{0}), single(seqB, []int32{1})
-			out, err := m.Forward(be, kv, batchOf(spanTokens{seqA, []int32{2}}, spanTokens{seqB, []int32{3}}), &arch.Scratch{}, nil)
+			out, err := m.Forward(be, kv, withStates(t, m, be, batchOf(spanTokens{seqA, []int32{2}}, spanTokens{seqB, []int32{3}})), &arch.Scratch{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,6 +181,23 @@ func TestForwardBatchIndependence(t *testing.T) {
 }
 
 type spanTokens struct{ tokens, blocks []int32 }
+
+// withStates gives every sequence of b a fresh recurrent state when the
+// model has recurrent layers.
+func withStates(t *testing.T, m *arch.Model, be compute.Backend, b *arch.Batch) *arch.Batch {
+	t.Helper()
+	for range b.Spans {
+		if !m.Recurrent() {
+			break
+		}
+		s, err := m.NewState(be)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.States = append(b.States, s)
+	}
+	return b
+}
 
 // batchOf builds a batch asking for each sequence's last logits.
 func batchOf(seqs ...spanTokens) *arch.Batch {

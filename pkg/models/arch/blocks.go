@@ -85,6 +85,16 @@ func (a *attention) forward(p *pass, il int, xb, proj compute.Tensor) error {
 			be.AddRow(mm.out, mm.bias)
 		}
 	}
+	if err := a.attend(p, il, q, k, v, att); err != nil {
+		return err
+	}
+	return be.MatMul(a.wo, att, proj)
+}
+
+// attend takes projected q, k and v rows through the per-head norms and
+// RoPE into KV layer kvl of the cache and attends, writing att.
+func (a *attention) attend(p *pass, kvl int, q, k, v, att compute.Tensor) error {
+	be, hp := p.be, &p.m.HP
 	if a.qNorm != nil {
 		qh := be.View(q, p.rows*hp.NHead, hp.HeadDim)
 		kh := be.View(k, p.rows*hp.NHeadKV, hp.HeadDim)
@@ -96,18 +106,18 @@ func (a *attention) forward(p *pass, il int, xb, proj compute.Tensor) error {
 	if a.temp != nil {
 		p.scaleByPos(q, a.temp)
 	}
-	be.StoreKV(p.kv, il, p.b.Spans, k, v)
+	be.StoreKV(p.kv, kvl, p.b.Spans, k, v)
 	at := compute.Attn{Heads: hp.NHead, KVHeads: hp.NHeadKV, HeadDim: hp.HeadDim, Scale: a.scale}
 	if a.window > 0 {
 		wb, ok := be.(compute.WindowAttentionBackend)
 		if !ok {
 			return opMissing(be, "AttentionWindow")
 		}
-		wb.AttentionWindow(p.kv, il, p.b.Spans, &at, a.window, q, att)
+		wb.AttentionWindow(p.kv, kvl, p.b.Spans, &at, a.window, q, att)
 	} else {
-		be.Attention(p.kv, il, p.b.Spans, &at, q, att)
+		be.Attention(p.kv, kvl, p.b.Spans, &at, q, att)
 	}
-	return be.MatMul(a.wo, att, proj)
+	return nil
 }
 
 func (a *attention) shard(sp *shardSpans) (attention, error) {

@@ -3,6 +3,7 @@ package arch
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/helexa/helexa/pkg/models/arch/archtest"
@@ -89,4 +90,36 @@ func TestPhi3Fused(t *testing.T) {
 // follows reports whether b starts where a ends in the same memory.
 func follows(a, b []byte) bool {
 	return cap(a) > len(a) && len(b) > 0 && &a[:len(a)+1][len(a)] == &b[0]
+}
+
+// TestQwen35Layers: DeltaNet and gated attention layers alternate as
+// full_attention_interval says, the attention layers number the KV cache's
+// layers, multi-token-prediction layers are dropped, the state is sized
+// from the ssm keys, and tensor parallelism is refused.
+func TestQwen35Layers(t *testing.T) {
+	m := loadTiny(t, archtest.Config{Arch: "qwen35", Layers: 5, ExtraUints: map[string]int{"qwen35.nextn_predict_layers": 1}})
+	if m.HP.NLayer != 4 || len(m.layers) != 4 || m.HP.KVLayers() != 2 || !m.Recurrent() {
+		t.Fatalf("%d layers (%d bound), %d KV layers, recurrent %v", m.HP.NLayer, len(m.layers), m.HP.KVLayers(), m.Recurrent())
+	}
+	for i, want := range []int{0, 0, 1, 1} { // recurrent index, or KV index
+		switch l := m.layers[i].(type) {
+		case *deltaLayer:
+			if i%2 != 0 || l.rl != want || l.dn.KHeads != 2 || l.dn.VHeads != 4 || l.dn.Dim != 8 || len(l.conv.Data) != 4*64 {
+				t.Errorf("layer %d: DeltaNet %d, %+v", i, l.rl, l.dn)
+			}
+		case *gatedAttnLayer:
+			if i%2 != 1 || l.kvl != want || l.attn.wq.Rows() != 2*64 {
+				t.Errorf("layer %d: attention over KV layer %d, q rows %d", i, l.kvl, l.attn.wq.Rows())
+			}
+		}
+	}
+	if got, want := m.StateBytes(), int64(2*(3*64+4*8*8)*4); got != want {
+		t.Errorf("state bytes %d, want %d", got, want)
+	}
+	if err := m.CheckTP(2); err == nil || !strings.Contains(err.Error(), "recurrent") {
+		t.Errorf("tp 2: %v, want a refusal naming the recurrent layers", err)
+	}
+	if !slices.Equal(m.TPSizes(8), []int{1}) {
+		t.Errorf("tp sizes %v", m.TPSizes(8))
+	}
 }

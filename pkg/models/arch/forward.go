@@ -18,6 +18,10 @@ type Batch struct {
 	// HiddenRows are the rows whose final hidden state (after the output
 	// norm, the input of the output head) the pass returns: embeddings.
 	HiddenRows []int
+	// States are the spans' recurrent states, one per span, for a model
+	// with recurrent layers (Model.Recurrent); each must be at its span's
+	// Pos, and the pass advances it past the span.
+	States []*State
 }
 
 // Output is what a pass returns: scratch tensors valid until the next pass
@@ -41,6 +45,8 @@ type Scratch struct {
 	moe   moeScratch
 	rows  []int32   // row indexes of a gather, reused
 	scale []float32 // per-row scales, reused
+	// convs and ssms are one recurrent layer's state tensors, reused.
+	convs, ssms []compute.Tensor
 }
 
 // scratchBuf is one backing tensor and the last view handed out.
@@ -101,6 +107,9 @@ func (m *Model) Forward(be compute.Backend, kv compute.KV, b *Batch, s *Scratch,
 	if len(b.Pos) != rows {
 		return nil, fmt.Errorf("forward: %d tokens but %d positions", rows, len(b.Pos))
 	}
+	if err := m.checkStates(b); err != nil {
+		return nil, fmt.Errorf("forward: %w", err)
+	}
 	x, err := s.get(be, "x", rows, hp.NEmbd)
 	if err != nil {
 		return nil, err
@@ -117,6 +126,7 @@ func (m *Model) Forward(be compute.Backend, kv compute.KV, b *Batch, s *Scratch,
 			return nil, fmt.Errorf("layer %d: %w", il, err)
 		}
 	}
+	m.advanceStates(b)
 	out := &Output{}
 	if out.Hidden, err = p.normed(b.HiddenRows, "hidden"); err != nil {
 		return nil, err

@@ -23,10 +23,21 @@ type HParams struct {
 	RopeBase   float32 `json:"rope_freq_base"`
 	RopeScale  float32 `json:"rope_freq_scale"` // 1/linear factor
 	NRot       int     `json:"n_rot"`
+	// NKVLayer is how many layers keep keys and values in the KV cache
+	// when only some do (the others are recurrent); 0 means NLayer.
+	NKVLayer int `json:"n_kv_layer,omitempty"`
 }
 
 // KVDim is the width of one position's keys (and values) in one layer.
 func (h *HParams) KVDim() int { return h.NHeadKV * h.HeadDim }
+
+// KVLayers is how many layers the KV cache holds.
+func (h *HParams) KVLayers() int {
+	if h.NKVLayer > 0 {
+		return h.NKVLayer
+	}
+	return h.NLayer
+}
 
 // meta reads <arch>.<name> keys, collecting the first error.
 type meta struct {

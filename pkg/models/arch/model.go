@@ -22,6 +22,7 @@ type Model struct {
 	embdScale  float32 // embeddings are multiplied by it (gemma); 0 = not
 	softcap    float32 // final logit soft-capping (gemma); 0 = none
 	layers     []layer
+	rec        *recurrentShape // nil: no recurrent layers
 	// ops are the operations beyond compute.Backend the family uses.
 	ops []string
 }
@@ -162,6 +163,7 @@ var optionalOps = map[string]func(compute.Backend) bool{
 	"GeGLU":           func(be compute.Backend) bool { _, ok := be.(compute.GeGLUBackend); return ok },
 	"AttentionWindow": func(be compute.Backend) bool { _, ok := be.(compute.WindowAttentionBackend); return ok },
 	"Softcap":         func(be compute.Backend) bool { _, ok := be.(compute.SoftcapBackend); return ok },
+	"Recurrent":       func(be compute.Backend) bool { _, ok := be.(compute.RecurrentBackend); return ok },
 }
 
 // checkBackend fails when the backend lacks an operation the model uses.

@@ -56,6 +56,8 @@ func (m *Model) tpReason(n int) string {
 	switch {
 	case n < 1:
 		return "the size must be at least 1"
+	case m.rec != nil && n > 1:
+		return fmt.Sprintf("%s's recurrent layers are not split across ranks; run it on one rank", m.Arch)
 	case hp.NHead%n != 0:
 		return fmt.Sprintf("%d attention heads do not divide into %d ranks", hp.NHead, n)
 	case hp.NHeadKV%n != 0 && n%hp.NHeadKV != 0:

@@ -130,7 +130,16 @@ func (t *tensors) experts(name string, cols, rows, n int) *compute.Weight {
 
 // vector converts a 1-D tensor (a norm weight or bias) to F32.
 func (t *tensors) vector(name string, n int) *compute.Vector {
-	ti := t.get(name, n)
+	return t.toF32(t.get(name, n), n)
+}
+
+// vector2 converts a small 2-D tensor (cols × rows in ggml order, such as
+// a convolution's taps) to F32, row after row.
+func (t *tensors) vector2(name string, cols, rows int) *compute.Vector {
+	return t.toF32(t.get(name, cols, rows), cols*rows)
+}
+
+func (t *tensors) toF32(ti *gguf.TensorInfo, n int) *compute.Vector {
 	if ti == nil {
 		return nil
 	}

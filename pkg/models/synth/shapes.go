@@ -31,6 +31,16 @@ func Shapes() []Shape {
 			Uints:   map[string]int{"attention.sliding_window": 32},
 			Strings: map[string]string{"rope.scaling.type": "linear"},
 			Floats:  map[string]float32{"rope.scaling.factor": 8, "final_logit_softcapping": 30}},
+		{Name: "qwen35-tiny", Arch: "qwen35", Embd: 256, Layers: 8, Heads: 4, KVHeads: 2, HeadDim: 64, RopeDims: 16, FF: 768,
+			Tied: true, RopeBase: 1e7, Eps: 1e-6, Context: 2048, VocabFile: tinyVocab,
+			Delta: &DeltaShape{Conv: 4, Dim: 32, KHeads: 2, VHeads: 4, Interval: 4}},
+		// Qwen3.6-27B's pattern (three DeltaNet layers to one gated
+		// attention layer, 16 key and 48 value heads → 4 and 12, head
+		// sizes 128 and 256, a quarter of each attention head rotated) at
+		// a fifth of its width and a quarter of its depth.
+		{Name: "qwen36-27b-narrow", Arch: "qwen35", Embd: 1024, Layers: 16, Heads: 8, KVHeads: 2, HeadDim: 256, RopeDims: 64,
+			FF: 3584, Tied: true, RopeBase: 1e7, Eps: 1e-6, Context: 262144, VocabFile: "tokenizer/vocab-qwen3.gguf",
+			Delta: &DeltaShape{Conv: 4, Dim: 128, KHeads: 4, VHeads: 12, Interval: 4}},
 	}
 }
 

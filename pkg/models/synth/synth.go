@@ -7,6 +7,7 @@
 package synth
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -36,6 +37,11 @@ type Shape struct {
 	FusedQKV, FusedUpGate bool
 	// PostNorms adds post_attention_norm and post_ffw_norm (gemma3).
 	PostNorms bool
+	// RopeDims is rope.dimension_count when RoPE turns only part of each
+	// head (default HeadDim).
+	RopeDims int
+	// Delta describes qwen35's gated DeltaNet layers (nil: none).
+	Delta *DeltaShape
 	// Uints, Floats and Strings are further <arch>.<key> metadata (sliding
 	// window, RoPE scaling, soft-capping).
 	Uints   map[string]int
@@ -145,7 +151,7 @@ func metadata(w *gguf.Writer, s Shape, fileType uint32, vocab int) {
 	u("attention.head_count_kv", s.KVHeads)
 	u("attention.key_length", s.HeadDim)
 	u("attention.value_length", s.HeadDim)
-	u("rope.dimension_count", s.HeadDim)
+	u("rope.dimension_count", cmp.Or(s.RopeDims, s.HeadDim))
 	u("vocab_size", vocab)
 	if s.FF > 0 {
 		u("feed_forward_length", s.FF)
@@ -159,6 +165,9 @@ func metadata(w *gguf.Writer, s Shape, fileType uint32, vocab int) {
 	}
 	w.SetFloat32(a+".attention.layer_norm_rms_epsilon", s.Eps)
 	w.SetFloat32(a+".rope.freq_base", s.RopeBase)
+	if s.Delta != nil {
+		deltaMetadata(w, s)
+	}
 	for _, k := range sortedKeys(s.Uints) {
 		u(k, s.Uints[k])
 	}
@@ -238,6 +247,10 @@ func (b *builder) tensors(vocab int) {
 	b.matrix("token_embd.weight", "embd", 0, 0.1, s.Embd, vocab)
 	for i := 0; i < s.Layers; i++ {
 		p := fmt.Sprintf("blk.%d.", i)
+		if s.Delta != nil {
+			b.qwen35Layer(i, vocab)
+			continue
+		}
 		b.norm(p+"attn_norm.weight", s.Embd)
 		if s.FusedQKV {
 			b.matrix(p+"attn_qkv.weight", "qkv", i, 0, s.Embd, qDim+2*kvDim)

@@ -29,6 +29,7 @@ type Config struct {
 	TensorTypes             map[string]dtype.Type // per-tensor type overrides (raw bytes when quant cannot quantize it)
 	ExtraKeys               map[string]string     // extra string metadata (e.g. rope scaling type)
 	ExtraFloats             map[string]float32    // extra f32 metadata (e.g. rope scaling factor)
+	ExtraUints              map[string]int        // extra u32 metadata
 	RopeFreqs               []float32             // when set, written as rope_freqs.weight (llama3 RoPE factors)
 	ContextLength           int                   // default 256
 }
@@ -106,12 +107,23 @@ func (b *builder) metadata() {
 		u("attention.sliding_window", 4)
 		u("attention.sliding_window_pattern", 2)
 		w.SetFloat32(a+".final_logit_softcapping", 30)
+	case "qwen35": // layer 0 gated DeltaNet, layer 1 gated attention, and so on
+		u("ssm.conv_kernel", 4)
+		u("ssm.state_size", 8)
+		u("ssm.group_count", 2)
+		u("ssm.time_step_rank", 4)
+		u("ssm.inner_size", 32)
+		u("full_attention_interval", 2)
+		u("rope.dimension_count", c.Embd/c.Heads/2)
 	}
 	for k, v := range c.ExtraKeys {
 		w.SetString(k, v)
 	}
 	for k, v := range c.ExtraFloats {
 		w.SetFloat32(k, v)
+	}
+	for k, v := range c.ExtraUints {
+		w.SetUint32(k, uint32(v))
 	}
 }
 
@@ -121,6 +133,10 @@ func (b *builder) tensors() {
 	b.add("token_embd.weight", 0.1, c.Embd, c.Vocab)
 	for i := 0; i < c.Layers; i++ {
 		p := fmt.Sprintf("blk.%d.", i)
+		if c.Arch == "qwen35" {
+			b.qwen35Layer(p, i, hd)
+			continue
+		}
 		b.norm(p+"attn_norm.weight", c.Embd)
 		if c.Arch == "phi3" {
 			b.add(p+"attn_qkv.weight", 0, c.Embd, (c.Heads+2*c.KVHeads)*hd)
@@ -220,4 +236,33 @@ func (b *builder) put(name string, t dtype.Type, dims []int, v []float32) {
 		t = o
 	}
 	b.err = synth.AddTensor(b.w, name, t, dims, v)
+}
+
+// qwen35Layer writes layer i of a qwen35 model (see the metadata): a gated
+// DeltaNet on even layers, gated attention on odd ones.
+func (b *builder) qwen35Layer(p string, i, hd int) {
+	c := b.c
+	b.norm(p+"attn_norm.weight", c.Embd)
+	if i%2 == 1 {
+		b.add(p+"attn_q.weight", 0, c.Embd, 2*c.Heads*hd)
+		b.add(p+"attn_k.weight", 0, c.Embd, c.KVHeads*hd)
+		b.add(p+"attn_v.weight", 0, c.Embd, c.KVHeads*hd)
+		b.norm(p+"attn_q_norm.weight", hd)
+		b.norm(p+"attn_k_norm.weight", hd)
+		b.add(p+"attn_output.weight", 0, c.Heads*hd, c.Embd)
+	} else {
+		b.add(p+"attn_qkv.weight", 0, c.Embd, 64)
+		b.add(p+"attn_gate.weight", 0, c.Embd, 32)
+		b.addF32(p+"ssm_conv1d.weight", 0, 4, 64)
+		b.vec(p+"ssm_dt.bias", 1, 4)
+		b.put(p+"ssm_a", dtype.F32, []int{4}, []float32{-0.5, -1, -2, -0.1})
+		b.add(p+"ssm_beta.weight", 0, c.Embd, 4)
+		b.add(p+"ssm_alpha.weight", 0, c.Embd, 4)
+		b.norm(p+"ssm_norm.weight", 8)
+		b.add(p+"ssm_out.weight", 0, 32, c.Embd)
+	}
+	b.norm(p+"post_attention_norm.weight", c.Embd)
+	b.add(p+"ffn_gate.weight", 0, c.Embd, c.FF)
+	b.add(p+"ffn_up.weight", 0, c.Embd, c.FF)
+	b.add(p+"ffn_down.weight", 0, c.FF, c.Embd)
 }

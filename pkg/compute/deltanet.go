@@ -1,0 +1,217 @@
+package compute
+
+import (
+	"fmt"
+	"math"
+)
+
+// DeltaNet configures a gated delta-rule layer (Qwen3.5's linear
+// attention). Each row of the layer's qkv input holds KHeads query heads,
+// KHeads key heads and VHeads value heads of Dim values each, in that
+// order; value head h reads query and key head h % KHeads (ggml tiles the
+// key heads, it does not interleave them).
+type DeltaNet struct {
+	KHeads, VHeads, Dim int
+	// Eps bounds the L2 norm of q and k from below.
+	Eps float32
+	// DtBias and A are per value head: the decay of a token is
+	// exp(softplus(alpha + DtBias) · A), A negative.
+	DtBias, A *Vector
+}
+
+// RecurrentBackend is a backend with the operations of recurrent
+// (linear-attention) layers: an optional extension of Backend. A
+// recurrent layer keeps, per sequence, state tensors the caller allocates
+// with NewTensor and zeroes with Write; span i of a batch reads and
+// updates states[i].
+type RecurrentBackend interface {
+	// ConvSiLU runs a causal depthwise convolution of kernel width K over
+	// each span's rows of x (n × C) and applies SiLU, writing out (n × C).
+	// w holds C × K taps, oldest first; states[i] is (K-1) × C, the inputs
+	// before span i, and is left holding the span's last K-1 inputs.
+	ConvSiLU(x Tensor, spans []SeqSpan, states []Tensor, w *Vector, out Tensor)
+	// GatedDeltaNet runs the gated delta rule over each span's rows, token
+	// by token: q and k are L2-normalised per head, beta = sigmoid(beta),
+	// S ← S·decay, S += beta·(v − S·k)·kᵀ, out = S·q/sqrt(Dim). qkv is n ×
+	// (2·KHeads+VHeads)·Dim (normalised in place), alpha and beta n ×
+	// VHeads, out n × VHeads·Dim; states[i] is (VHeads·Dim) × Dim, row
+	// h·Dim+j holding S[j][·] of value head h.
+	GatedDeltaNet(qkv, alpha, beta Tensor, spans []SeqSpan, states []Tensor, d *DeltaNet, out Tensor)
+	// SplitHeads splits every row of src, heads groups of a+b values, into
+	// the first a values of each group (dstA, heads·a wide) and the other
+	// b (dstB).
+	SplitHeads(src Tensor, heads, a int, dstA, dstB Tensor)
+	// SigmoidMul writes x[i] *= sigmoid(gate[i]).
+	SigmoidMul(x, gate Tensor)
+}
+
+var _ RecurrentBackend = (*CPU)(nil)
+
+// ConvSiLU implements RecurrentBackend.
+func (c *CPU) ConvSiLU(xT Tensor, spans []SeqSpan, states []Tensor, w *Vector, outT Tensor) {
+	x, out := host(xT), host(outT)
+	ch := xT.Cols()
+	if len(w.Data)%ch != 0 || len(states) != len(spans) {
+		panic(fmt.Sprintf("compute: ConvSiLU of %d channels with %d taps and %d states for %d spans", ch, len(w.Data), len(states), len(spans)))
+	}
+	k := len(w.Data) / ch
+	for i, sp := range spans {
+		st := host(states[i])
+		if len(st) != (k-1)*ch {
+			panic(fmt.Sprintf("compute: ConvSiLU state of %d values, want %d", len(st), (k-1)*ch))
+		}
+		xs, os := x[sp.Row*ch:(sp.Row+sp.N)*ch], out[sp.Row*ch:(sp.Row+sp.N)*ch]
+		c.pool.parallelFor(ch, grain(sp.N*k), func(lo, hi int) {
+			convRange(xs, st, w.Data, os, ch, k, lo, hi)
+		})
+		shiftState(st, xs, ch, k-1)
+	}
+}
+
+// convRange convolves channels [lo, hi) of one span, summing taps oldest
+// first from zero as ggml's ssm_conv does.
+func convRange(x, st, w, out []float32, ch, k, lo, hi int) {
+	n := len(x) / ch
+	for t := 0; t < n; t++ {
+		for c := lo; c < hi; c++ {
+			var sum float32
+			for j := 0; j < k; j++ {
+				src := t - (k - 1) + j // input time, negative: from the state
+				var v float32
+				if src < 0 {
+					v = st[(k-1+src)*ch+c]
+				} else {
+					v = x[src*ch+c]
+				}
+				sum += v * w[c*k+j]
+			}
+			out[t*ch+c] = silu(sum)
+		}
+	}
+}
+
+// shiftState leaves in st the last keep rows of the sequence st ++ x.
+func shiftState(st, x []float32, ch, keep int) {
+	n := len(x) / ch
+	if n >= keep {
+		copy(st, x[(n-keep)*ch:])
+		return
+	}
+	copy(st, st[n*ch:])
+	copy(st[(keep-n)*ch:], x)
+}
+
+func silu(x float32) float32 { return x / (1 + float32(math.Exp(float64(-x)))) }
+
+func sigmoid(x float32) float32 { return 1 / (1 + float32(math.Exp(float64(-x)))) }
+
+// softplus is ggml's: log(1 + e^x), x itself above 20.
+func softplus(x float32) float32 {
+	if x > 20 {
+		return x
+	}
+	return float32(math.Log(1 + math.Exp(float64(x))))
+}
+
+// GatedDeltaNet implements RecurrentBackend.
+func (c *CPU) GatedDeltaNet(qkvT, alphaT, betaT Tensor, spans []SeqSpan, states []Tensor, d *DeltaNet, outT Tensor) {
+	qkv, alpha, beta, out := host(qkvT), host(alphaT), host(betaT), host(outT)
+	dim, kh, vh := d.Dim, d.KHeads, d.VHeads
+	width := (2*kh + vh) * dim
+	if qkvT.Cols() != width || outT.Cols() != vh*dim || alphaT.Cols() != vh || betaT.Cols() != vh || len(states) != len(spans) {
+		panic(fmt.Sprintf("compute: GatedDeltaNet shapes qkv %d, alpha %d, beta %d, out %d, %d states for %d spans (heads %d/%d × %d)",
+			qkvT.Cols(), alphaT.Cols(), betaT.Cols(), outT.Cols(), len(states), len(spans), kh, vh, dim))
+	}
+	rows := qkvT.Rows()
+	c.pool.parallelFor(rows*2*kh, grain(dim), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r, h := i/(2*kh), i%(2*kh)
+			l2Normalise(qkv[r*width+h*dim:r*width+(h+1)*dim], d.Eps)
+		}
+	})
+	c.pool.parallelFor(len(spans)*vh, 1, func(lo, hi int) {
+		delta := make([]float32, dim)
+		for i := lo; i < hi; i++ {
+			sp, h := spans[i/vh], i%vh
+			st := host(states[i/vh])
+			if len(st) != vh*dim*dim {
+				panic(fmt.Sprintf("compute: GatedDeltaNet state of %d values, want %d", len(st), vh*dim*dim))
+			}
+			s := st[h*dim*dim : (h+1)*dim*dim]
+			for r := sp.Row; r < sp.Row+sp.N; r++ {
+				row := qkv[r*width : (r+1)*width]
+				q := row[(h%kh)*dim : (h%kh+1)*dim]
+				k := row[(kh+h%kh)*dim : (kh+h%kh+1)*dim]
+				v := row[(2*kh+h)*dim : (2*kh+h+1)*dim]
+				decay := float32(math.Exp(float64(softplus(alpha[r*vh+h]+d.DtBias.Data[h]) * d.A.Data[h])))
+				deltaStep(s, q, k, v, decay, sigmoid(beta[r*vh+h]), delta, out[r*vh*dim+h*dim:r*vh*dim+(h+1)*dim])
+			}
+		}
+	})
+}
+
+// deltaStep advances one head's state by one token and writes its output.
+func deltaStep(s, q, k, v []float32, decay, beta float32, delta, out []float32) {
+	dim := len(q)
+	scale := 1 / float32(math.Sqrt(float64(dim)))
+	for j := 0; j < dim; j++ {
+		row := s[j*dim : (j+1)*dim]
+		var sk float32
+		for i := range row {
+			row[i] *= decay
+			sk += row[i] * k[i]
+		}
+		delta[j] = (v[j] - sk) * beta
+	}
+	for j := 0; j < dim; j++ {
+		row, dj := s[j*dim:(j+1)*dim], delta[j]
+		var o float32
+		for i := range row {
+			row[i] += dj * k[i]
+			o += row[i] * q[i]
+		}
+		out[j] = o * scale
+	}
+}
+
+// l2Normalise divides x by max(|x|, eps), as ggml's l2_norm does.
+func l2Normalise(x []float32, eps float32) {
+	var sum float64
+	for _, v := range x {
+		sum += float64(v * v)
+	}
+	scale := 1 / max(float32(math.Sqrt(sum)), eps)
+	for i := range x {
+		x[i] *= scale
+	}
+}
+
+// SplitHeads implements RecurrentBackend.
+func (c *CPU) SplitHeads(srcT Tensor, heads, a int, dstAT, dstBT Tensor) {
+	src, da, db := host(srcT), host(dstAT), host(dstBT)
+	g := srcT.Cols() / heads
+	b := g - a
+	if g*heads != srcT.Cols() || dstAT.Cols() != heads*a || dstBT.Cols() != heads*b {
+		panic(fmt.Sprintf("compute: SplitHeads of %d columns into %d heads of %d + %d", srcT.Cols(), heads, a, b))
+	}
+	for r := 0; r < srcT.Rows(); r++ {
+		for h := 0; h < heads; h++ {
+			grp := src[(r*heads+h)*g : (r*heads+h+1)*g]
+			copy(da[(r*heads+h)*a:], grp[:a])
+			copy(db[(r*heads+h)*b:], grp[a:])
+		}
+	}
+}
+
+// SigmoidMul implements RecurrentBackend.
+func (c *CPU) SigmoidMul(xT, gateT Tensor) {
+	x, g := host(xT), host(gateT)
+	if len(x) != len(g) {
+		panic(fmt.Sprintf("compute: SigmoidMul of %d and %d values", len(x), len(g)))
+	}
+	c.pool.parallelFor(len(x), grain(1), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			x[i] *= sigmoid(g[i])
+		}
+	})
+}

@@ -1,0 +1,235 @@
+package arch
+
+import (
+	"fmt"
+
+	"github.com/helexa/helexa/pkg/compute"
+)
+
+// qwen35: Qwen3.5 and Qwen3.6 text models, as llama.cpp's
+// src/models/qwen35.cpp runs them: pre-norm layers (attn_norm before the
+// mixer, post_attention_norm before the SwiGLU FFN) whose mixer is, in
+// three layers of every full_attention_interval (4), a gated DeltaNet
+// (linear attention with a per-sequence recurrent state, see
+// compute.RecurrentBackend), and in the fourth a gated full attention
+// (q/k RMSNorm, RoPE on the first rope.dimension_count dimensions of
+// each head, the output multiplied by sigmoid of a gate that attn_q
+// projects beside each query head). Text positions make the multi-section
+// RoPE of these models the NEOX RoPE. The multi-token-prediction layers
+// (nextn_predict_layers) are not run. Only the attention layers hold KV
+// pages; each sequence carries a State, which is why a cached prefix
+// cannot be reused and tensor parallelism is refused.
+var qwen35Family = &family{
+	name: "qwen35",
+	rope: compute.RopeNeox,
+	bind: bindQwen35,
+}
+
+// deltaLayer is a qwen35 layer whose mixer is a gated DeltaNet.
+type deltaLayer struct {
+	attnNorm, postNorm *compute.Vector
+	qkv, gate          *compute.Weight // attn_qkv (conv input), attn_gate (z)
+	alpha, beta, out   *compute.Weight // ssm_alpha, ssm_beta, ssm_out
+	conv, norm         *compute.Vector // ssm_conv1d taps, ssm_norm
+	dn                 compute.DeltaNet
+	rl                 int // index among the recurrent layers (the State's)
+	ffn                ffn
+}
+
+// gatedAttnLayer is a qwen35 layer with gated full attention.
+type gatedAttnLayer struct {
+	attnNorm, postNorm *compute.Vector
+	attn               attention // wq projects 2 × head_dim per head: query, gate
+	kvl                int       // index among the attention layers (the KV cache's)
+	ffn                ffn
+}
+
+func bindQwen35(m *Model, t *tensors, md *meta) error {
+	hp := &m.HP
+	convLen := md.uint("ssm.conv_kernel")
+	inner := md.uint("ssm.inner_size")
+	dim := md.uint("ssm.state_size")
+	vHeads := md.uint("ssm.time_step_rank")
+	kHeads := md.uint("ssm.group_count")
+	interval := md.uintOr("full_attention_interval", 4)
+	nextn := md.uintOr("nextn_predict_layers", 0)
+	if md.err != nil {
+		return md.err
+	}
+	switch {
+	case inner != vHeads*dim:
+		return fmt.Errorf("%w: qwen35 ssm.inner_size %d is not ssm.time_step_rank %d × ssm.state_size %d", ErrUnsupported, inner, vHeads, dim)
+	case vHeads%kHeads != 0:
+		return fmt.Errorf("qwen35: ssm.time_step_rank %d is not a multiple of ssm.group_count %d", vHeads, kHeads)
+	case nextn >= hp.NLayer:
+		return fmt.Errorf("qwen35: nextn_predict_layers %d leaves no layers of %d", nextn, hp.NLayer)
+	}
+	hp.NLayer -= nextn
+	m.layers = m.layers[:hp.NLayer]
+	convDim := 2*kHeads*dim + inner
+	rec := &recurrentShape{convLen: convLen, convDim: convDim, heads: vHeads, dim: dim}
+	for i := range m.layers {
+		p := blk(i)
+		attnNorm := t.vector(p+"attn_norm.weight", hp.NEmbd)
+		postNorm := t.vector(p+"post_attention_norm.weight", hp.NEmbd)
+		mlp := &gatedMLP{}
+		mlp.bind(t, m, i)
+		if (i+1)%interval == 0 {
+			l := &gatedAttnLayer{attnNorm: attnNorm, postNorm: postNorm, kvl: hp.NKVLayer, ffn: mlp}
+			qDim := hp.NHead * hp.HeadDim
+			l.attn.wq = t.matrix(p+"attn_q.weight", hp.NEmbd, 2*qDim)
+			l.attn.wk = t.matrix(p+"attn_k.weight", hp.NEmbd, hp.KVDim())
+			l.attn.wv = t.matrix(p+"attn_v.weight", hp.NEmbd, hp.KVDim())
+			l.attn.bindRest(t, m, i, attnOpts{qkNorm: true})
+			hp.NKVLayer++
+			m.layers[i] = l
+			continue
+		}
+		l := &deltaLayer{attnNorm: attnNorm, postNorm: postNorm, rl: rec.layers, ffn: mlp}
+		rec.layers++
+		l.qkv = t.matrix(p+"attn_qkv.weight", hp.NEmbd, convDim)
+		l.gate = t.matrix(p+"attn_gate.weight", hp.NEmbd, inner)
+		l.alpha = t.matrix(p+"ssm_alpha.weight", hp.NEmbd, vHeads)
+		l.beta = t.matrix(p+"ssm_beta.weight", hp.NEmbd, vHeads)
+		l.out = t.matrix(p+"ssm_out.weight", inner, hp.NEmbd)
+		l.conv = t.vector2(p+"ssm_conv1d.weight", convLen, convDim)
+		l.norm = t.vector(p+"ssm_norm.weight", dim)
+		l.dn = compute.DeltaNet{KHeads: kHeads, VHeads: vHeads, Dim: dim, Eps: hp.Eps,
+			DtBias: t.vector(p+"ssm_dt.bias", vHeads), A: t.vector(p+"ssm_a", vHeads)}
+		m.layers[i] = l
+	}
+	if hp.NKVLayer == 0 {
+		return fmt.Errorf("%w: qwen35 model without a full-attention layer", ErrUnsupported)
+	}
+	if rec.layers > 0 {
+		m.rec = rec
+	}
+	m.ops = []string{"Recurrent"}
+	return t.err
+}
+
+// forward: x += deltanet(norm(x)); x += ffn(norm(x)).
+func (l *deltaLayer) forward(p *pass, il int, hook RoutingHook) error {
+	xb, proj, err := p.io()
+	if err != nil {
+		return err
+	}
+	p.norm(p.x, l.attnNorm, xb)
+	if err := l.mix(p, xb, proj); err != nil {
+		return err
+	}
+	return ffnBlock(p, il, xb, proj, l.postNorm, l.ffn, hook)
+}
+
+// mix is the gated DeltaNet: conv(qkv·x) → delta rule → RMSNorm per head
+// × silu(z) → ssm_out.
+func (l *deltaLayer) mix(p *pass, xb, proj compute.Tensor) error {
+	be, d := p.be, &l.dn
+	rb, ok := be.(compute.RecurrentBackend)
+	if !ok {
+		return opMissing(be, "Recurrent")
+	}
+	inner := d.VHeads * d.Dim
+	var ts [7]compute.Tensor
+	if err := p.tensors(ts[:], buf{"dn.mixed", l.qkv.Rows()}, buf{"dn.conv", l.qkv.Rows()}, buf{"dn.z", inner},
+		buf{"dn.alpha", d.VHeads}, buf{"dn.beta", d.VHeads}, buf{"dn.out", inner}, buf{"dn.gated", inner}); err != nil {
+		return err
+	}
+	mixed, conv, z, alpha, beta, out, gated := ts[0], ts[1], ts[2], ts[3], ts[4], ts[5], ts[6]
+	for _, mm := range []struct {
+		w   *compute.Weight
+		out compute.Tensor
+	}{{l.qkv, mixed}, {l.gate, z}, {l.alpha, alpha}, {l.beta, beta}} {
+		if err := be.MatMul(mm.w, xb, mm.out); err != nil {
+			return err
+		}
+	}
+	convs, ssms := p.layerStates(l.rl)
+	rb.ConvSiLU(mixed, p.b.Spans, convs, l.conv, conv)
+	rb.GatedDeltaNet(conv, alpha, beta, p.b.Spans, ssms, d, out)
+	heads := be.View(out, p.rows*d.VHeads, d.Dim)
+	be.RMSNorm(heads, l.norm, p.m.HP.Eps, heads)
+	be.SwiGLU(z, out, gated)
+	return be.MatMul(l.out, gated, proj)
+}
+
+// forward: x += gated_attn(norm(x)); x += ffn(norm(x)).
+func (l *gatedAttnLayer) forward(p *pass, il int, hook RoutingHook) error {
+	xb, proj, err := p.io()
+	if err != nil {
+		return err
+	}
+	p.norm(p.x, l.attnNorm, xb)
+	if err := l.mix(p, xb, proj); err != nil {
+		return err
+	}
+	return ffnBlock(p, il, xb, proj, l.postNorm, l.ffn, hook)
+}
+
+// mix is attention whose output is gated by sigmoid(gate) before attn_output.
+func (l *gatedAttnLayer) mix(p *pass, xb, proj compute.Tensor) error {
+	be, hp, a := p.be, &p.m.HP, &l.attn
+	rb, ok := be.(compute.RecurrentBackend)
+	if !ok {
+		return opMissing(be, "Recurrent")
+	}
+	qDim, kvDim := hp.NHead*hp.HeadDim, hp.KVDim()
+	var ts [6]compute.Tensor
+	if err := p.tensors(ts[:], buf{"ga.qg", 2 * qDim}, buf{"q", qDim}, buf{"ga.gate", qDim},
+		buf{"k", kvDim}, buf{"v", kvDim}, buf{"att", qDim}); err != nil {
+		return err
+	}
+	qg, q, gate, k, v, att := ts[0], ts[1], ts[2], ts[3], ts[4], ts[5]
+	if err := be.MatMul(a.wq, xb, qg); err != nil {
+		return err
+	}
+	rb.SplitHeads(qg, hp.NHead, hp.HeadDim, q, gate)
+	if err := be.MatMul(a.wk, xb, k); err != nil {
+		return err
+	}
+	if err := be.MatMul(a.wv, xb, v); err != nil {
+		return err
+	}
+	if err := a.attend(p, l.kvl, q, k, v, att); err != nil {
+		return err
+	}
+	rb.SigmoidMul(att, gate)
+	return be.MatMul(a.wo, att, proj)
+}
+
+// ffnBlock ends a pre-norm layer whose mixer's output proj is ready:
+// x += proj; x += ffn(norm(x)), with xb as the FFN's input buffer.
+func ffnBlock(p *pass, il int, xb, proj compute.Tensor, norm *compute.Vector, f ffn, hook RoutingHook) error {
+	if err := p.residual(proj, nil); err != nil {
+		return err
+	}
+	p.norm(p.x, norm, xb)
+	if err := f.forward(p, il, xb, proj, hook); err != nil {
+		return err
+	}
+	return p.residual(proj, nil)
+}
+
+func (l *deltaLayer) params(ps *paramSet) {
+	ps.w(l.qkv, l.gate, l.alpha, l.beta, l.out)
+	ps.v(l.attnNorm, l.postNorm, l.conv, l.norm, l.dn.DtBias, l.dn.A)
+	l.ffn.params(ps)
+}
+
+func (l *gatedAttnLayer) params(ps *paramSet) {
+	ps.v(l.attnNorm, l.postNorm)
+	l.attn.params(ps)
+	l.ffn.params(ps)
+}
+
+// shard is never called: tpReason refuses to split recurrent models.
+func (l *deltaLayer) shard(*shardSpans) (layer, error) {
+	return nil, fmt.Errorf("%w: recurrent layers are not split across ranks", ErrUnsupported)
+}
+
+func (l *gatedAttnLayer) shard(*shardSpans) (layer, error) {
+	return nil, fmt.Errorf("%w: qwen35's layers are not split across ranks", ErrUnsupported)
+}
+
+func (l *deltaLayer) ffnWidth() int     { return l.ffn.width() }
+func (l *gatedAttnLayer) ffnWidth() int { return l.ffn.width() }

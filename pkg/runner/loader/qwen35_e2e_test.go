@@ -1,0 +1,136 @@
+package loader
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/helexa/helexa/internal/fixtures"
+	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/hub"
+	"github.com/helexa/helexa/pkg/models/gguf"
+	"github.com/helexa/helexa/pkg/models/synth"
+	"github.com/helexa/helexa/pkg/runner"
+)
+
+// batchWatch is an executor that records how the scheduler drives a real
+// one: the largest batch, and every work that started a sequence past
+// position 0 (a reused prefix).
+type batchWatch struct {
+	executor.Executor
+	mu       sync.Mutex
+	maxBatch int
+	started  map[executor.SeqID]bool
+	resumed  int
+}
+
+func (b *batchWatch) Step(ctx context.Context, batch []executor.Work) ([]executor.Result, error) {
+	b.mu.Lock()
+	b.maxBatch = max(b.maxBatch, len(batch))
+	for _, w := range batch {
+		if !b.started[w.Seq] && w.Pos > 0 {
+			b.resumed++
+		}
+		b.started[w.Seq] = true
+	}
+	b.mu.Unlock()
+	return b.Executor.Step(ctx, batch)
+}
+
+// loadQwen35 writes the tiny qwen35 model and loads it through the real
+// loader, its executor watched.
+func loadQwen35(t *testing.T) (*runner.Manager, *batchWatch) {
+	t.Helper()
+	sh, err := synth.ShapeNamed("qwen35-tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := gguf.Open(fixtures.Path(t, sh.VocabFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	path := filepath.Join(t.TempDir(), "qwen35-tiny.gguf")
+	if err := synth.Write(path, synth.Options{Shape: sh, Quant: "q8_0", Vocab: v, Seed: 15}); err != nil {
+		t.Fatal(err)
+	}
+	l := &GGUFLoader{Hub: hub.New(hub.Options{CacheDir: t.TempDir(), Offline: true}), Threads: 2, ChunkSize: 16,
+		Log: slog.New(slog.DiscardHandler)}
+	m, err := l.Load(context.Background(), path, runner.LoadOptions{NumCtx: 256, NumParallel: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &batchWatch{Executor: m.Executor, started: map[executor.SeqID]bool{}}
+	m.Executor = w
+	cfg := runner.DefaultConfig()
+	cfg.NumCtx, cfg.KeepAlive, cfg.NumParallel, cfg.ChunkSize = 256, -1, 4, 16
+	mgr := runner.NewManager(cfg, modelLoader{m}, nil)
+	t.Cleanup(func() { _ = mgr.Close(context.Background()) })
+	return mgr, w
+}
+
+func greedy(prompt string, n int) runner.CompletionRequest {
+	return runner.CompletionRequest{Model: "qwen35", Prompt: prompt, AddSpecial: true,
+		Options: runner.Options{MaxTokens: n, IgnoreEOS: true}}
+}
+
+// TestQwen35ServesConcurrentStreams: a qwen35 model (recurrent DeltaNet
+// layers) serves two streams batched together while a third is cancelled
+// mid-generation; each finished stream equals its greedy output alone. A
+// second turn that extends the first reuses no prefix (a recurrent state
+// cannot resume from shared KV pages) and equals a fresh run of the same
+// prompt.
+func TestQwen35ServesConcurrentStreams(t *testing.T) {
+	prompts := []string{"Once upon a time there was a little girl", "The dog ran to the park and"}
+	const n = 40
+	mgr, w := loadQwen35(t)
+	ctx := context.Background()
+	solo := make([]output, len(prompts))
+	for i, p := range prompts {
+		if solo[i] = complete(ctx, mgr, greedy(p, n)); solo[i].err != nil || len(solo[i].tokens) != n {
+			t.Fatalf("alone %d: %v (%d tokens, finish %q, text %q)", i, solo[i].err, len(solo[i].tokens), solo[i].reason, solo[i].text)
+		}
+	}
+	got := make([]output, len(prompts))
+	var wg sync.WaitGroup
+	for i, p := range prompts {
+		wg.Go(func() { got[i] = complete(ctx, mgr, greedy(p, n)) })
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	var third output
+	wg.Go(func() {
+		third.res, third.err = mgr.Complete(cctx, greedy("A cat sat on the mat", n), func(d runner.Delta) error {
+			third.tokens = append(third.tokens, d.Tokens[0].ID)
+			if len(third.tokens) == 5 {
+				cancel()
+			}
+			return nil
+		})
+	})
+	wg.Wait()
+	cancel()
+	for i := range prompts {
+		if got[i].err != nil || !slices.Equal(got[i].tokens, solo[i].tokens) {
+			t.Errorf("stream %d: %v, tokens %v; alone %v", i, got[i].err, got[i].tokens, solo[i].tokens)
+		}
+	}
+	if third.err == nil && third.res.FinishReason != "cancelled" || len(third.tokens) >= n {
+		t.Errorf("cancelled stream: %v, finish %q after %d tokens", third.err, third.res.FinishReason, len(third.tokens))
+	}
+	if w.maxBatch < 2 {
+		t.Errorf("largest batch %d: the streams were not batched", w.maxBatch)
+	}
+
+	second := prompts[0] + solo[0].text + " The end."
+	turn := complete(ctx, mgr, greedy(second, 8))
+	if turn.err != nil || turn.res.Usage.CachedTokens != 0 || w.resumed != 0 {
+		t.Fatalf("second turn: %v, %d cached tokens, %d sequences resumed past position 0", turn.err, turn.res.Usage.CachedTokens, w.resumed)
+	}
+	fresh, _ := loadQwen35(t)
+	if again := complete(ctx, fresh, greedy(second, 8)); !slices.Equal(again.tokens, turn.tokens) {
+		t.Errorf("second turn %v, on a fresh model %v", turn.tokens, again.tokens)
+	}
+}
