@@ -381,7 +381,7 @@ func (s *scheduler) checkLazyKV(reserve int) error {
 	if mem.KVBytes >= full {
 		return nil // the pool is preallocated
 	}
-	want := int64(s.pool.used()+s.pool.reserved+reserve)*s.info.BlockBytes - mem.KVBytes
+	want := int64(s.pool.used()+s.pool.reserved+reserve)*s.info.BlockBytes + s.info.StateBytes - mem.KVBytes
 	if want <= mem.FreeBytes {
 		return nil
 	}
