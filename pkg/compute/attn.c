@@ -172,6 +172,35 @@ HX_AVX512 static void hx_swiglu_simd(const float *gate, const float *up, float *
 }
 
 void hx_swiglu(const float *gate, const float *up, float *out, int n) { hx_swiglu_simd(gate, up, out, n); }
+
+HX_AVX512 static void hx_conv_silu_simd(const float *x, const float *st, const float *wt, float *out, int ch, int k, int n, int c0, int c1) {
+	const __m512 one = _mm512_set1_ps(1.0f), sign = _mm512_set1_ps(-0.0f);
+	for (int t = 0; t < n; t++) {
+		int c = c0;
+		for (; c + 16 <= c1; c += 16) {
+			__m512 sum = _mm512_setzero_ps();
+			for (int j = 0; j < k; j++) {
+				int src = t - (k - 1) + j;
+				const float *in = src < 0 ? st + (long)(k - 1 + src) * ch : x + (long)src * ch;
+				sum = _mm512_fmadd_ps(_mm512_loadu_ps(in + c), _mm512_loadu_ps(wt + (long)j * ch + c), sum);
+			}
+			__m512 e = hx_exp512(_mm512_xor_ps(sum, sign));
+			_mm512_storeu_ps(out + (long)t * ch + c, _mm512_div_ps(sum, _mm512_add_ps(one, e)));
+		}
+		for (; c < c1; c++) {
+			float sum = 0;
+			for (int j = 0; j < k; j++) {
+				int src = t - (k - 1) + j;
+				sum += (src < 0 ? st[(long)(k - 1 + src) * ch + c] : x[(long)src * ch + c]) * wt[(long)j * ch + c];
+			}
+			out[(long)t * ch + c] = sum / (1 + expf(-sum));
+		}
+	}
+}
+
+void hx_conv_silu(const float *x, const float *st, const float *wt, float *out, int ch, int k, int n, int c0, int c1) {
+	hx_conv_silu_simd(x, st, wt, out, ch, k, n, c0, c1);
+}
 #else
 int hx_attn_simd(void) { return 0; }
 void hx_attend(const float *q, float *out, int g, int d, const float *kl, const float *vl,
@@ -180,4 +209,7 @@ void hx_attend(const float *q, float *out, int g, int d, const float *kl, const 
 	(void)n; (void)scale; (void)scores;
 }
 void hx_swiglu(const float *gate, const float *up, float *out, int n) { (void)gate; (void)up; (void)out; (void)n; }
+void hx_conv_silu(const float *x, const float *st, const float *wt, float *out, int ch, int k, int n, int c0, int c1) {
+	(void)x; (void)st; (void)wt; (void)out; (void)ch; (void)k; (void)n; (void)c0; (void)c1;
+}
 #endif

@@ -32,3 +32,10 @@ func attendGroup(kv *KVCache, layer int, blocks []int32, kvh, g, d, n int, scale
 func swigluVec(gate, up, out []float32) {
 	C.hx_swiglu((*C.float)(unsafe.Pointer(&gate[0])), (*C.float)(unsafe.Pointer(&up[0])), (*C.float)(unsafe.Pointer(&out[0])), C.int(len(out)))
 }
+
+// convSiLUVec is convRange with the C vector kernel; wt holds the taps
+// channel-minor (k rows of ch).
+func convSiLUVec(x, st, wt, out []float32, ch, k, lo, hi int) {
+	C.hx_conv_silu((*C.float)(unsafe.Pointer(&x[0])), (*C.float)(unsafe.Pointer(&st[0])), (*C.float)(unsafe.Pointer(&wt[0])),
+		(*C.float)(unsafe.Pointer(&out[0])), C.int(ch), C.int(k), C.int(len(x)/ch), C.int(lo), C.int(hi))
+}

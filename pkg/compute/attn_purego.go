@@ -10,3 +10,14 @@ func attendGroup(*KVCache, int, []int32, int, int, int, int, float32, []float32,
 }
 
 func swigluVec([]float32, []float32, []float32) { panic("compute: vector SwiGLU without cgo") }
+
+// vectorDelta is false without cgo: the delta rule runs the Go kernel.
+func vectorDelta(int) bool { return false }
+
+func deltaRowsVec([]float32, int, int, int, int, []float32, []float32, []float32, int, []float32, []float32, []float32, int, float32) {
+	panic("compute: vector delta rule without cgo")
+}
+
+func convSiLUVec([]float32, []float32, []float32, []float32, int, int, int, int) {
+	panic("compute: vector convolution without cgo")
+}

@@ -14,9 +14,10 @@ import (
 // product type (as ggml-cpu does) before each matmul.
 type CPU struct {
 	pool    *pool
-	xq      []byte  // quantized activations, reused between matmuls
-	reducer Reducer // tensor-parallel sums (nil on one rank)
-	vec     bool    // attention and SwiGLU run the C vector kernels
+	xq      []byte    // quantized activations, reused between matmuls
+	reducer Reducer   // tensor-parallel sums (nil on one rank)
+	vec     bool      // attention and SwiGLU run the C vector kernels
+	convT   []float32 // convolution taps, transposed for the vector kernel
 }
 
 // NewCPU returns a CPU backend using threads workers (all cores when

@@ -22,8 +22,8 @@ type DeltaNet struct {
 // RecurrentBackend is a backend with the operations of recurrent
 // (linear-attention) layers: an optional extension of Backend. A
 // recurrent layer keeps, per sequence, state tensors the caller allocates
-// with NewTensor and zeroes with Write; span i of a batch reads and
-// updates states[i].
+// with NewTensor and clears with Zero; span i of a batch reads and updates
+// states[i].
 type RecurrentBackend interface {
 	// ConvSiLU runs a causal depthwise convolution of kernel width K over
 	// each span's rows of x (n × C) and applies SiLU, writing out (n × C).
@@ -43,6 +43,8 @@ type RecurrentBackend interface {
 	SplitHeads(src Tensor, heads, a int, dstA, dstB Tensor)
 	// SigmoidMul writes x[i] *= sigmoid(gate[i]).
 	SigmoidMul(x, gate Tensor)
+	// Zero sets every value of t to 0 (a state's reset).
+	Zero(t Tensor)
 }
 
 var _ RecurrentBackend = (*CPU)(nil)
@@ -55,13 +57,26 @@ func (c *CPU) ConvSiLU(xT Tensor, spans []SeqSpan, states []Tensor, w *Vector, o
 		panic(fmt.Sprintf("compute: ConvSiLU of %d channels with %d taps and %d states for %d spans", ch, len(w.Data), len(states), len(spans)))
 	}
 	k := len(w.Data) / ch
+	var wt []float32 // the taps channel-minor, for the vector kernel
+	if c.vec && k > 1 {
+		wt = growF32(&c.convT, ch*k)
+		for cc := 0; cc < ch; cc++ {
+			for j := 0; j < k; j++ {
+				wt[j*ch+cc] = w.Data[cc*k+j]
+			}
+		}
+	}
 	for i, sp := range spans {
 		st := host(states[i])
 		if len(st) != (k-1)*ch {
 			panic(fmt.Sprintf("compute: ConvSiLU state of %d values, want %d", len(st), (k-1)*ch))
 		}
 		xs, os := x[sp.Row*ch:(sp.Row+sp.N)*ch], out[sp.Row*ch:(sp.Row+sp.N)*ch]
-		c.pool.parallelFor(ch, grain(sp.N*k), func(lo, hi int) {
+		c.pool.parallelFor(ch, max(16, grain(sp.N*k)), func(lo, hi int) {
+			if c.vec && k > 1 {
+				convSiLUVec(xs, st, wt, os, ch, k, lo, hi)
+				return
+			}
 			convRange(xs, st, w.Data, os, ch, k, lo, hi)
 		})
 		shiftState(st, xs, ch, k-1)
@@ -113,64 +128,81 @@ func softplus(x float32) float32 {
 	return float32(math.Log(1 + math.Exp(float64(x))))
 }
 
-// GatedDeltaNet implements RecurrentBackend.
+// GatedDeltaNet implements RecurrentBackend. Each state row depends only
+// on its own past, so the work is cut into blocks of rows of one head of
+// one span, each advanced over all the span's tokens at once.
 func (c *CPU) GatedDeltaNet(qkvT, alphaT, betaT Tensor, spans []SeqSpan, states []Tensor, d *DeltaNet, outT Tensor) {
 	qkv, alpha, beta, out := host(qkvT), host(alphaT), host(betaT), host(outT)
 	dim, kh, vh := d.Dim, d.KHeads, d.VHeads
-	width := (2*kh + vh) * dim
+	width, rows := (2*kh+vh)*dim, qkvT.Rows()
 	if qkvT.Cols() != width || outT.Cols() != vh*dim || alphaT.Cols() != vh || betaT.Cols() != vh || len(states) != len(spans) {
 		panic(fmt.Sprintf("compute: GatedDeltaNet shapes qkv %d, alpha %d, beta %d, out %d, %d states for %d spans (heads %d/%d × %d)",
 			qkvT.Cols(), alphaT.Cols(), betaT.Cols(), outT.Cols(), len(states), len(spans), kh, vh, dim))
 	}
-	rows := qkvT.Rows()
+	for i := range states {
+		if n := len(host(states[i])); n != vh*dim*dim {
+			panic(fmt.Sprintf("compute: GatedDeltaNet state of %d values, want %d", n, vh*dim*dim))
+		}
+	}
 	c.pool.parallelFor(rows*2*kh, grain(dim), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			r, h := i/(2*kh), i%(2*kh)
 			l2Normalise(qkv[r*width+h*dim:r*width+(h+1)*dim], d.Eps)
 		}
 	})
-	c.pool.parallelFor(len(spans)*vh, 1, func(lo, hi int) {
-		delta := make([]float32, dim)
-		for i := lo; i < hi; i++ {
-			sp, h := spans[i/vh], i%vh
-			st := host(states[i/vh])
-			if len(st) != vh*dim*dim {
-				panic(fmt.Sprintf("compute: GatedDeltaNet state of %d values, want %d", len(st), vh*dim*dim))
-			}
-			s := st[h*dim*dim : (h+1)*dim*dim]
-			for r := sp.Row; r < sp.Row+sp.N; r++ {
-				row := qkv[r*width : (r+1)*width]
-				q := row[(h%kh)*dim : (h%kh+1)*dim]
-				k := row[(kh+h%kh)*dim : (kh+h%kh+1)*dim]
-				v := row[(2*kh+h)*dim : (2*kh+h+1)*dim]
-				decay := float32(math.Exp(float64(softplus(alpha[r*vh+h]+d.DtBias.Data[h]) * d.A.Data[h])))
-				deltaStep(s, q, k, v, decay, sigmoid(beta[r*vh+h]), delta, out[r*vh*dim+h*dim:r*vh*dim+(h+1)*dim])
+	// decay and beta of every token, head after head
+	decay, bet := make([]float32, rows*vh), make([]float32, rows*vh)
+	for r := 0; r < rows; r++ {
+		for h := 0; h < vh; h++ {
+			decay[h*rows+r] = float32(math.Exp(float64(softplus(alpha[r*vh+h]+d.DtBias.Data[h]) * d.A.Data[h])))
+			bet[h*rows+r] = sigmoid(beta[r*vh+h])
+		}
+	}
+	const block = 16
+	nb := (dim + block - 1) / block
+	vec := c.vec && vectorDelta(dim)
+	scale := 1 / float32(math.Sqrt(float64(dim)))
+	c.pool.parallelFor(len(spans)*vh*nb, 1, func(lo, hi int) {
+		for it := lo; it < hi; it++ {
+			si, h, b := it/(vh*nb), it/nb%vh, it%nb
+			sp := spans[si]
+			s := host(states[si])[h*dim*dim : (h+1)*dim*dim]
+			j0, j1 := b*block, min(dim, (b+1)*block)
+			base := sp.Row * width
+			q, k, v := qkv[base+(h%kh)*dim:], qkv[base+(kh+h%kh)*dim:], qkv[base+(2*kh+h)*dim:]
+			dec, bt := decay[h*rows+sp.Row:h*rows+sp.Row+sp.N], bet[h*rows+sp.Row:h*rows+sp.Row+sp.N]
+			o := out[sp.Row*vh*dim+h*dim:]
+			if vec {
+				deltaRowsVec(s, dim, j0, j1, sp.N, q, k, v, width, dec, bt, o, vh*dim, scale)
+			} else {
+				deltaRows(s, dim, j0, j1, sp.N, q, k, v, width, dec, bt, o, vh*dim, scale)
 			}
 		}
 	})
 }
 
-// deltaStep advances one head's state by one token and writes its output.
-func deltaStep(s, q, k, v []float32, decay, beta float32, delta, out []float32) {
-	dim := len(q)
-	scale := 1 / float32(math.Sqrt(float64(dim)))
-	for j := 0; j < dim; j++ {
+// deltaRows advances rows [j0, j1) of one head's state s over n tokens
+// (the portable kernel, oracle of the vector one): token t reads q and k
+// at t·stride, v[t·stride+j], decay[t] and beta[t] and writes
+// out[t·ostride+j].
+func deltaRows(s []float32, dim, j0, j1, n int, q, k, v []float32, stride int, decay, beta, out []float32, ostride int, scale float32) {
+	for j := j0; j < j1; j++ {
 		row := s[j*dim : (j+1)*dim]
-		var sk float32
-		for i := range row {
-			row[i] *= decay
-			sk += row[i] * k[i]
+		for t := 0; t < n; t++ {
+			qt, kt := q[t*stride:t*stride+dim], k[t*stride:t*stride+dim]
+			var sk float32
+			for i := range row {
+				row[i] *= decay[t]
+				sk += row[i] * kt[i]
+			}
+			dj := (v[t*stride+j] - sk) * beta[t]
+			var o float32
+			for i := range row {
+				row[i] += dj * kt[i]
+				o += row[i] * qt[i]
+			}
+			out[t*ostride+j] = o * scale
 		}
-		delta[j] = (v[j] - sk) * beta
-	}
-	for j := 0; j < dim; j++ {
-		row, dj := s[j*dim:(j+1)*dim], delta[j]
-		var o float32
-		for i := range row {
-			row[i] += dj * k[i]
-			o += row[i] * q[i]
-		}
-		out[j] = o * scale
 	}
 }
 
@@ -214,4 +246,15 @@ func (c *CPU) SigmoidMul(xT, gateT Tensor) {
 			x[i] *= sigmoid(g[i])
 		}
 	})
+}
+
+// Zero implements RecurrentBackend.
+func (c *CPU) Zero(t Tensor) { clear(host(t)) }
+
+// growF32 returns (*buf)[:n], growing the buffer when needed.
+func growF32(buf *[]float32, n int) []float32 {
+	if cap(*buf) < n {
+		*buf = make([]float32, n)
+	}
+	return (*buf)[:n]
 }

@@ -1,6 +1,7 @@
 package compute
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -65,10 +66,20 @@ func randVals(rng *rand.Rand, n int, std float64) []float32 {
 	return v
 }
 
-// TestGatedDeltaNet checks the CPU kernel against the definition, with the
-// tokens fed in one span, in pieces across calls (the state carries) and
-// with two sequences in one batch.
+// TestGatedDeltaNet checks the CPU kernels (the Go one and, where the CPU
+// has it, the vector one) against the definition, with the tokens fed in
+// one span and in pieces across calls (the state carries).
 func TestGatedDeltaNet(t *testing.T) {
+	for _, vec := range []bool{false, true} {
+		if vec && !(vectorAttention() && vectorDelta(16)) {
+			t.Log("no vector delta kernel on this CPU")
+			continue
+		}
+		testGatedDeltaNet(t, vec)
+	}
+}
+
+func testGatedDeltaNet(t *testing.T, vec bool) {
 	for _, tc := range []struct {
 		name              string
 		kh, vh, dim, rows int
@@ -78,11 +89,14 @@ func TestGatedDeltaNet(t *testing.T) {
 		{"pieces", 2, 4, 16, 9, []int{4, 1, 4}},
 		{"equal heads", 3, 3, 8, 5, []int{2, 3}},
 		{"one token", 1, 2, 32, 1, []int{1}},
+		{"wide heads", 2, 6, 128, 70, []int{64, 6}},
+		{"wider than a block", 1, 1, 48, 3, []int{3}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/vector=%v", tc.name, vec), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			c := NewCPU(2)
 			defer c.Close()
+			c.vec = vec
 			d := &DeltaNet{KHeads: tc.kh, VHeads: tc.vh, Dim: tc.dim, Eps: 1e-6,
 				DtBias: &Vector{Data: randVals(rng, tc.vh, 1)}, A: &Vector{Data: randVals(rng, tc.vh, 1)}}
 			for i := range d.A.Data {
@@ -175,13 +189,26 @@ func TestGatedDeltaNetTwoSequences(t *testing.T) {
 	}
 }
 
-// TestConvSiLU checks the convolution against its definition, fed whole
-// and in pieces.
+// TestConvSiLU checks the convolution (the Go kernel and, where the CPU
+// has it, the vector one) against its definition, fed whole and in pieces.
 func TestConvSiLU(t *testing.T) {
+	for _, vec := range []bool{false, true} {
+		if vec && !vectorAttention() {
+			t.Log("no vector kernels on this CPU")
+			continue
+		}
+		for _, ch := range []int{6, 40} {
+			t.Run(fmt.Sprintf("channels=%d/vector=%v", ch, vec), func(t *testing.T) { testConvSiLU(t, ch, vec) })
+		}
+	}
+}
+
+func testConvSiLU(t *testing.T, ch int, vec bool) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	c := NewCPU(2)
 	defer c.Close()
-	const ch, k, rows = 6, 4, 7
+	c.vec = vec
+	const k, rows = 4, 7
 	x := randVals(rng, rows*ch, 1)
 	w := &Vector{Data: randVals(rng, ch*k, 1)}
 	want := make([]float64, rows*ch)

@@ -64,11 +64,13 @@ func (m *Model) NewState(be compute.Backend) (*State, error) {
 
 // Reset zeroes the state, for a sequence that starts again at position 0.
 func (s *State) Reset(be compute.Backend) error {
+	rb, ok := be.(compute.RecurrentBackend)
+	if !ok {
+		return opMissing(be, "Recurrent")
+	}
 	for _, ts := range [][]compute.Tensor{s.conv, s.ssm} {
 		for _, t := range ts {
-			if err := be.Write(t, make([]float32, t.Rows()*t.Cols())); err != nil {
-				return fmt.Errorf("recurrent state: %w", err)
-			}
+			rb.Zero(t)
 		}
 	}
 	s.Pos = 0
