@@ -41,7 +41,8 @@ type RecurrentBackend interface {
 	// the first a values of each group (dstA, heads·a wide) and the other
 	// b (dstB).
 	SplitHeads(src Tensor, heads, a int, dstA, dstB Tensor)
-	// SigmoidMul writes x[i] *= sigmoid(gate[i]).
+	// SigmoidMul multiplies x by sigmoid(gate): element by element, or,
+	// when gate has one column, each row of x by its row's gate.
 	SigmoidMul(x, gate Tensor)
 	// Zero sets every value of t to 0 (a state's reset).
 	Zero(t Tensor)
@@ -238,8 +239,18 @@ func (c *CPU) SplitHeads(srcT Tensor, heads, a int, dstAT, dstBT Tensor) {
 // SigmoidMul implements RecurrentBackend.
 func (c *CPU) SigmoidMul(xT, gateT Tensor) {
 	x, g := host(xT), host(gateT)
-	if len(x) != len(g) {
-		panic(fmt.Sprintf("compute: SigmoidMul of %d and %d values", len(x), len(g)))
+	if gateT.Rows() != xT.Rows() || (gateT.Cols() != xT.Cols() && gateT.Cols() != 1) {
+		panic(fmt.Sprintf("compute: SigmoidMul of %d × %d by %d × %d", xT.Rows(), xT.Cols(), gateT.Rows(), gateT.Cols()))
+	}
+	if gateT.Cols() == 1 && xT.Cols() != 1 {
+		n := xT.Cols()
+		for r, gv := range g {
+			s := sigmoid(gv)
+			for i := r * n; i < (r+1)*n; i++ {
+				x[i] *= s
+			}
+		}
+		return
 	}
 	c.pool.parallelFor(len(x), grain(1), func(lo, hi int) {
 		for i := lo; i < hi; i++ {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/helexa/helexa/internal/fixtures"
@@ -41,6 +42,9 @@ var familyReferences = []struct {
 	{"qwen35-tiny", "f32", tolF32},
 	{"qwen35-tiny", "q8_0", tolQuant},
 	{"qwen35-tiny", "q4_k_m", tolQuant},
+	{"qwen35moe-tiny", "f32", tolF32},
+	{"qwen35moe-tiny", "q8_0", tolQuant},
+	{"qwen35moe-tiny", "q4_k_m", tolQuant},
 }
 
 // writeFamilyModel regenerates a tiny family model, failing unless its
@@ -88,7 +92,7 @@ func TestFamilyReference(t *testing.T) {
 // split over two rank processes, for the F32 and Q8_0 models.
 func TestFamilyReferenceTensorParallel(t *testing.T) {
 	for _, fr := range familyReferences {
-		if fr.quant == "q4_k_m" || fr.shape == "qwen35-tiny" { // recurrent models are not split (TestQwen35Layers)
+		if fr.quant == "q4_k_m" || strings.HasPrefix(fr.shape, "qwen35") { // recurrent models are not split (TestQwen35Layers)
 			continue
 		}
 		name := fr.shape + "-" + fr.quant

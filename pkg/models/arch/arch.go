@@ -12,8 +12,9 @@
 //     YaRN RoPE scaling and attention temperature tuning.
 //   - gemma3 (gemma3.go): Gemma 3 text, with scaled embeddings, GeGLU,
 //     post-norms, q/k norms and interleaved sliding-window layers.
-//   - qwen35 (qwen35.go): Qwen3.5 / Qwen3.6 text, gated DeltaNet layers
-//     (a recurrent state per sequence) interleaved with gated attention.
+//   - qwen35, qwen35moe (qwen35.go): Qwen3.5 / Qwen3.6 text, gated DeltaNet
+//     layers (a recurrent state per sequence) interleaved with gated
+//     attention; the MoE sibling adds a gated shared expert.
 //
 // A family file holds its hyperparameters, its tensor binding and its layer
 // forward pass, built from the blocks written once in blocks.go (attention,
@@ -57,7 +58,7 @@ type family struct {
 // families is the table of supported architectures, keyed by GGUF
 // general.architecture and, for Hugging Face checkpoints, by config.json
 // architectures and model_type.
-var families = []*family{llamaFamily, qwen2Family, qwen3Family, qwen3moeFamily, phi3Family, mistral3Family, gemma3Family, qwen35Family}
+var families = []*family{llamaFamily, qwen2Family, qwen3Family, qwen3moeFamily, phi3Family, mistral3Family, gemma3Family, qwen35Family, qwen35moeFamily}
 
 func familyOf(name string) *family {
 	for _, f := range families {

@@ -123,3 +123,25 @@ func TestQwen35Layers(t *testing.T) {
 		t.Errorf("tp sizes %v", m.TPSizes(8))
 	}
 }
+
+// TestQwen35MoEFFN: qwen35moe layers run routed experts beside a shared
+// expert gated by a one-row matmul.
+func TestQwen35MoEFFN(t *testing.T) {
+	m := loadTiny(t, archtest.Config{Arch: "qwen35moe"})
+	for i, l := range m.layers {
+		var f ffn
+		switch l := l.(type) {
+		case *deltaLayer:
+			f = l.ffn
+		case *gatedAttnLayer:
+			f = l.ffn
+		}
+		s, ok := f.(*sharedMoE)
+		if !ok || s.gate.Rows() != 1 || s.gate.Cols() != 64 || s.shared.down == nil || s.gateExps == nil || m.HP.NExpert != 4 {
+			t.Fatalf("layer %d: ffn %T", i, f)
+		}
+	}
+	if !slices.Equal(m.TPSizes(8), []int{1}) {
+		t.Errorf("tp sizes %v", m.TPSizes(8))
+	}
+}

@@ -194,3 +194,60 @@ func (b *moe) runExpert(p *pass, e int, x, slots compute.Tensor) error {
 	be.ScaleRowsTo(o, to, scale, slots)
 	return nil
 }
+
+// sharedMoE is routed experts plus a shared expert whose output is scaled,
+// row by row, by sigmoid(gate · x) (qwen35moe, Qwen3-Next).
+type sharedMoE struct {
+	moe
+	shared gatedMLP
+	gate   *compute.Weight // ffn_gate_inp_shexp: one row
+}
+
+// bind looks up layer i's experts, shared expert and its gate.
+func (f *sharedMoE) bind(t *tensors, m *Model, i int) {
+	hp := &m.HP
+	p := blk(i)
+	f.moe.bind(t, m, i)
+	f.gate = t.rowWeight(p+"ffn_gate_inp_shexp.weight", hp.NEmbd)
+	f.shared.gate = t.matrix(p+"ffn_gate_shexp.weight", hp.NEmbd, -1)
+	if f.shared.gate != nil {
+		nff := f.shared.gate.Rows()
+		f.shared.up = t.matrix(p+"ffn_up_shexp.weight", hp.NEmbd, nff)
+		f.shared.down = t.matrix(p+"ffn_down_shexp.weight", nff, hp.NEmbd)
+	}
+}
+
+func (f *sharedMoE) params(ps *paramSet) {
+	f.moe.params(ps)
+	f.shared.params(ps)
+	ps.w(f.gate)
+}
+
+// forward: out = experts(x) + sigmoid(gate·x) · shared(x).
+func (f *sharedMoE) forward(p *pass, il int, x, out compute.Tensor, hook RoutingHook) error {
+	if err := f.moe.forward(p, il, x, out, hook); err != nil {
+		return err
+	}
+	rb, ok := p.be.(compute.RecurrentBackend)
+	if !ok {
+		return opMissing(p.be, "Recurrent")
+	}
+	var ts [2]compute.Tensor
+	if err := p.tensors(ts[:], buf{"shexp.out", out.Cols()}, buf{"shexp.gate", 1}); err != nil {
+		return err
+	}
+	sh, g := ts[0], ts[1]
+	if err := f.shared.forward(p, il, x, sh, nil); err != nil {
+		return err
+	}
+	if err := p.be.MatMul(f.gate, x, g); err != nil {
+		return err
+	}
+	rb.SigmoidMul(sh, g)
+	p.be.Add(out, sh)
+	return nil
+}
+
+func (f *sharedMoE) shardFFN(*shardSpans) (ffn, error) {
+	return nil, fmt.Errorf("%w: a shared-expert MoE is not split across ranks", ErrUnsupported)
+}

@@ -22,7 +22,30 @@ import (
 var qwen35Family = &family{
 	name: "qwen35",
 	rope: compute.RopeNeox,
-	bind: bindQwen35,
+	bind: bindQwen35(func(t *tensors, m *Model, i int) ffn {
+		mlp := &gatedMLP{}
+		mlp.bind(t, m, i)
+		return mlp
+	}),
+}
+
+// qwen35moe: Qwen3.5 / Qwen3.6 MoE text models (src/models/qwen35moe.cpp),
+// the qwen35 layers with routed experts (softmax router, top-k weights
+// renormalised) plus a shared expert whose output is scaled by
+// sigmoid(ffn_gate_inp_shexp · x).
+var qwen35moeFamily = &family{
+	name: "qwen35moe",
+	rope: compute.RopeNeox,
+	readGGUF: func(m *Model, md *meta) error {
+		m.HP.NExpert = md.uint("expert_count")
+		m.HP.NExpertUse = md.uint("expert_used_count")
+		return md.err
+	},
+	bind: bindQwen35(func(t *tensors, m *Model, i int) ffn {
+		f := &sharedMoE{}
+		f.bind(t, m, i)
+		return f
+	}),
 }
 
 // deltaLayer is a qwen35 layer whose mixer is a gated DeltaNet.
@@ -44,7 +67,12 @@ type gatedAttnLayer struct {
 	ffn                ffn
 }
 
-func bindQwen35(m *Model, t *tensors, md *meta) error {
+// bindQwen35 binds qwen35 layers whose FFN ffnOf binds.
+func bindQwen35(ffnOf func(t *tensors, m *Model, i int) ffn) func(m *Model, t *tensors, md *meta) error {
+	return func(m *Model, t *tensors, md *meta) error { return bindQwen35Layers(m, t, md, ffnOf) }
+}
+
+func bindQwen35Layers(m *Model, t *tensors, md *meta, ffnOf func(t *tensors, m *Model, i int) ffn) error {
 	hp := &m.HP
 	convLen := md.uint("ssm.conv_kernel")
 	inner := md.uint("ssm.inner_size")
@@ -58,11 +86,11 @@ func bindQwen35(m *Model, t *tensors, md *meta) error {
 	}
 	switch {
 	case inner != vHeads*dim:
-		return fmt.Errorf("%w: qwen35 ssm.inner_size %d is not ssm.time_step_rank %d × ssm.state_size %d", ErrUnsupported, inner, vHeads, dim)
+		return fmt.Errorf("%w: %s ssm.inner_size %d is not ssm.time_step_rank %d × ssm.state_size %d", ErrUnsupported, m.Arch, inner, vHeads, dim)
 	case vHeads%kHeads != 0:
-		return fmt.Errorf("qwen35: ssm.time_step_rank %d is not a multiple of ssm.group_count %d", vHeads, kHeads)
+		return fmt.Errorf("%s: ssm.time_step_rank %d is not a multiple of ssm.group_count %d", m.Arch, vHeads, kHeads)
 	case nextn >= hp.NLayer:
-		return fmt.Errorf("qwen35: nextn_predict_layers %d leaves no layers of %d", nextn, hp.NLayer)
+		return fmt.Errorf("%s: nextn_predict_layers %d leaves no layers of %d", m.Arch, nextn, hp.NLayer)
 	}
 	hp.NLayer -= nextn
 	m.layers = m.layers[:hp.NLayer]
@@ -72,8 +100,7 @@ func bindQwen35(m *Model, t *tensors, md *meta) error {
 		p := blk(i)
 		attnNorm := t.vector(p+"attn_norm.weight", hp.NEmbd)
 		postNorm := t.vector(p+"post_attention_norm.weight", hp.NEmbd)
-		mlp := &gatedMLP{}
-		mlp.bind(t, m, i)
+		mlp := ffnOf(t, m, i)
 		if (i+1)%interval == 0 {
 			l := &gatedAttnLayer{attnNorm: attnNorm, postNorm: postNorm, kvl: hp.NKVLayer, ffn: mlp}
 			qDim := hp.NHead * hp.HeadDim
@@ -99,7 +126,7 @@ func bindQwen35(m *Model, t *tensors, md *meta) error {
 		m.layers[i] = l
 	}
 	if hp.NKVLayer == 0 {
-		return fmt.Errorf("%w: qwen35 model without a full-attention layer", ErrUnsupported)
+		return fmt.Errorf("%w: %s model without a full-attention layer", ErrUnsupported, m.Arch)
 	}
 	if rec.layers > 0 {
 		m.rec = rec
@@ -228,7 +255,7 @@ func (l *deltaLayer) shard(*shardSpans) (layer, error) {
 }
 
 func (l *gatedAttnLayer) shard(*shardSpans) (layer, error) {
-	return nil, fmt.Errorf("%w: qwen35's layers are not split across ranks", ErrUnsupported)
+	return nil, fmt.Errorf("%w: the layers of a recurrent model are not split across ranks", ErrUnsupported)
 }
 
 func (l *deltaLayer) ffnWidth() int     { return l.ffn.width() }

@@ -128,6 +128,21 @@ func (t *tensors) experts(name string, cols, rows, n int) *compute.Weight {
 	return t.weight(t.get(name, cols, rows, n))
 }
 
+// rowWeight is a 1-D tensor of n values seen as a weight of one row (a
+// gate computed by a matmul).
+func (t *tensors) rowWeight(name string, n int) *compute.Weight {
+	ti := t.get(name, n)
+	if ti == nil {
+		return nil
+	}
+	w, err := compute.NewWeight(ti.Name, ti.Type, []int{n, 1}, t.f.TensorData(ti))
+	if err != nil {
+		t.err = fmt.Errorf("%w: %w", ErrUnsupported, err)
+		return nil
+	}
+	return w
+}
+
 // vector converts a 1-D tensor (a norm weight or bias) to F32.
 func (t *tensors) vector(name string, n int) *compute.Vector {
 	return t.toF32(t.get(name, n), n)

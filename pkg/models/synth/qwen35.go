@@ -33,9 +33,11 @@ func deltaMetadata(w *gguf.Writer, s Shape) {
 	w.SetInt32s(a+".rope.dimension_sections", []int32{int32(s0), int32(s1), int32(pairs - s0 - s1), 0})
 }
 
-// qwen35Layer writes layer i of a qwen35 shape: gated attention (attn_q
-// projects a query and a gate per head) every Interval-th layer, a gated
-// DeltaNet otherwise; post_attention_norm is the FFN's pre-norm.
+// qwen35Layer writes layer i of a qwen35 or qwen35moe shape: gated
+// attention (attn_q projects a query and a gate per head) every
+// Interval-th layer, a gated DeltaNet otherwise; post_attention_norm is the
+// FFN's pre-norm; the FFN is dense, or routed experts with a gated shared
+// expert.
 func (b *builder) qwen35Layer(i, vocab int) {
 	s, d := b.s, b.s.Delta
 	p := fmt.Sprintf("blk.%d.", i)
@@ -71,9 +73,22 @@ func (b *builder) qwen35Layer(i, vocab int) {
 		b.matrix(p+"ssm_out.weight", "o", i, 0, inner, s.Embd)
 	}
 	b.norm(p+"post_attention_norm.weight", s.Embd)
-	b.matrix(p+"ffn_gate.weight", "", i, 0, s.Embd, s.FF)
-	b.matrix(p+"ffn_up.weight", "", i, 0, s.Embd, s.FF)
-	b.matrix(p+"ffn_down.weight", "down", i, 0, s.FF, s.Embd)
+	if s.Experts == 0 {
+		b.matrix(p+"ffn_gate.weight", "", i, 0, s.Embd, s.FF)
+		b.matrix(p+"ffn_up.weight", "", i, 0, s.Embd, s.FF)
+		b.matrix(p+"ffn_down.weight", "down", i, 0, s.FF, s.Embd)
+		return
+	}
+	// a decisive router (logits spread over a few units), so that rounding
+	// rarely swaps the last chosen expert with the next one
+	b.put(p+"ffn_gate_inp.weight", dtype.F32, []int{s.Embd, s.Experts}, b.values(4/math.Sqrt(float64(s.Embd)), 1, s.Embd*s.Experts))
+	b.matrix(p+"ffn_gate_exps.weight", "", i, 0, s.Embd, s.ExpertFF, s.Experts)
+	b.matrix(p+"ffn_up_exps.weight", "", i, 0, s.Embd, s.ExpertFF, s.Experts)
+	b.matrix(p+"ffn_down_exps.weight", "down", i, 0, s.ExpertFF, s.Embd, s.Experts)
+	b.put(p+"ffn_gate_inp_shexp.weight", dtype.F32, []int{s.Embd}, b.values(0, s.Embd, s.Embd))
+	b.matrix(p+"ffn_gate_shexp.weight", "", i, 0, s.Embd, s.SharedFF)
+	b.matrix(p+"ffn_up_shexp.weight", "", i, 0, s.Embd, s.SharedFF)
+	b.matrix(p+"ffn_down_shexp.weight", "down", i, 0, s.SharedFF, s.Embd)
 }
 
 // nearCopy sets dst to src plus a little noise. A random model whose keys

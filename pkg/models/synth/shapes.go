@@ -34,6 +34,9 @@ func Shapes() []Shape {
 		{Name: "qwen35-tiny", Arch: "qwen35", Embd: 256, Layers: 8, Heads: 4, KVHeads: 2, HeadDim: 64, RopeDims: 16, FF: 768,
 			Tied: true, RopeBase: 1e7, Eps: 1e-6, Context: 2048, VocabFile: tinyVocab,
 			Delta: &DeltaShape{Conv: 4, Dim: 32, KHeads: 2, VHeads: 4, Interval: 4}},
+		{Name: "qwen35moe-tiny", Arch: "qwen35moe", Embd: 256, Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 64, RopeDims: 16,
+			Experts: 8, ExpertsUsed: 2, ExpertFF: 256, SharedFF: 256, Tied: true, RopeBase: 1e7, Eps: 1e-6, Context: 2048,
+			VocabFile: tinyVocab, Delta: &DeltaShape{Conv: 4, Dim: 32, KHeads: 2, VHeads: 4, Interval: 4}},
 		// Qwen3.6-27B's pattern (three DeltaNet layers to one gated
 		// attention layer, 16 key and 48 value heads → 4 and 12, head
 		// sizes 128 and 256, a quarter of each attention head rotated) at

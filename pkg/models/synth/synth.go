@@ -26,6 +26,7 @@ type Shape struct {
 	Embd, Layers, Heads, KVHeads, HeadDim int
 	FF                                    int // dense FFN width (0 for MoE)
 	Experts, ExpertsUsed, ExpertFF        int
+	SharedFF                              int  // shared expert width (qwen35moe)
 	Tied                                  bool // no output.weight: the head reuses token_embd
 	QKNorm                                bool
 	Llama3Rope                            bool // rope_freqs.weight with llama3 scaling factors
@@ -162,6 +163,9 @@ func metadata(w *gguf.Writer, s Shape, fileType uint32, vocab int) {
 		u("expert_count", s.Experts)
 		u("expert_used_count", s.ExpertsUsed)
 		u("expert_feed_forward_length", s.ExpertFF)
+	}
+	if s.SharedFF > 0 {
+		u("expert_shared_feed_forward_length", s.SharedFF)
 	}
 	w.SetFloat32(a+".attention.layer_norm_rms_epsilon", s.Eps)
 	w.SetFloat32(a+".rope.freq_base", s.RopeBase)

@@ -21,7 +21,7 @@ type Config struct {
 	Arch                    string // any arch.Supported() name (default llama)
 	Vocab, Embd, Layers, FF int    // defaults 64, 64, 2, 96
 	Heads, KVHeads          int    // defaults 4, 2
-	Experts, ExpertsUsed    int    // qwen3moe only; defaults 4, 2
+	Experts, ExpertsUsed    int    // qwen3moe and qwen35moe only; defaults 4, 2
 	Type                    dtype.Type
 	Seed                    uint64
 	SkipKeys                []string              // metadata keys to leave out
@@ -107,7 +107,11 @@ func (b *builder) metadata() {
 		u("attention.sliding_window", 4)
 		u("attention.sliding_window_pattern", 2)
 		w.SetFloat32(a+".final_logit_softcapping", 30)
-	case "qwen35": // layer 0 gated DeltaNet, layer 1 gated attention, and so on
+	case "qwen35", "qwen35moe": // layer 0 gated DeltaNet, layer 1 gated attention, and so on
+		if a == "qwen35moe" {
+			u("expert_count", c.Experts)
+			u("expert_used_count", c.ExpertsUsed)
+		}
 		u("ssm.conv_kernel", 4)
 		u("ssm.state_size", 8)
 		u("ssm.group_count", 2)
@@ -133,7 +137,7 @@ func (b *builder) tensors() {
 	b.add("token_embd.weight", 0.1, c.Embd, c.Vocab)
 	for i := 0; i < c.Layers; i++ {
 		p := fmt.Sprintf("blk.%d.", i)
-		if c.Arch == "qwen35" {
+		if c.Arch == "qwen35" || c.Arch == "qwen35moe" {
 			b.qwen35Layer(p, i, hd)
 			continue
 		}
@@ -262,6 +266,17 @@ func (b *builder) qwen35Layer(p string, i, hd int) {
 		b.add(p+"ssm_out.weight", 0, 32, c.Embd)
 	}
 	b.norm(p+"post_attention_norm.weight", c.Embd)
+	if c.Arch == "qwen35moe" {
+		b.addF32(p+"ffn_gate_inp.weight", 0, c.Embd, c.Experts)
+		b.add(p+"ffn_gate_exps.weight", 0, c.Embd, c.FF, c.Experts)
+		b.add(p+"ffn_up_exps.weight", 0, c.Embd, c.FF, c.Experts)
+		b.add(p+"ffn_down_exps.weight", 0, c.FF, c.Embd, c.Experts)
+		b.vec(p+"ffn_gate_inp_shexp.weight", 0.2, c.Embd)
+		b.add(p+"ffn_gate_shexp.weight", 0, c.Embd, c.FF)
+		b.add(p+"ffn_up_shexp.weight", 0, c.Embd, c.FF)
+		b.add(p+"ffn_down_shexp.weight", 0, c.FF, c.Embd)
+		return
+	}
 	b.add(p+"ffn_gate.weight", 0, c.Embd, c.FF)
 	b.add(p+"ffn_up.weight", 0, c.Embd, c.FF)
 	b.add(p+"ffn_down.weight", 0, c.FF, c.Embd)
