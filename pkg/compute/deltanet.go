@@ -8,10 +8,12 @@ import (
 // DeltaNet configures a gated delta-rule layer (Qwen3.5's linear
 // attention). Each row of the layer's qkv input holds KHeads query heads,
 // KHeads key heads and VHeads value heads of Dim values each, in that
-// order; value head h reads query and key head h % KHeads (ggml tiles the
-// key heads, it does not interleave them).
+// order; value head h reads query and key head h % KHeads (GGUF: llama.cpp's
+// converter tiles the value heads over the key heads), or with Grouped
+// h / (VHeads/KHeads) (Hugging Face checkpoints group them by key head).
 type DeltaNet struct {
 	KHeads, VHeads, Dim int
+	Grouped             bool
 	// Eps bounds the L2 norm of q and k from below.
 	Eps float32
 	// DtBias and A are per value head: the decay of a token is
@@ -170,7 +172,8 @@ func (c *CPU) GatedDeltaNet(qkvT, alphaT, betaT Tensor, spans []SeqSpan, states 
 			s := host(states[si])[h*dim*dim : (h+1)*dim*dim]
 			j0, j1 := b*block, min(dim, (b+1)*block)
 			base := sp.Row * width
-			q, k, v := qkv[base+(h%kh)*dim:], qkv[base+(kh+h%kh)*dim:], qkv[base+(2*kh+h)*dim:]
+			kq := d.keyHead(h)
+			q, k, v := qkv[base+kq*dim:], qkv[base+(kh+kq)*dim:], qkv[base+(2*kh+h)*dim:]
 			dec, bt := decay[h*rows+sp.Row:h*rows+sp.Row+sp.N], bet[h*rows+sp.Row:h*rows+sp.Row+sp.N]
 			o := out[sp.Row*vh*dim+h*dim:]
 			if vec {
@@ -180,6 +183,14 @@ func (c *CPU) GatedDeltaNet(qkvT, alphaT, betaT Tensor, spans []SeqSpan, states 
 			}
 		}
 	})
+}
+
+// keyHead is the query/key head value head h reads.
+func (d *DeltaNet) keyHead(h int) int {
+	if d.Grouped {
+		return h / (d.VHeads / d.KHeads)
+	}
+	return h % d.KHeads
 }
 
 // deltaRows advances rows [j0, j1) of one head's state s over n tokens

@@ -28,17 +28,21 @@ func naiveDeltaNet(qkv, alpha, beta []float32, rows int, d *DeltaNet, s [][][]fl
 	for r := 0; r < rows; r++ {
 		row := qkv[r*width : (r+1)*width]
 		for h := 0; h < vh; h++ {
-			q := norm(row[(h%kh)*dim : (h%kh+1)*dim])
-			k := norm(row[(kh+h%kh)*dim : (kh+h%kh+1)*dim])
+			g := h % kh
+			if d.Grouped {
+				g = h / (vh / kh)
+			}
+			q := norm(row[g*dim : (g+1)*dim])
+			k := norm(row[(kh+g)*dim : (kh+g+1)*dim])
 			v := row[(2*kh+h)*dim : (2*kh+h+1)*dim]
 			a := float64(alpha[r*vh+h] + d.DtBias.Data[h])
-			g := math.Exp(math.Log1p(math.Exp(a)) * float64(d.A.Data[h]))
+			decay := math.Exp(math.Log1p(math.Exp(a)) * float64(d.A.Data[h]))
 			b := 1 / (1 + math.Exp(-float64(beta[r*vh+h])))
 			S := s[h]
 			for j := range S {
 				var sk float64
 				for i := range S[j] {
-					S[j][i] *= g
+					S[j][i] *= decay
 					sk += S[j][i] * k[i]
 				}
 				dj := (float64(v[j]) - sk) * b
@@ -84,20 +88,22 @@ func testGatedDeltaNet(t *testing.T, vec bool) {
 		name              string
 		kh, vh, dim, rows int
 		pieces            []int
+		grouped           bool
 	}{
-		{"one span", 2, 4, 16, 9, []int{9}},
-		{"pieces", 2, 4, 16, 9, []int{4, 1, 4}},
-		{"equal heads", 3, 3, 8, 5, []int{2, 3}},
-		{"one token", 1, 2, 32, 1, []int{1}},
-		{"wide heads", 2, 6, 128, 70, []int{64, 6}},
-		{"wider than a block", 1, 1, 48, 3, []int{3}},
+		{"one span", 2, 4, 16, 9, []int{9}, false},
+		{"pieces", 2, 4, 16, 9, []int{4, 1, 4}, false},
+		{"equal heads", 3, 3, 8, 5, []int{2, 3}, false},
+		{"one token", 1, 2, 32, 1, []int{1}, false},
+		{"wide heads", 2, 6, 128, 70, []int{64, 6}, false},
+		{"wider than a block", 1, 1, 48, 3, []int{3}, false},
+		{"grouped heads", 2, 6, 16, 5, []int{3, 2}, true},
 	} {
 		t.Run(fmt.Sprintf("%s/vector=%v", tc.name, vec), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			c := NewCPU(2)
 			defer c.Close()
 			c.vec = vec
-			d := &DeltaNet{KHeads: tc.kh, VHeads: tc.vh, Dim: tc.dim, Eps: 1e-6,
+			d := &DeltaNet{KHeads: tc.kh, VHeads: tc.vh, Dim: tc.dim, Eps: 1e-6, Grouped: tc.grouped,
 				DtBias: &Vector{Data: randVals(rng, tc.vh, 1)}, A: &Vector{Data: randVals(rng, tc.vh, 1)}}
 			for i := range d.A.Data {
 				d.A.Data[i] = -float32(math.Abs(float64(d.A.Data[i])))

@@ -223,3 +223,14 @@ func rewriteWeights(t *testing.T, dir, name, dtype string) {
 		t.Fatal(err)
 	}
 }
+
+// TestSafetensorsQwen35Reference converts the tiny qwen35 model into a
+// Qwen3_5ForConditionalGeneration checkpoint (text_config, value heads
+// grouped by key head, norms as w of 1 + w, A_log) and checks it against
+// llama.cpp's references of the GGUF.
+func TestSafetensorsQwen35Reference(t *testing.T) {
+	ref := readReference(t, filepath.Join(familyRefDir, "qwen35-tiny-f32.json"))
+	path := writeFamilyModel(t, "qwen35-tiny", "f32", ref)
+	dir := convertFixture(t, path, sttest.Options{})
+	checkReference(t, ref, dir, tolF32, openLocalChunked(familyChunk))
+}

@@ -50,6 +50,11 @@ type family struct {
 	readGGUF func(m *Model, md *meta) error
 	// readHF is readGGUF for a config.json (nil: no Hugging Face loading).
 	readHF func(m *Model, c *HFConfig) error
+	// hfNames are Hugging Face names of the family's layer tensors beyond
+	// the llama ones; hfVector converts a vector read from a checkpoint to
+	// its GGUF meaning (what llama.cpp's converter does to it).
+	hfNames  map[string]string
+	hfVector func(gg string, v []float32)
 	// bind looks up the layers' tensors; md is the GGUF metadata (nil for
 	// a Hugging Face checkpoint) for what configures the layers.
 	bind func(m *Model, t *tensors, md *meta) error

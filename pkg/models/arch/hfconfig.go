@@ -1,6 +1,7 @@
 package arch
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -73,6 +74,27 @@ type HFConfig struct {
 	HiddenAct             string         `json:"hidden_act"`
 	AttentionBias         bool           `json:"attention_bias"`
 	MLPBias               bool           `json:"mlp_bias"`
+	// RopeParameters is where newer configs (Qwen3.5) keep rope_theta and
+	// the rotated fraction of each head.
+	RopeParameters *HFRopeParameters `json:"rope_parameters"`
+	// TextConfig holds the text model's settings in a multimodal
+	// checkpoint (Qwen3.5); ParseHFConfig lifts it to the top.
+	TextConfig *HFConfig `json:"text_config"`
+	// The gated DeltaNet layers of Qwen3.5 and the layers that attend.
+	LinearConvKernelDim   int      `json:"linear_conv_kernel_dim"`
+	LinearKeyHeadDim      int      `json:"linear_key_head_dim"`
+	LinearValueHeadDim    int      `json:"linear_value_head_dim"`
+	LinearNumKeyHeads     int      `json:"linear_num_key_heads"`
+	LinearNumValueHeads   int      `json:"linear_num_value_heads"`
+	FullAttentionInterval int      `json:"full_attention_interval"`
+	LayerTypes            []string `json:"layer_types"`
+}
+
+// HFRopeParameters is config.json's rope_parameters.
+type HFRopeParameters struct {
+	RopeType            string  `json:"rope_type"`
+	RopeTheta           float64 `json:"rope_theta"`
+	PartialRotaryFactor float64 `json:"partial_rotary_factor"`
 }
 
 // HFRopeScaling is config.json's rope_scaling.
@@ -85,11 +107,19 @@ type HFRopeScaling struct {
 	OriginalMaxPositionEmbeddings int     `json:"original_max_position_embeddings"`
 }
 
-// ParseHFConfig decodes a config.json.
+// ParseHFConfig decodes a config.json. A multimodal checkpoint's
+// text_config becomes the configuration, under the top level's
+// architectures and model_type.
 func ParseHFConfig(raw []byte) (*HFConfig, error) {
 	var c HFConfig
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return nil, fmt.Errorf("config.json: %w", err)
+	}
+	if tc := c.TextConfig; tc != nil {
+		t := *tc
+		t.Architectures, t.ModelType, t.TextConfig = c.Architectures, cmp.Or(c.ModelType, t.ModelType), nil
+		t.TieWordEmbeddings = t.TieWordEmbeddings || c.TieWordEmbeddings
+		return &t, nil
 	}
 	return &c, nil
 }
@@ -135,6 +165,9 @@ func (c *HFConfig) hparams() (HParams, []float32, error) {
 		h.HeadDim = h.NEmbd / h.NHead
 	}
 	h.NRot = h.HeadDim
+	if rp := c.RopeParameters; h.RopeBase == 0 && rp != nil {
+		h.RopeBase = float32(rp.RopeTheta)
+	}
 	if h.RopeBase == 0 {
 		h.RopeBase = 10000
 	}

@@ -156,3 +156,34 @@ func TestHFConfigModelType(t *testing.T) {
 }
 
 func jsonMerge(c *HFConfig, raw string) error { return json.Unmarshal([]byte(raw), c) }
+
+// TestHFConfigTextConfig: a multimodal Qwen3.5 config.json is read from
+// its text_config, under the top level's architectures and tied
+// embeddings, with rope_theta from rope_parameters.
+func TestHFConfigTextConfig(t *testing.T) {
+	raw := `{"architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5", "tie_word_embeddings": true,
+	  "vision_config": {"hidden_size": 1152},
+	  "text_config": {"model_type": "qwen3_5_text", "hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 8,
+	    "num_key_value_heads": 2, "head_dim": 256, "max_position_embeddings": 262144, "rms_norm_eps": 1e-06,
+	    "linear_num_key_heads": 16, "linear_num_value_heads": 16, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+	    "linear_conv_kernel_dim": 4, "full_attention_interval": 4,
+	    "rope_parameters": {"rope_type": "default", "rope_theta": 10000000, "partial_rotary_factor": 0.25}}}`
+	c, err := ParseHFConfig([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := c.Arch(); err != nil || a != "qwen35" {
+		t.Fatalf("arch %q %v", a, err)
+	}
+	h, _, err := c.hparams()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.NEmbd != 1024 || h.NLayer != 24 || h.HeadDim != 256 || h.RopeBase != 1e7 || !c.TieWordEmbeddings || c.LinearNumValueHeads != 16 {
+		t.Errorf("hparams %+v, config %+v", h, c)
+	}
+	m := &Model{HP: h, hf: c}
+	if err := readQwen35HF(m, c); err != nil || m.HP.NRot != 64 || m.rope.Dims != 64 {
+		t.Errorf("rotated dims %d (rope %d): %v", m.HP.NRot, m.rope.Dims, err)
+	}
+}

@@ -37,13 +37,17 @@ func (m *Model) loadHF(cfg *HFConfig, f *safetensors.File) error {
 	}
 	m.HP = hp
 	m.rope = ropeFor(&m.HP, factors)
+	m.hf = cfg
 	if err := m.fam.readHF(m, cfg); err != nil {
 		return err
 	}
 	if err := checkHParams(&m.HP, "config.json"); err != nil {
 		return err
 	}
-	t := &tensors{f: src, hf: true}
+	t := &tensors{f: src, hf: true, prefix: "model.", names: m.fam.hfNames, fix: m.fam.hfVector}
+	if _, ok := src.Tensor("model.language_model.embed_tokens.weight"); ok {
+		t.prefix = "model.language_model." // a multimodal checkpoint's text model
+	}
 	if err := m.bindGlobals(t, cfg.TieWordEmbeddings); err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ type Model struct {
 	softcap    float32 // final logit soft-capping (gemma); 0 = none
 	layers     []layer
 	rec        *recurrentShape // nil: no recurrent layers
+	hf         *HFConfig       // the config.json of a Hugging Face checkpoint (nil: GGUF)
 	// ops are the operations beyond compute.Backend the family uses.
 	ops []string
 }

@@ -20,8 +20,13 @@ import (
 // pages; each sequence carries a State, which is why a cached prefix
 // cannot be reused and tensor parallelism is refused.
 var qwen35Family = &family{
-	name: "qwen35",
-	rope: compute.RopeNeox,
+	name:      "qwen35",
+	hfClasses: []string{"Qwen3_5ForConditionalGeneration", "Qwen3_5ForCausalLM"},
+	hfTypes:   []string{"qwen3_5", "qwen3_5_text"},
+	rope:      compute.RopeNeox,
+	readHF:    readQwen35HF,
+	hfNames:   qwen35HFNames,
+	hfVector:  qwen35HFVector,
 	bind: bindQwen35(func(t *tensors, m *Model, i int) ffn {
 		mlp := &gatedMLP{}
 		mlp.bind(t, m, i)
@@ -74,34 +79,20 @@ func bindQwen35(ffnOf func(t *tensors, m *Model, i int) ffn) func(m *Model, t *t
 
 func bindQwen35Layers(m *Model, t *tensors, md *meta, ffnOf func(t *tensors, m *Model, i int) ffn) error {
 	hp := &m.HP
-	convLen := md.uint("ssm.conv_kernel")
-	inner := md.uint("ssm.inner_size")
-	dim := md.uint("ssm.state_size")
-	vHeads := md.uint("ssm.time_step_rank")
-	kHeads := md.uint("ssm.group_count")
-	interval := md.uintOr("full_attention_interval", 4)
-	nextn := md.uintOr("nextn_predict_layers", 0)
-	if md.err != nil {
-		return md.err
+	dc, err := readDeltaConfig(m, md)
+	if err != nil {
+		return err
 	}
-	switch {
-	case inner != vHeads*dim:
-		return fmt.Errorf("%w: %s ssm.inner_size %d is not ssm.time_step_rank %d × ssm.state_size %d", ErrUnsupported, m.Arch, inner, vHeads, dim)
-	case vHeads%kHeads != 0:
-		return fmt.Errorf("%s: ssm.time_step_rank %d is not a multiple of ssm.group_count %d", m.Arch, vHeads, kHeads)
-	case nextn >= hp.NLayer:
-		return fmt.Errorf("%s: nextn_predict_layers %d leaves no layers of %d", m.Arch, nextn, hp.NLayer)
-	}
-	hp.NLayer -= nextn
+	hp.NLayer -= dc.nextn
 	m.layers = m.layers[:hp.NLayer]
-	convDim := 2*kHeads*dim + inner
-	rec := &recurrentShape{convLen: convLen, convDim: convDim, heads: vHeads, dim: dim}
+	inner, convDim := dc.vHeads*dc.dim, 2*dc.kHeads*dc.dim+dc.vHeads*dc.dim
+	rec := &recurrentShape{convLen: dc.convLen, convDim: convDim, heads: dc.vHeads, dim: dc.dim}
 	for i := range m.layers {
 		p := blk(i)
 		attnNorm := t.vector(p+"attn_norm.weight", hp.NEmbd)
 		postNorm := t.vector(p+"post_attention_norm.weight", hp.NEmbd)
 		mlp := ffnOf(t, m, i)
-		if (i+1)%interval == 0 {
+		if dc.attends(i) {
 			l := &gatedAttnLayer{attnNorm: attnNorm, postNorm: postNorm, kvl: hp.NKVLayer, ffn: mlp}
 			qDim := hp.NHead * hp.HeadDim
 			l.attn.wq = t.matrix(p+"attn_q.weight", hp.NEmbd, 2*qDim)
@@ -116,13 +107,13 @@ func bindQwen35Layers(m *Model, t *tensors, md *meta, ffnOf func(t *tensors, m *
 		rec.layers++
 		l.qkv = t.matrix(p+"attn_qkv.weight", hp.NEmbd, convDim)
 		l.gate = t.matrix(p+"attn_gate.weight", hp.NEmbd, inner)
-		l.alpha = t.matrix(p+"ssm_alpha.weight", hp.NEmbd, vHeads)
-		l.beta = t.matrix(p+"ssm_beta.weight", hp.NEmbd, vHeads)
+		l.alpha = t.matrix(p+"ssm_alpha.weight", hp.NEmbd, dc.vHeads)
+		l.beta = t.matrix(p+"ssm_beta.weight", hp.NEmbd, dc.vHeads)
 		l.out = t.matrix(p+"ssm_out.weight", inner, hp.NEmbd)
-		l.conv = t.vector2(p+"ssm_conv1d.weight", convLen, convDim)
-		l.norm = t.vector(p+"ssm_norm.weight", dim)
-		l.dn = compute.DeltaNet{KHeads: kHeads, VHeads: vHeads, Dim: dim, Eps: hp.Eps,
-			DtBias: t.vector(p+"ssm_dt.bias", vHeads), A: t.vector(p+"ssm_a", vHeads)}
+		l.conv = convTaps(t, p+"ssm_conv1d.weight", dc.convLen, convDim)
+		l.norm = t.vector(p+"ssm_norm.weight", dc.dim)
+		l.dn = compute.DeltaNet{KHeads: dc.kHeads, VHeads: dc.vHeads, Dim: dc.dim, Eps: hp.Eps, Grouped: t.hf,
+			DtBias: t.vector(p+"ssm_dt.bias", dc.vHeads), A: t.vector(p+"ssm_a", dc.vHeads)}
 		m.layers[i] = l
 	}
 	if hp.NKVLayer == 0 {

@@ -21,9 +21,16 @@ type tensorSource interface {
 // names for a safetensors checkpoint), checking shapes and types and
 // keeping the first error.
 type tensors struct {
-	f   tensorSource
-	hf  bool // the source uses Hugging Face names
-	err error
+	f  tensorSource
+	hf bool // the source uses Hugging Face names
+	// prefix is the Hugging Face names' prefix of the model's own tensors
+	// ("model.", or "model.language_model." in a multimodal checkpoint);
+	// names are the family's layer names beyond hfLayer; fix converts a
+	// vector read from a Hugging Face checkpoint to its GGUF meaning.
+	prefix string
+	names  map[string]string
+	fix    func(gg string, v []float32)
+	err    error
 }
 
 // blk is the GGUF name prefix of layer i's tensors.
@@ -62,12 +69,19 @@ func (t *tensors) name(gg string) string {
 		return gg
 	}
 	if n, ok := hfGlobal[gg]; ok {
+		if rest, ok := strings.CutPrefix(n, "model."); ok {
+			return t.prefix + rest
+		}
 		return n
 	}
 	if rest, ok := strings.CutPrefix(gg, "blk."); ok {
 		if i := strings.IndexByte(rest, '.'); i > 0 {
-			if n, ok := hfLayer[rest[i+1:]]; ok {
-				return "model.layers." + rest[:i] + "." + n
+			n, ok := t.names[rest[i+1:]]
+			if !ok {
+				n, ok = hfLayer[rest[i+1:]]
+			}
+			if ok {
+				return t.prefix + "layers." + rest[:i] + "." + n
 			}
 		}
 	}
@@ -145,16 +159,17 @@ func (t *tensors) rowWeight(name string, n int) *compute.Weight {
 
 // vector converts a 1-D tensor (a norm weight or bias) to F32.
 func (t *tensors) vector(name string, n int) *compute.Vector {
-	return t.toF32(t.get(name, n), n)
+	return t.toF32(name, t.get(name, n), n)
 }
 
 // vector2 converts a small 2-D tensor (cols × rows in ggml order, such as
 // a convolution's taps) to F32, row after row.
 func (t *tensors) vector2(name string, cols, rows int) *compute.Vector {
-	return t.toF32(t.get(name, cols, rows), cols*rows)
+	return t.toF32(name, t.get(name, cols, rows), cols*rows)
 }
 
-func (t *tensors) toF32(ti *gguf.TensorInfo, n int) *compute.Vector {
+// toF32 converts tensor ti (GGUF name gg) to an F32 vector of n values.
+func (t *tensors) toF32(gg string, ti *gguf.TensorInfo, n int) *compute.Vector {
 	if ti == nil {
 		return nil
 	}
@@ -162,6 +177,9 @@ func (t *tensors) toF32(ti *gguf.TensorInfo, n int) *compute.Vector {
 	if err := quant.Dequantize(ti.Type, t.f.TensorData(ti), out); err != nil {
 		t.err = fmt.Errorf("%w: tensor %s of type %s: %w", ErrUnsupported, ti.Name, ti.Type, err)
 		return nil
+	}
+	if t.hf && t.fix != nil {
+		t.fix(gg, out)
 	}
 	return &compute.Vector{Name: ti.Name, Data: out}
 }

@@ -94,6 +94,11 @@ func Write(path string, o Options) error {
 	s := o.Shape
 	if o.Layers > 0 {
 		s.Layers = o.Layers
+		if d := s.Delta; d != nil && s.Layers < d.Interval {
+			short := *d
+			short.Interval = s.Layers // keep one attention layer
+			s.Delta = &short
+		}
 	}
 	if o.Shrink > 1 {
 		s.Embd, s.FF, s.ExpertFF = s.Embd/o.Shrink, s.FF/o.Shrink, s.ExpertFF/o.Shrink

@@ -33,7 +33,7 @@ type Options struct {
 
 var hfArch = map[string]string{
 	"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM",
-	"qwen3": "Qwen3ForCausalLM", "qwen3moe": "Qwen3MoeForCausalLM",
+	"qwen3": "Qwen3ForCausalLM", "qwen3moe": "Qwen3MoeForCausalLM", "qwen35": "Qwen3_5ForConditionalGeneration",
 }
 
 // Convert writes the Hugging Face form of the GGUF model at src into dir.
@@ -50,10 +50,15 @@ func Convert(src, dir string, o Options) error {
 		return fmt.Errorf("sttest: cannot convert architecture %q", arch)
 	}
 	c := &converter{f: f, arch: arch, o: o}
-	if err := c.config(dir); err != nil {
-		return err
+	if arch == "qwen35" {
+		if err := writeJSON(filepath.Join(dir, "config.json"), c.qwen35Config()); err != nil {
+			return err
+		}
+		err = c.qwen35Weights(dir)
+	} else if err = c.config(dir); err == nil {
+		err = c.weights(dir)
 	}
-	if err := c.weights(dir); err != nil {
+	if err != nil {
 		return err
 	}
 	if f.Has("tokenizer.ggml.model") {
