@@ -25,7 +25,7 @@ for c in json.load(open(sys.argv[1]))["cases"]:
     if c["name"] in ("short", "paragraph"):
         open(f"{sys.argv[2]}/{c['name']}.txt", "w", encoding="utf-8").write(c["prompt"])
 PY
-for shape in phi3-tiny mistral3-tiny gemma3-tiny qwen35-tiny qwen35moe-tiny; do
+for shape in phi3-tiny phi35-tiny mistral3-tiny gemma3-tiny qwen35-tiny qwen35moe-tiny; do
 	for quant in f32 q8_0 q4_k_m; do
 		m="$work/$shape-$quant.gguf"
 		"$work/helexa" debug synth --shape "$shape" --quant "$quant" --seed 15 -o "$m" >/dev/null

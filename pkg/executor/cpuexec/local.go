@@ -116,6 +116,7 @@ func New(m *modelfile.Model, opts Options) (*Executor, error) {
 	if err := fillDefaults(&opts, hp); err != nil {
 		return nil, err
 	}
+	m.Arch.SetContext(opts.NumCtx) // the shards' layers share the whole model's RoPE
 	be := compute.NewCPU(opts.Threads)
 	if opts.Reducer != nil {
 		be.SetReducer(opts.Reducer)

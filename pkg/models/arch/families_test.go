@@ -2,12 +2,15 @@ package arch
 
 import (
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/models/arch/archtest"
 	"github.com/helexa/helexa/pkg/models/gguf"
+	"github.com/helexa/helexa/pkg/models/synth"
 )
 
 func loadTiny(t *testing.T, c archtest.Config) *Model {
@@ -143,5 +146,45 @@ func TestQwen35MoEFFN(t *testing.T) {
 	}
 	if !slices.Equal(m.TPSizes(8), []int{1}) {
 		t.Errorf("tp sizes %v", m.TPSizes(8))
+	}
+}
+
+// TestPhi3LongRope: the long factors apply above the original context,
+// the short ones up to it, and the attention factor scales the scores.
+func TestPhi3LongRope(t *testing.T) {
+	sh, err := synth.ShapeNamed("phi35-tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := gguf.Open(fixtures.Path(t, sh.VocabFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	path := filepath.Join(t.TempDir(), "phi35.gguf")
+	if err := synth.Write(path, synth.Options{Shape: sh, Quant: "f32", Vocab: v}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		ctx  int
+		last float32 // the last pair's factor
+	}{{128, 1.5}, {129, 16}, {4096, 16}, {64, 1.5}} {
+		m.SetContext(tt.ctx)
+		if got := m.Rope().FreqFactors[31]; math.Abs(float64(got-tt.last)) > 1e-4 {
+			t.Errorf("context %d: last factor %g, want %g", tt.ctx, got, tt.last)
+		}
+	}
+	attn := 1.2535664 // rope.scaling.attn_factor
+	if got, want := m.layers[0].(*llamaLayer).attn.scale, attn*attn/8; math.Abs(float64(got)-want) > 1e-5 {
+		t.Errorf("score scale %g, want %g", got, want)
 	}
 }

@@ -24,6 +24,7 @@ type Model struct {
 	layers     []layer
 	rec        *recurrentShape // nil: no recurrent layers
 	hf         *HFConfig       // the config.json of a Hugging Face checkpoint (nil: GGUF)
+	longRope   *longRope       // phi3 LongRoPE factors (nil: none)
 	// ops are the operations beyond compute.Backend the family uses.
 	ops []string
 }

@@ -20,6 +20,13 @@ func Shapes() []Shape {
 			VocabFile: "tokenizer/vocab-qwen3.gguf"},
 		{Name: "phi3-tiny", Arch: "phi3", Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 64, FF: 768,
 			GeneralName: "synth tiny fused-qkv", FusedQKV: true, FusedUpGate: true, RopeBase: 10000, Eps: 1e-5, Context: 4096, VocabFile: tinyVocab},
+		// Phi-3.5-mini's LongRoPE at tiny size: a context of 2048 over an
+		// original 128, long factors up to 16, attention factor
+		// sqrt(1 + ln 16 / ln 128) as the converter computes it.
+		{Name: "phi35-tiny", Arch: "phi3", Embd: 256, Layers: 2, Heads: 4, KVHeads: 4, HeadDim: 64, FF: 768,
+			GeneralName: "synth tiny long-rope", FusedQKV: true, FusedUpGate: true, LongRope: true, RopeBase: 10000, Eps: 1e-5,
+			Context: 2048, VocabFile: tinyVocab, Uints: map[string]int{"rope.scaling.original_context_length": 128},
+			Floats: map[string]float32{"rope.scaling.attn_factor": 1.2535663}},
 		{Name: "mistral3-tiny", Arch: "mistral3", Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 64, FF: 768,
 			RopeBase: 1e6, Eps: 1e-5, Context: 2048, VocabFile: tinyVocab,
 			Strings: map[string]string{"rope.scaling.type": "yarn"},

@@ -30,6 +30,7 @@ type Shape struct {
 	Tied                                  bool // no output.weight: the head reuses token_embd
 	QKNorm                                bool
 	Llama3Rope                            bool // rope_freqs.weight with llama3 scaling factors
+	LongRope                              bool // rope_factors_long/short.weight (phi3 128k)
 	RopeBase, Eps                         float32
 	Context                               int
 	// FusedQKV writes attn_qkv instead of attn_q/k/v, FusedUpGate one
@@ -215,6 +216,18 @@ func llama3Factors(headDim int, base float32) []float32 {
 	return out
 }
 
+// longRopeFactors are LongRoPE-like factors for n pairs: the short ones
+// from 1 to 1.5, the long ones from 1 to 16, rising with the wavelength.
+func longRopeFactors(n int) (long, short []float32) {
+	long, short = make([]float32, n), make([]float32, n)
+	for i := range long {
+		f := float64(i) / float64(max(1, n-1))
+		long[i] = float32(math.Pow(16, f))
+		short[i] = float32(1 + 0.5*f)
+	}
+	return long, short
+}
+
 type builder struct {
 	s     Shape
 	quant string
@@ -299,6 +312,11 @@ func (b *builder) tensors(vocab int) {
 	if s.Llama3Rope {
 		f := llama3Factors(s.HeadDim, s.RopeBase)
 		b.put("rope_freqs.weight", dtype.F32, []int{len(f)}, f)
+	}
+	if s.LongRope {
+		long, short := longRopeFactors(s.HeadDim / 2)
+		b.put("rope_factors_long.weight", dtype.F32, []int{len(long)}, long)
+		b.put("rope_factors_short.weight", dtype.F32, []int{len(short)}, short)
 	}
 	if !s.Tied {
 		b.matrix("output.weight", "out", 0, 0.1, s.Embd, vocab)
