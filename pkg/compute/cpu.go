@@ -89,20 +89,10 @@ func (c *CPU) matMul(w *Weight, x []float32, nRows int, out []float32) error {
 	if len(x) < nRows*n || len(out) < nRows*m {
 		return fmt.Errorf("matmul %s: %d inputs / %d outputs for %d rows of %d→%d", w.Name, len(x), len(out), nRows, n, m)
 	}
-	ab := quant.ActivationBytes(w.Type, n)
-	if cap(c.xq) < nRows*ab {
-		c.xq = make([]byte, nRows*ab)
+	xq, ab, err := c.quantizeRows(w, x, nRows)
+	if err != nil {
+		return err
 	}
-	xq := c.xq[:nRows*ab]
-	if err := quant.QuantizeActivations(w.Type, x[:n], xq[:ab]); err != nil {
-		return fmt.Errorf("matmul %s: %w", w.Name, err)
-	}
-	// the first row succeeded, so the shape is valid for every row
-	c.pool.parallelFor(nRows-1, grain(n), func(lo, hi int) {
-		for r := lo + 1; r < hi+1; r++ {
-			_ = quant.QuantizeActivations(w.Type, x[r*n:(r+1)*n], xq[r*ab:(r+1)*ab])
-		}
-	})
 	var fail firstError
 	c.pool.parallelFor(m, max(8, grain(n*nRows)), func(lo, hi int) {
 		fail.set(matMulRange(w, xq, ab, nRows, out, lo, hi))
@@ -111,6 +101,27 @@ func (c *CPU) matMul(w *Weight, x []float32, nRows int, out []float32) error {
 		return fmt.Errorf("matmul %s: %w", w.Name, fail.err)
 	}
 	return nil
+}
+
+// quantizeRows quantizes nRows activation rows of x for weight w's vector
+// dot product into the reused buffer, returning it and the bytes per row.
+func (c *CPU) quantizeRows(w *Weight, x []float32, nRows int) ([]byte, int, error) {
+	n := w.Cols()
+	ab := quant.ActivationBytes(w.Type, n)
+	if cap(c.xq) < nRows*ab {
+		c.xq = make([]byte, nRows*ab)
+	}
+	xq := c.xq[:nRows*ab]
+	if err := quant.QuantizeActivations(w.Type, x[:n], xq[:ab]); err != nil {
+		return nil, 0, fmt.Errorf("matmul %s: %w", w.Name, err)
+	}
+	// the first row succeeded, so the shape is valid for every row
+	c.pool.parallelFor(nRows-1, grain(n), func(lo, hi int) {
+		for r := lo + 1; r < hi+1; r++ {
+			_ = quant.QuantizeActivations(w.Type, x[r*n:(r+1)*n], xq[r*ab:(r+1)*ab])
+		}
+	})
+	return xq, ab, nil
 }
 
 // matMulTileBytes bounds the weight bytes of one tile of a batched matmul

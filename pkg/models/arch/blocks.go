@@ -73,16 +73,15 @@ func (a *attention) forward(p *pass, il int, xb, proj compute.Tensor) error {
 		return err
 	}
 	q, k, v, att := ts[0], ts[1], ts[2], ts[3]
-	for _, mm := range []struct {
-		w    *compute.Weight
+	if err := p.matmuls(xb, mm{a.wq, q}, mm{a.wk, k}, mm{a.wv, v}); err != nil {
+		return err
+	}
+	for _, b := range [...]struct {
 		bias *compute.Vector
 		out  compute.Tensor
-	}{{a.wq, a.bq, q}, {a.wk, a.bk, k}, {a.wv, a.bv, v}} {
-		if err := be.MatMul(mm.w, xb, mm.out); err != nil {
-			return err
-		}
-		if mm.bias != nil {
-			be.AddRow(mm.out, mm.bias)
+	}{{a.bq, q}, {a.bk, k}, {a.bv, v}} {
+		if b.bias != nil {
+			be.AddRow(b.out, b.bias)
 		}
 	}
 	if err := a.attend(p, il, q, k, v, att); err != nil {
@@ -190,10 +189,7 @@ func denseFFN(be compute.Backend, s *Scratch, gate, up, down *compute.Weight, ge
 		ts[i] = t
 	}
 	g, u, h := ts[0], ts[1], ts[2]
-	if err := be.MatMul(gate, x, g); err != nil {
-		return err
-	}
-	if err := be.MatMul(up, x, u); err != nil {
+	if err := matmuls(be, s, x, mm{gate, g}, mm{up, u}); err != nil {
 		return err
 	}
 	if gelu {
@@ -206,6 +202,35 @@ func denseFFN(be compute.Backend, s *Scratch, gate, up, down *compute.Weight, ge
 		be.SwiGLU(g, u, h)
 	}
 	return be.MatMul(down, h, out)
+}
+
+// mm is one product of a multi-weight matmul: x times w into out.
+type mm struct {
+	w   *compute.Weight
+	out compute.Tensor
+}
+
+// matmuls multiplies x by several weights, in one pass where the backend
+// can.
+func (p *pass) matmuls(x compute.Tensor, jobs ...mm) error {
+	return matmuls(p.be, p.s, x, jobs...)
+}
+
+func matmuls(be compute.Backend, s *Scratch, x compute.Tensor, jobs ...mm) error {
+	mb, ok := be.(compute.MultiMatMulBackend)
+	if !ok {
+		for _, j := range jobs {
+			if err := be.MatMul(j.w, x, j.out); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	s.mmW, s.mmOut = s.mmW[:0], s.mmOut[:0]
+	for _, j := range jobs {
+		s.mmW, s.mmOut = append(s.mmW, j.w), append(s.mmOut, j.out)
+	}
+	return mb.MatMuls(s.mmW, x, s.mmOut)
 }
 
 // io returns the pass's block input and output buffers (rows × NEmbd).

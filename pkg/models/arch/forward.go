@@ -47,6 +47,9 @@ type Scratch struct {
 	scale []float32 // per-row scales, reused
 	// convs and ssms are one recurrent layer's state tensors, reused.
 	convs, ssms []compute.Tensor
+	// mmW and mmOut are the operands of a multi-weight matmul, reused.
+	mmW   []*compute.Weight
+	mmOut []compute.Tensor
 }
 
 // scratchBuf is one backing tensor and the last view handed out.

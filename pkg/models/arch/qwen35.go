@@ -154,13 +154,8 @@ func (l *deltaLayer) mix(p *pass, xb, proj compute.Tensor) error {
 		return err
 	}
 	mixed, conv, z, alpha, beta, out, gated := ts[0], ts[1], ts[2], ts[3], ts[4], ts[5], ts[6]
-	for _, mm := range []struct {
-		w   *compute.Weight
-		out compute.Tensor
-	}{{l.qkv, mixed}, {l.gate, z}, {l.alpha, alpha}, {l.beta, beta}} {
-		if err := be.MatMul(mm.w, xb, mm.out); err != nil {
-			return err
-		}
+	if err := p.matmuls(xb, mm{l.qkv, mixed}, mm{l.gate, z}, mm{l.alpha, alpha}, mm{l.beta, beta}); err != nil {
+		return err
 	}
 	convs, ssms := p.layerStates(l.rl)
 	rb.ConvSiLU(mixed, p.b.Spans, convs, l.conv, conv)
@@ -198,16 +193,10 @@ func (l *gatedAttnLayer) mix(p *pass, xb, proj compute.Tensor) error {
 		return err
 	}
 	qg, q, gate, k, v, att := ts[0], ts[1], ts[2], ts[3], ts[4], ts[5]
-	if err := be.MatMul(a.wq, xb, qg); err != nil {
+	if err := p.matmuls(xb, mm{a.wq, qg}, mm{a.wk, k}, mm{a.wv, v}); err != nil {
 		return err
 	}
 	rb.SplitHeads(qg, hp.NHead, hp.HeadDim, q, gate)
-	if err := be.MatMul(a.wk, xb, k); err != nil {
-		return err
-	}
-	if err := be.MatMul(a.wv, xb, v); err != nil {
-		return err
-	}
 	if err := a.attend(p, l.kvl, q, k, v, att); err != nil {
 		return err
 	}

@@ -1,0 +1,56 @@
+package compute
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/helexa/helexa/pkg/dtype"
+)
+
+// TestMatMulsMatchesMatMul: several weights in one pass give bit for bit
+// what one MatMul per weight gives, for weights sharing an activation
+// format (Q4_K, Q6_K, Q5_K) and for a mix that does not (Q8_0 beside
+// Q4_K, run one by one), at one activation row and several.
+func TestMatMulsMatchesMatMul(t *testing.T) {
+	c := NewCPU(2)
+	defer c.Close()
+	const n = 256
+	for _, types := range [][]dtype.Type{{dtype.Q4_K, dtype.Q6_K, dtype.Q5_K}, {dtype.Q8_0, dtype.Q4_K}, {dtype.F32, dtype.F16}} {
+		var ws []*Weight
+		for i, typ := range types {
+			ws = append(ws, testWeight(t, typ, n, 40+37*i))
+		}
+		for _, nRows := range []int{1, 5} {
+			t.Run(fmt.Sprintf("%v/%d", types, nRows), func(t *testing.T) {
+				x, _ := c.NewTensor(nRows, n)
+				copy(host(x), randVec(nRows*n, 9))
+				var outs, want []Tensor
+				for _, w := range ws {
+					o, _ := c.NewTensor(nRows, w.Rows())
+					outs = append(outs, o)
+					o, _ = c.NewTensor(nRows, w.Rows())
+					if err := c.MatMul(w, x, o); err != nil {
+						t.Fatal(err)
+					}
+					want = append(want, o)
+				}
+				if err := c.MatMuls(ws, x, outs); err != nil {
+					t.Fatal(err)
+				}
+				for i := range ws {
+					for j, v := range host(outs[i]) {
+						if math.Float32bits(v) != math.Float32bits(host(want[i])[j]) {
+							t.Fatalf("weight %d value %d: %g, MatMul %g", i, j, v, host(want[i])[j])
+						}
+					}
+				}
+			})
+		}
+	}
+	x, _ := c.NewTensor(1, n)
+	bad, _ := c.NewTensor(1, 3)
+	if err := c.MatMuls([]*Weight{testWeight(t, dtype.Q8_0, n, 4)}, x, []Tensor{bad}); err == nil {
+		t.Error("a wrong output shape was accepted")
+	}
+}
