@@ -188,3 +188,39 @@ func TestPhi3LongRope(t *testing.T) {
 		t.Errorf("score scale %g, want %g", got, want)
 	}
 }
+
+// TestQwen35RecurrentLayerFlags: attention.recurrent_layers, when present,
+// says which layers attend (here layer 0, against the interval's layer 1).
+func TestQwen35RecurrentLayerFlags(t *testing.T) {
+	path, err := archtest.Write(t.TempDir(), archtest.Config{Arch: "qwen35", Layers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	md := &meta{f: f, arch: "qwen35"}
+	if types, err := recurrentLayers(md, 2); err != nil || types != nil {
+		t.Fatalf("no flags: %v %v", types, err)
+	}
+	w := gguf.NewWriter()
+	w.SetValue("qwen35.attention.recurrent_layers", gguf.Value{Type: gguf.TypeArray, Elem: gguf.TypeBool, V: []any{false, true}})
+	p2 := filepath.Join(t.TempDir(), "flags.gguf")
+	if err := w.WriteFile(p2); err != nil {
+		t.Fatal(err)
+	}
+	g, err := gguf.Open(p2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	types, err := recurrentLayers(&meta{f: g, arch: "qwen35"}, 2)
+	if err != nil || !slices.Equal(types, []string{"full_attention", "linear_attention"}) {
+		t.Errorf("types %v, %v", types, err)
+	}
+	if _, err := recurrentLayers(&meta{f: g, arch: "qwen35"}, 3); err == nil {
+		t.Error("3 layers with 2 flags accepted")
+	}
+}

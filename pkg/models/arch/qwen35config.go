@@ -45,6 +45,10 @@ func readDeltaConfig(m *Model, md *meta) (deltaConfig, error) {
 		if md.err != nil {
 			return dc, md.err
 		}
+		var err error
+		if dc.layerTypes, err = recurrentLayers(md, m.HP.NLayer); err != nil {
+			return dc, err
+		}
 	}
 	switch {
 	case dc.convLen < 1 || dc.dim < 1 || dc.kHeads < 1 || dc.vHeads < 1 || dc.interval < 1:
@@ -58,6 +62,31 @@ func readDeltaConfig(m *Model, md *meta) (deltaConfig, error) {
 		return dc, fmt.Errorf("%s: nextn_predict_layers %d leaves no layers of %d", m.Arch, dc.nextn, m.HP.NLayer)
 	}
 	return dc, nil
+}
+
+// recurrentLayers reads attention.recurrent_layers, the per-layer flags
+// that llama.cpp prefers to full_attention_interval, as layer types (nil
+// when the file has none).
+func recurrentLayers(md *meta, n int) ([]string, error) {
+	key := md.key("attention.recurrent_layers")
+	if !md.f.Has(key) {
+		return nil, nil
+	}
+	flags, err := md.f.Bools(key)
+	if err != nil {
+		return nil, &MissingKeyError{Key: key, Err: err}
+	}
+	if len(flags) != n {
+		return nil, fmt.Errorf("metadata key %s: %d flags for %d layers", key, len(flags), n)
+	}
+	types := make([]string, n)
+	for i, recurrent := range flags {
+		types[i] = "full_attention"
+		if recurrent {
+			types[i] = "linear_attention"
+		}
+	}
+	return types, nil
 }
 
 // convTaps reads the convolution taps: GGUF's [K, C], a checkpoint's

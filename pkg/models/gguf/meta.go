@@ -161,6 +161,28 @@ func (f *File) Int32s(key string) ([]int32, error) {
 	return out, nil
 }
 
+// Bools returns an array of bools, or of integers read as flags (nonzero
+// is true).
+func (f *File) Bools(key string) ([]bool, error) {
+	v, arr, err := f.array(key)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(arr))
+	for i, e := range arr {
+		if b, ok := e.(bool); ok {
+			out[i] = b
+			continue
+		}
+		n, ok := asInt(e)
+		if !ok {
+			return nil, wrongType(key, v, "array of bools")
+		}
+		out[i] = n != 0
+	}
+	return out, nil
+}
+
 // Float32s returns an array of f32 (or f64, converted).
 func (f *File) Float32s(key string) ([]float32, error) {
 	v, arr, err := f.array(key)
