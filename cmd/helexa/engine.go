@@ -46,7 +46,11 @@ func newEngineWith(log *slog.Logger, progress hub.ProgressFunc, tweak func(*runn
 	if err != nil {
 		return nil, err
 	}
-	ld := &loader.GGUFLoader{Hub: hc, Threads: threads, ChunkSize: cfg.ChunkSize, Exec: exec, Log: log,
+	kvType := envvars.KVType.Get()
+	if kvType != "f32" && kvType != "f16" {
+		return nil, fmt.Errorf("%s=%q: want f32 or f16", envvars.KVType.Name, kvType)
+	}
+	ld := &loader.GGUFLoader{Hub: hc, Threads: threads, ChunkSize: cfg.ChunkSize, KVType: kvType, Exec: exec, Log: log,
 		ChatTemplate: tmpl, Replay: replay}
 	return runner.NewManager(cfg, ld, log), nil
 }

@@ -77,3 +77,21 @@ func TestDebugEngineEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestKVTypeEnv: HELEXA_KV_TYPE reaches the engine (an unknown type is an
+// error naming the variable) and its default is what the executor uses.
+func TestKVTypeEnv(t *testing.T) {
+	t.Setenv(envvars.KVType.Name, "q4")
+	if _, err := newEngine(nil, nil, nil); err == nil || !strings.Contains(err.Error(), envvars.KVType.Name) {
+		t.Errorf("HELEXA_KV_TYPE=q4: %v, want an error naming the variable", err)
+	}
+	t.Setenv(envvars.KVType.Name, "f16")
+	m, err := newEngine(nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = m.Close(context.Background())
+	if envvars.KVType.Default != "f32" {
+		t.Errorf("%s default %q; the executor defaults to f32", envvars.KVType.Name, envvars.KVType.Default)
+	}
+}

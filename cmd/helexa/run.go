@@ -428,7 +428,7 @@ func oneShot(ctx context.Context, svc runner.Service, model, prompt string, opts
 // daemonOnlyVars are settings only the process that runs the models
 // applies: set in a client's shell they would do nothing, so run says so.
 func daemonOnlyVars() []envvars.Var {
-	return []envvars.Var{envvars.NumThreads, envvars.NumParallel, envvars.MaxQueue, envvars.ChunkSize,
+	return []envvars.Var{envvars.NumThreads, envvars.NumParallel, envvars.MaxQueue, envvars.ChunkSize, envvars.KVType,
 		envvars.MaxLoadedModels, envvars.Runner, envvars.RunnerTimeout, envvars.MaxRequestBytes}
 }
 

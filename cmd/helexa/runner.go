@@ -54,7 +54,7 @@ func cpuRunnerOpener(log *slog.Logger) rpc.Opener {
 	return func(ctx context.Context, p rpc.LoadParams) (executor.Executor, error) {
 		opts := cpuexec.Options{
 			NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks,
-			Threads: p.Threads, ChunkSize: p.ChunkSize, KVBudget: p.KVBudget, Parallel: p.Parallel,
+			Threads: p.Threads, ChunkSize: p.ChunkSize, KVBudget: p.KVBudget, Parallel: p.Parallel, KVType: p.KVType,
 		}
 		if p.TP <= 1 {
 			ex, err := cpuexec.Load(ctx, p.Path, opts)

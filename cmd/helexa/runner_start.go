@@ -51,7 +51,7 @@ func (r *runnerStarter) StartExecutor(ctx context.Context, name string, m *model
 	return rpc.Start(ctx, rpc.ProcessOptions{
 		Path: r.exe, Args: []string{"runner"}, Name: name, Log: r.log, Timeout: r.timeout,
 	}, rpc.LoadParams{Path: m.Path, NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads,
-		ChunkSize: o.ChunkSize, Parallel: o.NumParallel, TP: o.TP})
+		ChunkSize: o.ChunkSize, Parallel: o.NumParallel, TP: o.TP, KVType: o.KVType})
 }
 
 // Short names for the loader's types in this package's starters.

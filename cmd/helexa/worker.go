@@ -98,7 +98,8 @@ type localStarter struct{ log *slog.Logger }
 
 // StartExecutor implements loader.ExecStarter.
 func (l localStarter) StartExecutor(ctx context.Context, name string, m *modelfileModel, o execOptions) (executor.Executor, error) {
-	opts := cpuexec.Options{NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads, ChunkSize: o.ChunkSize, Parallel: o.NumParallel}
+	opts := cpuexec.Options{NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads, ChunkSize: o.ChunkSize, Parallel: o.NumParallel,
+		KVType: o.KVType}
 	if o.TP > 1 {
 		return loadTP(ctx, m.Path, o.TP, opts, name, l.log)
 	}

@@ -1,20 +1,59 @@
 package compute
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/helexa/helexa/pkg/compute/quant"
+)
 
 // StoreKV implements Backend.
 func (c *CPU) StoreKV(kvs KV, layer int, spans []SeqSpan, kT, vT Tensor) {
 	kv, k, v := hostKV(kvs), host(kT), host(vT)
 	d := kv.KVDim
-	kl, vl := kv.k[layer], kv.v[layer]
 	for _, s := range spans {
 		for i := 0; i < s.N; i++ {
 			off := kv.offset(s.Blocks, s.Pos+i)
 			row := (s.Row + i) * d
-			copy(kl[off:off+d], k[row:row+d])
-			copy(vl[off:off+d], v[row:row+d])
+			if kv.F16 {
+				c.toF16(kv.k16[layer][off:off+d], k[row:row+d])
+				c.toF16(kv.v16[layer][off:off+d], v[row:row+d])
+				continue
+			}
+			copy(kv.k[layer][off:off+d], k[row:row+d])
+			copy(kv.v[layer][off:off+d], v[row:row+d])
 		}
 	}
+}
+
+// toF16 rounds src to F16 bits into dst (the vector kernel when the CPU
+// has it: the same rounding, to nearest even).
+func (c *CPU) toF16(dst []uint16, src []float32) {
+	if c.vec {
+		toF16Vec(dst, src)
+		return
+	}
+	for i, x := range src {
+		dst[i] = quant.Float32ToFP16(x)
+	}
+}
+
+// kvRow returns the d values at offset off of layer's keys (or values):
+// a view of F32 storage, or F16 storage converted into buf.
+func (kv *KVCache) kvRow(values bool, layer, off, d int, buf []float32) []float32 {
+	if !kv.F16 {
+		if values {
+			return kv.v[layer][off : off+d]
+		}
+		return kv.k[layer][off : off+d]
+	}
+	src := kv.k16[layer][off : off+d]
+	if values {
+		src = kv.v16[layer][off : off+d]
+	}
+	for i, h := range src {
+		buf[i] = quant.FP16ToFloat32(h)
+	}
+	return buf[:d]
 }
 
 // Attention implements Backend: for every (query row, head) pair, scores
@@ -43,7 +82,7 @@ func (c *CPU) attendRows(kv *KVCache, layer int, spans []SeqSpan, a *Attn, windo
 		maxCtx = min(maxCtx, window)
 	}
 	c.pool.parallelFor(starts[len(spans)], grain(2*maxCtx*a.HeadDim), func(lo, hi int) {
-		scores := make([]float32, maxCtx)
+		scores, rowBuf := make([]float32, maxCtx), make([]float32, a.HeadDim)
 		si := 0
 		for idx := lo; idx < hi; idx++ {
 			for idx >= starts[si+1] {
@@ -51,7 +90,7 @@ func (c *CPU) attendRows(kv *KVCache, layer int, spans []SeqSpan, a *Attn, windo
 			}
 			s := &spans[si]
 			local := idx - starts[si]
-			attendOne(kv, layer, s, a, window, local/a.Heads, local%a.Heads, q, out, scores)
+			attendOne(kv, layer, s, a, window, local/a.Heads, local%a.Heads, q, out, scores, rowBuf)
 		}
 	})
 }
@@ -98,22 +137,20 @@ func hostKV(kv KV) *KVCache {
 
 // attendOne computes one head of one query row over the cached positions
 // up to its own (the last window of them when window > 0).
-func attendOne(kv *KVCache, layer int, s *SeqSpan, a *Attn, window, tok, h int, q, out, scores []float32) {
+func attendOne(kv *KVCache, layer int, s *SeqSpan, a *Attn, window, tok, h int, q, out, scores, rowBuf []float32) {
 	d := a.HeadDim
 	width := a.Heads * d
 	row := s.Row + tok
 	qv := q[row*width+h*d : row*width+(h+1)*d]
 	ov := out[row*width+h*d : row*width+(h+1)*d]
 	kvh := h / (a.Heads / a.KVHeads)
-	kl, vl := kv.k[layer], kv.v[layer]
 	n, first := s.Pos+tok+1, 0
 	if window > 0 {
 		first = max(0, n-window)
 	}
 	sc := scores[:n-first]
 	for j := first; j < n; j++ {
-		off := kv.offset(s.Blocks, j) + kvh*d
-		kr := kl[off : off+d]
+		kr := kv.kvRow(false, layer, kv.offset(s.Blocks, j)+kvh*d, d, rowBuf)
 		var dot float32
 		for i, x := range qv {
 			dot += x * kr[i]
@@ -125,8 +162,7 @@ func attendOne(kv *KVCache, layer int, s *SeqSpan, a *Attn, window, tok, h int, 
 		ov[i] = 0
 	}
 	for j, w := range sc {
-		off := kv.offset(s.Blocks, first+j) + kvh*d
-		vr := vl[off : off+d]
+		vr := kv.kvRow(true, layer, kv.offset(s.Blocks, first+j)+kvh*d, d, rowBuf)
 		for i, x := range vr {
 			ov[i] += w * x
 		}

@@ -12,28 +12,11 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
-#define HX_AVX512 __attribute__((target("avx512f,avx512dq,fma")))
+#define HX_AVX512 __attribute__((target("avx512f,avx512dq,fma,f16c")))
 
-int hx_attn_simd(void) { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma"); }
-
-HX_AVX512 static inline float hx_dot512(const float *a, const float *b, int d) {
-	__m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
-	int i = 0;
-	for (; i + 32 <= d; i += 32) {
-		s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
-		s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
-	}
-	for (; i + 16 <= d; i += 16) s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
-	float s = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
-	for (; i < d; i++) s += a[i] * b[i];
-	return s;
-}
-
-HX_AVX512 static inline void hx_axpy512(float *y, float a, const float *x, int d) {
-	__m512 av = _mm512_set1_ps(a);
-	int i = 0;
-	for (; i + 16 <= d; i += 16) _mm512_storeu_ps(y + i, _mm512_fmadd_ps(av, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
-	for (; i < d; i++) y[i] += a * x[i];
+int hx_attn_simd(void) {
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma") &&
+	       __builtin_cpu_supports("f16c");
 }
 
 // hx_exp512 is expf over 16 lanes (Cephes' range reduction and degree-5
@@ -82,83 +65,55 @@ HX_AVX512 static void hx_softmax512(float *sc, int n) {
 #define HX_KV_ROW(base, j) ((base) + ((size_t)blocks[(j) / bs] * bs + (j) % bs) * kvdim + kvoff)
 
 // HX_KV_AHEAD is how many cached rows ahead the loops prefetch: each row of
-// one head lies in its own page of the cache (rows are kvdim floats apart),
+// one head lies in its own page of the cache (rows are kvdim values apart),
 // where the hardware prefetchers do not follow, so a decode step would wait
 // on memory for every key and value.
 #define HX_KV_AHEAD 6
 
-HX_AVX512 static inline void hx_prefetch_row(const float *p, int d) {
-	for (int i = 0; i < d; i += 16) _mm_prefetch((const char *)(p + i), _MM_HINT_T0);
+HX_AVX512 static inline void hx_prefetch_bytes(const void *p, size_t n) {
+	for (size_t i = 0; i < n; i += 64) _mm_prefetch((const char *)p + i, _MM_HINT_T0);
 }
 
-// hx_pv128 writes out[0..128) = Σ_j p[j] · v_j[c0 .. c0+128) with the
-// output in registers.
-HX_AVX512 static void hx_pv128(float *out, const float *p, int n, const float *vl, const int32_t *blocks, int bs,
-                                int kvdim, int kvoff) {
-	const int dp = 128;
-	__m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-	for (int j = 0; j < n; j++) {
-		if (j + HX_KV_AHEAD < n) hx_prefetch_row(HX_KV_ROW(vl, j + HX_KV_AHEAD), dp);
-		const float *v = HX_KV_ROW(vl, j);
-		__m512 w = _mm512_set1_ps(p[j]);
-		a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v), a0);
-		a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 16), a1);
-		a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 32), a2);
-		a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 48), a3);
-		a4 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 64), a4);
-		a5 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 80), a5);
-		a6 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 96), a6);
-		a7 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 112), a7);
-	}
-	_mm512_storeu_ps(out, a0); _mm512_storeu_ps(out + 16, a1); _mm512_storeu_ps(out + 32, a2); _mm512_storeu_ps(out + 48, a3);
-	_mm512_storeu_ps(out + 64, a4); _mm512_storeu_ps(out + 80, a5); _mm512_storeu_ps(out + 96, a6); _mm512_storeu_ps(out + 112, a7);
-}
+// The attention kernels over an F32 cache (hx_attend_f32) and an F16 one
+// (hx_attend_f16): attn_kv.h written once, instantiated per element type.
+#define KV_T float
+#define KV_SUF(name) name##_f32
+#define KV_LOAD(p) _mm512_loadu_ps(p)
+#define KV_AT(p, i) ((p)[i])
+#include "attn_kv.h"
+#undef KV_T
+#undef KV_SUF
+#undef KV_LOAD
+#undef KV_AT
 
-// hx_pv64 is hx_pv128 for 64 values.
-HX_AVX512 static void hx_pv64(float *out, const float *p, int n, const float *vl, const int32_t *blocks, int bs,
-                               int kvdim, int kvoff) {
-	const int dp = 64;
-	__m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-	for (int j = 0; j < n; j++) {
-		if (j + HX_KV_AHEAD < n) hx_prefetch_row(HX_KV_ROW(vl, j + HX_KV_AHEAD), dp);
-		const float *v = HX_KV_ROW(vl, j);
-		__m512 w = _mm512_set1_ps(p[j]);
-		a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v), a0);
-		a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 16), a1);
-		a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 32), a2);
-		a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 48), a3);
-	}
-	_mm512_storeu_ps(out, a0); _mm512_storeu_ps(out + 16, a1); _mm512_storeu_ps(out + 32, a2); _mm512_storeu_ps(out + 48, a3);
-}
-
-HX_AVX512 static void hx_attend_simd(const float *q, float *out, int g, int d, const float *kl, const float *vl,
-                                     const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores) {
-	for (int j = 0; j < n; j++) {
-		if (j + HX_KV_AHEAD < n) hx_prefetch_row(HX_KV_ROW(kl, j + HX_KV_AHEAD), d);
-		const float *k = HX_KV_ROW(kl, j);
-		for (int h = 0; h < g; h++) scores[(size_t)h * n + j] = hx_dot512(q + (size_t)h * d, k, d) * scale;
-	}
-	for (int h = 0; h < g; h++) {
-		const float *p = scores + (size_t)h * n;
-		hx_softmax512(scores + (size_t)h * n, n);
-		float *o = out + (size_t)h * d;
-		int c = 0;
-		for (; c + 128 <= d; c += 128) hx_pv128(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c);
-		for (; c + 64 <= d; c += 64) hx_pv64(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c);
-		if (c < d) {
-			for (int i = c; i < d; i++) o[i] = 0;
-			for (int j = 0; j < n; j++) {
-				const float *v = HX_KV_ROW(vl, j);
-				for (int i = c; i < d; i++) o[i] += p[j] * v[i];
-			}
-		}
-	}
-}
+#define KV_T uint16_t
+#define KV_SUF(name) name##_f16
+#define KV_LOAD(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+#define KV_AT(p, i) _cvtsh_ss((p)[i])
+#include "attn_kv.h"
+#undef KV_T
+#undef KV_SUF
+#undef KV_LOAD
+#undef KV_AT
 
 void hx_attend(const float *q, float *out, int g, int d, const float *kl, const float *vl,
                const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores) {
-	hx_attend_simd(q, out, g, d, kl, vl, blocks, bs, kvdim, kvoff, n, scale, scores);
+	hx_attend_simd_f32(q, out, g, d, kl, vl, blocks, bs, kvdim, kvoff, n, scale, scores);
 }
+
+void hx_attend16(const float *q, float *out, int g, int d, const uint16_t *kl, const uint16_t *vl,
+                 const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores) {
+	hx_attend_simd_f16(q, out, g, d, kl, vl, blocks, bs, kvdim, kvoff, n, scale, scores);
+}
+
+HX_AVX512 static void hx_to_f16_simd(const float *x, uint16_t *out, int n) {
+	int i = 0;
+	for (; i + 16 <= n; i += 16)
+		_mm256_storeu_si256((__m256i *)(out + i), _mm512_cvtps_ph(_mm512_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+	for (; i < n; i++) out[i] = _cvtss_sh(x[i], _MM_FROUND_TO_NEAREST_INT);
+}
+
+void hx_to_f16(const float *x, uint16_t *out, int n) { hx_to_f16_simd(x, out, n); }
 
 HX_AVX512 static void hx_swiglu_simd(const float *gate, const float *up, float *out, int n) {
 	const __m512 one = _mm512_set1_ps(1.0f), sign = _mm512_set1_ps(-0.0f);
@@ -209,6 +164,12 @@ void hx_attend(const float *q, float *out, int g, int d, const float *kl, const 
 	(void)n; (void)scale; (void)scores;
 }
 void hx_swiglu(const float *gate, const float *up, float *out, int n) { (void)gate; (void)up; (void)out; (void)n; }
+void hx_attend16(const float *q, float *out, int g, int d, const uint16_t *kl, const uint16_t *vl,
+                 const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores) {
+	(void)q; (void)out; (void)g; (void)d; (void)kl; (void)vl; (void)blocks; (void)bs; (void)kvdim; (void)kvoff;
+	(void)n; (void)scale; (void)scores;
+}
+void hx_to_f16(const float *x, uint16_t *out, int n) { (void)x; (void)out; (void)n; }
 void hx_conv_silu(const float *x, const float *st, const float *wt, float *out, int ch, int k, int n, int c0, int c1) {
 	(void)x; (void)st; (void)wt; (void)out; (void)ch; (void)k; (void)n; (void)c0; (void)c1;
 }

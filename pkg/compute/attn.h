@@ -10,6 +10,11 @@ int hx_attn_simd(void);
 // receives g×d values.
 void hx_attend(const float *q, float *out, int g, int d, const float *kl, const float *vl,
                const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores);
+// hx_attend16 is hx_attend over an F16 cache (kl, vl hold F16 bits).
+void hx_attend16(const float *q, float *out, int g, int d, const uint16_t *kl, const uint16_t *vl,
+                 const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores);
+// hx_to_f16 rounds n floats to F16 bits (to nearest even).
+void hx_to_f16(const float *x, uint16_t *out, int n);
 // hx_swiglu writes out[i] = silu(gate[i]) · up[i] (vector exp: within a few
 // ulp of the Go kernel).
 void hx_swiglu(const float *gate, const float *up, float *out, int n);

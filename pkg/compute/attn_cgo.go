@@ -22,6 +22,13 @@ func vectorAttention() bool {
 // attendGroup computes the g query heads of one row that share KV head kvh
 // (q and out hold g×d values) over n cached positions.
 func attendGroup(kv *KVCache, layer int, blocks []int32, kvh, g, d, n int, scale float32, q, out, scores []float32) {
+	if kv.F16 {
+		C.hx_attend16((*C.float)(unsafe.Pointer(&q[0])), (*C.float)(unsafe.Pointer(&out[0])), C.int(g), C.int(d),
+			(*C.uint16_t)(unsafe.Pointer(&kv.k16[layer][0])), (*C.uint16_t)(unsafe.Pointer(&kv.v16[layer][0])),
+			(*C.int32_t)(unsafe.Pointer(&blocks[0])), C.int(kv.BlockSize), C.int(kv.KVDim), C.int(kvh*d), C.int(n),
+			C.float(scale), (*C.float)(unsafe.Pointer(&scores[0])))
+		return
+	}
 	C.hx_attend((*C.float)(unsafe.Pointer(&q[0])), (*C.float)(unsafe.Pointer(&out[0])), C.int(g), C.int(d),
 		(*C.float)(unsafe.Pointer(&kv.k[layer][0])), (*C.float)(unsafe.Pointer(&kv.v[layer][0])),
 		(*C.int32_t)(unsafe.Pointer(&blocks[0])), C.int(kv.BlockSize), C.int(kv.KVDim), C.int(kvh*d), C.int(n),
@@ -38,4 +45,9 @@ func swigluVec(gate, up, out []float32) {
 func convSiLUVec(x, st, wt, out []float32, ch, k, lo, hi int) {
 	C.hx_conv_silu((*C.float)(unsafe.Pointer(&x[0])), (*C.float)(unsafe.Pointer(&st[0])), (*C.float)(unsafe.Pointer(&wt[0])),
 		(*C.float)(unsafe.Pointer(&out[0])), C.int(ch), C.int(k), C.int(len(x)/ch), C.int(lo), C.int(hi))
+}
+
+// toF16Vec rounds src to F16 bits with the C vector kernel.
+func toF16Vec(dst []uint16, src []float32) {
+	C.hx_to_f16((*C.float)(unsafe.Pointer(&src[0])), (*C.uint16_t)(unsafe.Pointer(&dst[0])), C.int(len(src)))
 }

@@ -21,3 +21,5 @@ func deltaRowsVec([]float32, int, int, int, int, []float32, []float32, []float32
 func convSiLUVec([]float32, []float32, []float32, []float32, int, int, int, int) {
 	panic("compute: vector convolution without cgo")
 }
+
+func toF16Vec([]uint16, []float32) { panic("compute: vector F16 conversion without cgo") }

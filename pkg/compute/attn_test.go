@@ -4,48 +4,107 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/helexa/helexa/pkg/compute/quant"
 )
 
 // TestVectorAttentionMatchesGo compares the C vector attention with the Go
 // kernel (the oracle) over several sequences, GQA groups and head widths
-// that are not a multiple of the vector width.
+// that are not a multiple of the vector width, over an F32 and an F16
+// cache.
 func TestVectorAttentionMatchesGo(t *testing.T) {
 	if !vectorAttention() {
 		t.Skip("the vector attention does not run at this kernel level / on this CPU")
 	}
 	c := NewCPU(2)
 	defer c.Close()
-	for _, tc := range []struct{ heads, kvHeads, d int }{{4, 2, 64}, {8, 8, 40}, {6, 1, 128}, {2, 2, 8}, {4, 4, 200}} {
-		t.Run(fmt.Sprintf("h%d/kv%d/d%d", tc.heads, tc.kvHeads, tc.d), func(t *testing.T) {
-			const bs, blocks = 4, 16
-			kv, err := NewKVCache(1, blocks, bs, tc.kvHeads*tc.d)
-			if err != nil {
-				t.Fatal(err)
-			}
-			copy(kv.k[0], randVec(len(kv.k[0]), 3))
-			copy(kv.v[0], randVec(len(kv.v[0]), 4))
-			// two sequences: 5 new rows at position 7, 1 row at position 20
-			spans := []SeqSpan{{Row: 0, N: 5, Pos: 7, Blocks: []int32{3, 1, 0}}, {Row: 5, N: 1, Pos: 20, Blocks: []int32{2, 4, 5, 6, 7, 8}}}
-			width := tc.heads * tc.d
-			q := randVec(6*width, 5)
-			a := &Attn{Heads: tc.heads, KVHeads: tc.kvHeads, HeadDim: tc.d, Scale: 1 / float32(math.Sqrt(float64(tc.d)))}
-			got, want := make([]float32, 6*width), make([]float32, 6*width)
-			c.attentionGroups(kv, 0, spans, a, q, got)
-			scores := make([]float32, 32)
-			for si := range spans {
-				s := &spans[si]
-				for tok := 0; tok < s.N; tok++ {
-					for h := 0; h < tc.heads; h++ {
-						attendOne(kv, 0, s, a, 0, tok, h, q, want, scores)
+	for _, f16 := range []bool{false, true} {
+		for _, tc := range []struct{ heads, kvHeads, d int }{{4, 2, 64}, {8, 8, 40}, {6, 1, 128}, {2, 2, 8}, {4, 4, 200}} {
+			t.Run(fmt.Sprintf("h%d/kv%d/d%d/f16=%v", tc.heads, tc.kvHeads, tc.d, f16), func(t *testing.T) {
+				kv, spans, a, q := attentionCase(t, tc.heads, tc.kvHeads, tc.d, f16)
+				width := tc.heads * tc.d
+				got, want := make([]float32, 6*width), make([]float32, 6*width)
+				c.attentionGroups(kv, 0, spans, a, q, got)
+				goAttention(kv, spans, a, q, want)
+				for i := range got {
+					if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
+						t.Fatalf("output %d: vector %.9g, Go %.9g", i, got[i], want[i])
 					}
 				}
+			})
+		}
+	}
+}
+
+// TestF16CacheNearF32: attention over an F16 cache stays within F16
+// rounding of the same attention over an F32 cache, and StoreKV rounds to
+// F16 the same way on the vector and the Go path.
+func TestF16CacheNearF32(t *testing.T) {
+	const heads, kvHeads, d = 4, 2, 64
+	kv32, spans, a, q := attentionCase(t, heads, kvHeads, d, false)
+	kv16, _, _, _ := attentionCase(t, heads, kvHeads, d, true)
+	got, want := make([]float32, 6*heads*d), make([]float32, 6*heads*d)
+	goAttention(kv16, spans, a, q, got)
+	goAttention(kv32, spans, a, q, want)
+	for i := range got {
+		if d := math.Abs(float64(got[i] - want[i])); d > 2e-3*(1+math.Abs(float64(want[i]))) {
+			t.Fatalf("output %d: F16 cache %.6g, F32 cache %.6g", i, got[i], want[i])
+		}
+	}
+	for _, vec := range []bool{false, true} {
+		if vec && !vectorAttention() {
+			continue
+		}
+		c := NewCPU(1)
+		c.vec = vec
+		src := randVec(37, 11)
+		src[3] = 70000 // beyond F16's range: infinity
+		dst := make([]uint16, len(src))
+		c.toF16(dst, src)
+		for i, x := range src {
+			if dst[i] != quant.Float32ToFP16(x) {
+				t.Fatalf("vector=%v: value %g rounds to %#x, want %#x", vec, x, dst[i], quant.Float32ToFP16(x))
 			}
-			for i := range got {
-				if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
-					t.Fatalf("output %d: vector %.9g, Go %.9g", i, got[i], want[i])
-				}
+		}
+		c.Close()
+	}
+}
+
+// attentionCase is a one-layer cache of random keys and values (rounded to
+// F16 when f16) with two sequences (5 new rows at position 7, 1 row at
+// position 20) and their queries.
+func attentionCase(t *testing.T, heads, kvHeads, d int, f16 bool) (*KVCache, []SeqSpan, *Attn, []float32) {
+	t.Helper()
+	const bs, blocks = 4, 16
+	kv, err := newKVCache(KVShape{Layers: 1, NumBlocks: blocks, BlockSize: bs, KVDim: kvHeads * d, F16: f16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := blocks * bs * kvHeads * d
+	kvals, vvals := randVec(n, 3), randVec(n, 4)
+	if f16 {
+		for i := range kvals {
+			kv.k16[0][i], kv.v16[0][i] = quant.Float32ToFP16(kvals[i]), quant.Float32ToFP16(vvals[i])
+		}
+	} else {
+		copy(kv.k[0], kvals)
+		copy(kv.v[0], vvals)
+	}
+	spans := []SeqSpan{{Row: 0, N: 5, Pos: 7, Blocks: []int32{3, 1, 0}}, {Row: 5, N: 1, Pos: 20, Blocks: []int32{2, 4, 5, 6, 7, 8}}}
+	a := &Attn{Heads: heads, KVHeads: kvHeads, HeadDim: d, Scale: 1 / float32(math.Sqrt(float64(d)))}
+	return kv, spans, a, randVec(6*heads*d, 5)
+}
+
+// goAttention is attention with the Go kernel, head by head.
+func goAttention(kv *KVCache, spans []SeqSpan, a *Attn, q, out []float32) {
+	scores, buf := make([]float32, 32), make([]float32, a.HeadDim)
+	for si := range spans {
+		s := &spans[si]
+		for tok := 0; tok < s.N; tok++ {
+			for h := 0; h < a.Heads; h++ {
+				attendOne(kv, 0, s, a, 0, tok, h, q, out, scores, buf)
 			}
-		})
+		}
 	}
 }
 

@@ -9,12 +9,16 @@ import "fmt"
 // caller.
 type KVShape struct {
 	Layers, NumBlocks, BlockSize, KVDim int
+	// F16 stores keys and values as F16 (half the memory; attention
+	// converts them back to F32 as it reads them).
+	F16 bool
 }
 
-// KVCache is the CPU's KV store: F32 in host memory.
+// KVCache is the CPU's KV store in host memory: F32, or F16.
 type KVCache struct {
 	KVShape
-	k, v [][]float32 // per layer: NumBlocks*BlockSize*KVDim
+	k, v     [][]float32 // per layer: NumBlocks*BlockSize*KVDim (F32)
+	k16, v16 [][]uint16  // the same as F16 bits (F16)
 }
 
 // Shape implements KV.
@@ -23,25 +27,36 @@ func (c *KVCache) Shape() KVShape { return c.KVShape }
 // NewKVCache allocates the pool. Pages the OS never touches cost no memory,
 // so an oversized pool is cheap until it is used.
 func NewKVCache(layers, numBlocks, blockSize, kvDim int) (*KVCache, error) {
-	if layers <= 0 || numBlocks <= 0 || blockSize <= 0 || kvDim <= 0 {
-		return nil, fmt.Errorf("kv cache: bad shape layers=%d blocks=%d block_size=%d kv_dim=%d", layers, numBlocks, blockSize, kvDim)
+	return newKVCache(KVShape{Layers: layers, NumBlocks: numBlocks, BlockSize: blockSize, KVDim: kvDim})
+}
+
+func newKVCache(s KVShape) (*KVCache, error) {
+	if s.Layers <= 0 || s.NumBlocks <= 0 || s.BlockSize <= 0 || s.KVDim <= 0 {
+		return nil, fmt.Errorf("kv cache: bad shape layers=%d blocks=%d block_size=%d kv_dim=%d", s.Layers, s.NumBlocks, s.BlockSize, s.KVDim)
 	}
-	c := &KVCache{KVShape: KVShape{Layers: layers, NumBlocks: numBlocks, BlockSize: blockSize, KVDim: kvDim},
-		k: make([][]float32, layers), v: make([][]float32, layers)}
-	n := numBlocks * blockSize * kvDim
-	for l := range c.k {
-		c.k[l] = make([]float32, n)
-		c.v[l] = make([]float32, n)
+	c := &KVCache{KVShape: s}
+	n := s.NumBlocks * s.BlockSize * s.KVDim
+	for range s.Layers {
+		if s.F16 {
+			c.k16, c.v16 = append(c.k16, make([]uint16, n)), append(c.v16, make([]uint16, n))
+		} else {
+			c.k, c.v = append(c.k, make([]float32, n)), append(c.v, make([]float32, n))
+		}
 	}
 	return c, nil
 }
 
-// F32BlockBytes is the number of bytes one block takes over all layers
-// with F32 keys and values.
-func (s KVShape) F32BlockBytes() int64 { return int64(s.Layers) * 2 * int64(s.BlockSize*s.KVDim) * 4 }
+// BlockBytesOf is the number of bytes one block takes over all layers.
+func (s KVShape) BlockBytesOf() int64 {
+	elem := int64(4)
+	if s.F16 {
+		elem = 2
+	}
+	return int64(s.Layers) * 2 * int64(s.BlockSize*s.KVDim) * elem
+}
 
 // BlockBytes is the number of bytes one block takes over all layers.
-func (c *KVCache) BlockBytes() int64 { return c.F32BlockBytes() }
+func (c *KVCache) BlockBytes() int64 { return c.BlockBytesOf() }
 
 // Bytes is the size of the whole pool.
 func (c *KVCache) Bytes() int64 { return c.BlockBytes() * int64(c.NumBlocks) }

@@ -92,7 +92,7 @@ func (c *CPU) AllReduce(t Tensor) error {
 
 // NewKV implements Backend.
 func (c *CPU) NewKV(s KVShape) (KV, error) {
-	return NewKVCache(s.Layers, s.NumBlocks, s.BlockSize, s.KVDim)
+	return newKVCache(s)
 }
 
 // AddRow implements Backend.

@@ -43,6 +43,9 @@ type Options struct {
 	// ChunkSize is the most tokens one forward pass runs; longer prefills
 	// are split (default 512).
 	ChunkSize int
+	// KVType is the KV cache's element type: "f32" (the default) or
+	// "f16" (half the memory).
+	KVType string
 	// Routing, when set, observes MoE expert choices.
 	Routing RoutingHook
 	// Rank and Size place the executor in a tensor-parallel group of Size
@@ -125,7 +128,8 @@ func New(m *modelfile.Model, opts Options) (*Executor, error) {
 		be.Close()
 		return nil, err
 	}
-	kv, err := be.NewKV(compute.KVShape{Layers: hp.KVLayers(), NumBlocks: opts.NumBlocks, BlockSize: opts.BlockSize, KVDim: hp.KVDim()})
+	kv, err := be.NewKV(compute.KVShape{Layers: hp.KVLayers(), NumBlocks: opts.NumBlocks, BlockSize: opts.BlockSize, KVDim: hp.KVDim(),
+		F16: opts.KVType == "f16"})
 	if err != nil {
 		be.Close()
 		return nil, err
@@ -146,6 +150,13 @@ func fillDefaults(o *Options, hp *arch.HParams) error {
 	if o.NumCtx < 0 || o.BlockSize < 0 || o.NumBlocks < 0 || o.ChunkSize < 0 || o.KVBudget < 0 || o.Parallel < 0 {
 		return fmt.Errorf("negative executor option in %+v", *o)
 	}
+	switch o.KVType {
+	case "":
+		o.KVType = "f32"
+	case "f32", "f16":
+	default:
+		return fmt.Errorf("KV cache type %q: want f32 or f16", o.KVType)
+	}
 	if o.NumCtx == 0 {
 		o.NumCtx = min(4096, hp.NCtxTrain)
 	}
@@ -164,7 +175,7 @@ func fillDefaults(o *Options, hp *arch.HParams) error {
 		if budget == 0 {
 			budget = availableMemory() / 2
 		}
-		blockBytes := int64(hp.KVLayers()) * 2 * int64(o.BlockSize*hp.KVDim()) * 4
+		blockBytes := compute.KVShape{Layers: hp.KVLayers(), BlockSize: o.BlockSize, KVDim: hp.KVDim(), F16: o.KVType == "f16"}.BlockBytesOf()
 		seqs := o.Parallel
 		if seqs == 0 {
 			seqs = defaultSeqsPerPool

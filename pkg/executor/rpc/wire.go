@@ -60,6 +60,8 @@ type LoadParams struct {
 	Threads   int   `json:"threads,omitempty"`
 	ChunkSize int   `json:"chunk_size,omitempty"`
 	KVBudget  int64 `json:"kv_budget,omitempty"`
+	// KVType is the KV cache's element type ("f32", "f16"; "" = f32).
+	KVType string `json:"kv_type,omitempty"`
 	// Parallel is how many full-context sequences the KV pool holds.
 	Parallel int `json:"parallel,omitempty"`
 	// TP, above 1, splits the model over that many tensor-parallel ranks:

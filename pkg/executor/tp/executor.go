@@ -33,6 +33,7 @@ type StartWorker func(ctx context.Context, rank, size int, dir string, load Work
 type WorkerLoad struct {
 	Path                                         string
 	NumCtx, BlockSize, NumBlocks, Threads, Chunk int
+	KVType                                       string
 }
 
 // Options configure a tensor-parallel model.
@@ -132,7 +133,8 @@ func (e *Executor) startRanks(ctx context.Context, dir string, m *modelfile.Mode
 		return err
 	}
 	load := WorkerLoad{Path: m.Path, NumCtx: opts.Exec.NumCtx, BlockSize: opts.Exec.BlockSize,
-		NumBlocks: opts.Exec.NumBlocks, Threads: opts.Exec.Threads, Chunk: opts.Exec.ChunkSize}
+		NumBlocks: opts.Exec.NumBlocks, Threads: opts.Exec.Threads, Chunk: opts.Exec.ChunkSize,
+		KVType: opts.Exec.KVType}
 	workers := make([]Worker, size-1)
 	errs := make([]error, size)
 	var wg sync.WaitGroup

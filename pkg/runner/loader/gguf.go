@@ -40,6 +40,8 @@ type GGUFLoader struct {
 	Threads   int
 	BlockSize int
 	ChunkSize int
+	// KVType is the KV cache's element type ("f32", "f16"; "" = f32).
+	KVType string
 	// Exec starts the executor; nil runs the CPU executor in-process.
 	Exec ExecStarter
 	// ChatTemplate, when set, is the Jinja source used instead of every
@@ -58,6 +60,7 @@ type GGUFLoader struct {
 // ExecOptions are what a loader asks of a model's executor.
 type ExecOptions struct {
 	NumCtx, BlockSize, Threads, ChunkSize, NumParallel int
+	KVType                                             string
 	// TP is the number of tensor-parallel ranks (1 = one process).
 	TP int
 }
@@ -71,7 +74,8 @@ type ExecStarter interface {
 
 // startExecutor starts the model's executor through l.Exec, or in-process.
 func (l *GGUFLoader) startExecutor(ctx context.Context, name string, mf *modelfile.Model, numCtx int, opts runner.LoadOptions) (executor.Executor, error) {
-	o := ExecOptions{NumCtx: numCtx, BlockSize: l.BlockSize, Threads: l.Threads, ChunkSize: l.ChunkSize, NumParallel: opts.NumParallel, TP: max(1, opts.TP)}
+	o := ExecOptions{NumCtx: numCtx, BlockSize: l.BlockSize, Threads: l.Threads, ChunkSize: l.ChunkSize, NumParallel: opts.NumParallel, TP: max(1, opts.TP),
+		KVType: l.KVType}
 	var ex executor.Executor
 	var err error
 	switch {
@@ -81,7 +85,7 @@ func (l *GGUFLoader) startExecutor(ctx context.Context, name string, mf *modelfi
 		err = fmt.Errorf("tensor parallelism (tp %d) needs worker processes, and this engine starts none", o.TP)
 	default:
 		ex, err = cpuexec.New(mf, cpuexec.Options{
-			NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads, ChunkSize: o.ChunkSize, Parallel: o.NumParallel,
+			NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads, ChunkSize: o.ChunkSize, Parallel: o.NumParallel, KVType: o.KVType,
 		})
 	}
 	if err != nil {

@@ -1,0 +1,82 @@
+// Attention kernels over one KV element type, included by attn.c once per
+// type (no include guard): KV_T is the cached element, KV_LOAD(p) loads 16
+// of them as floats, KV_AT(p, i) one, KV_SUF(name) names the functions.
+// The query, scores and output are F32 in every instance.
+
+// dot of an F32 query head with one cached key row.
+HX_AVX512 static inline float KV_SUF(hx_dot)(const float *a, const KV_T *b, int d) {
+	__m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+	int i = 0;
+	for (; i + 32 <= d; i += 32) {
+		s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), KV_LOAD(b + i), s0);
+		s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), KV_LOAD(b + i + 16), s1);
+	}
+	for (; i + 16 <= d; i += 16) s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), KV_LOAD(b + i), s0);
+	float s = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+	for (; i < d; i++) s += a[i] * KV_AT(b, i);
+	return s;
+}
+
+// pv128 writes out[0..128) = Σ_j p[j] · v_j[c0 .. c0+128) with the output
+// in registers.
+HX_AVX512 static void KV_SUF(hx_pv128)(float *out, const float *p, int n, const KV_T *vl, const int32_t *blocks, int bs,
+                                       int kvdim, int kvoff) {
+	__m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+	for (int j = 0; j < n; j++) {
+		if (j + HX_KV_AHEAD < n) hx_prefetch_bytes(HX_KV_ROW(vl, j + HX_KV_AHEAD), 128 * sizeof(KV_T));
+		const KV_T *v = HX_KV_ROW(vl, j);
+		__m512 w = _mm512_set1_ps(p[j]);
+		a0 = _mm512_fmadd_ps(w, KV_LOAD(v), a0);
+		a1 = _mm512_fmadd_ps(w, KV_LOAD(v + 16), a1);
+		a2 = _mm512_fmadd_ps(w, KV_LOAD(v + 32), a2);
+		a3 = _mm512_fmadd_ps(w, KV_LOAD(v + 48), a3);
+		a4 = _mm512_fmadd_ps(w, KV_LOAD(v + 64), a4);
+		a5 = _mm512_fmadd_ps(w, KV_LOAD(v + 80), a5);
+		a6 = _mm512_fmadd_ps(w, KV_LOAD(v + 96), a6);
+		a7 = _mm512_fmadd_ps(w, KV_LOAD(v + 112), a7);
+	}
+	_mm512_storeu_ps(out, a0); _mm512_storeu_ps(out + 16, a1); _mm512_storeu_ps(out + 32, a2); _mm512_storeu_ps(out + 48, a3);
+	_mm512_storeu_ps(out + 64, a4); _mm512_storeu_ps(out + 80, a5); _mm512_storeu_ps(out + 96, a6); _mm512_storeu_ps(out + 112, a7);
+}
+
+// pv64 is pv128 for 64 values.
+HX_AVX512 static void KV_SUF(hx_pv64)(float *out, const float *p, int n, const KV_T *vl, const int32_t *blocks, int bs,
+                                      int kvdim, int kvoff) {
+	__m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+	for (int j = 0; j < n; j++) {
+		if (j + HX_KV_AHEAD < n) hx_prefetch_bytes(HX_KV_ROW(vl, j + HX_KV_AHEAD), 64 * sizeof(KV_T));
+		const KV_T *v = HX_KV_ROW(vl, j);
+		__m512 w = _mm512_set1_ps(p[j]);
+		a0 = _mm512_fmadd_ps(w, KV_LOAD(v), a0);
+		a1 = _mm512_fmadd_ps(w, KV_LOAD(v + 16), a1);
+		a2 = _mm512_fmadd_ps(w, KV_LOAD(v + 32), a2);
+		a3 = _mm512_fmadd_ps(w, KV_LOAD(v + 48), a3);
+	}
+	_mm512_storeu_ps(out, a0); _mm512_storeu_ps(out + 16, a1); _mm512_storeu_ps(out + 32, a2); _mm512_storeu_ps(out + 48, a3);
+}
+
+// attend_simd computes g query heads sharing one KV head: scores, softmax,
+// the weighted sum of the values.
+HX_AVX512 static void KV_SUF(hx_attend_simd)(const float *q, float *out, int g, int d, const KV_T *kl, const KV_T *vl,
+                                             const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores) {
+	for (int j = 0; j < n; j++) {
+		if (j + HX_KV_AHEAD < n) hx_prefetch_bytes(HX_KV_ROW(kl, j + HX_KV_AHEAD), (size_t)d * sizeof(KV_T));
+		const KV_T *k = HX_KV_ROW(kl, j);
+		for (int h = 0; h < g; h++) scores[(size_t)h * n + j] = KV_SUF(hx_dot)(q + (size_t)h * d, k, d) * scale;
+	}
+	for (int h = 0; h < g; h++) {
+		const float *p = scores + (size_t)h * n;
+		hx_softmax512(scores + (size_t)h * n, n);
+		float *o = out + (size_t)h * d;
+		int c = 0;
+		for (; c + 128 <= d; c += 128) KV_SUF(hx_pv128)(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c);
+		for (; c + 64 <= d; c += 64) KV_SUF(hx_pv64)(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c);
+		if (c < d) {
+			for (int i = c; i < d; i++) o[i] = 0;
+			for (int j = 0; j < n; j++) {
+				const KV_T *v = HX_KV_ROW(vl, j);
+				for (int i = c; i < d; i++) o[i] += p[j] * KV_AT(v, i);
+			}
+		}
+	}
+}
