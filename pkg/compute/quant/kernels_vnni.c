@@ -20,7 +20,6 @@
 #define HX_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,f16c,fma")))
 #define HX_VN 8
 #define HX_AHEAD 4
-#define HX_DR 4 // weight rows per decode call
 
 int hx_vnni(void) {
 	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -283,12 +282,10 @@ void hx_quantize_q8_0(const float *x, int n, uint8_t *dst) { hx_quantize_q8_0_si
 
 // The kernels for a full tile of HX_VN activation rows (the count known at
 // compile time, so the accumulators stay in registers), for decode (one
-// activation row against HX_DR weight rows at once: independent chains and
-// the activation block loaded once) and for any count.
+// activation row) and for any count.
 #define HX_KFN(name, body, ...) \
 	HX_VNNI static void name(const uint8_t *w, size_t rb, int nr, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) { \
-		if (nr == HX_DR && nx == 1) body(w, rb, HX_DR, x, xs, 1, nb, out, os __VA_ARGS__); \
-		else if (nx == HX_VN) body(w, rb, 1, x, xs, HX_VN, nb, out, os __VA_ARGS__); \
+		if (nx == HX_VN) body(w, rb, 1, x, xs, HX_VN, nb, out, os __VA_ARGS__); \
 		else if (nx == 1) body(w, rb, 1, x, xs, 1, nb, out, os __VA_ARGS__); \
 		else body(w, rb, 1, x, xs, nx, nb, out, os __VA_ARGS__); \
 	}
@@ -339,14 +336,10 @@ void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_
 	default: return;
 	}
 	if (nx == 1) {
-		// decode streams the weights from memory once: multiply HX_DR rows
-		// at a time and ask for the next HX_DR while they run
-		int r = 0;
-		for (; r + HX_DR <= nrows; r += HX_DR) {
-			if (r + 2 * HX_DR <= nrows) hx_prefetch(w + (size_t)(r + HX_DR) * rb, HX_DR * rb);
-			fn(w + (size_t)r * rb, rb, HX_DR, x, xs, 1, nb, out + r, os);
-		}
-		for (; r < nrows; r++) fn(w + (size_t)r * rb, rb, 1, x, xs, 1, nb, out + r, os);
+		// decode streams the weights once, row after row (the hardware
+		// prefetchers follow); multiplying four rows per call with explicit
+		// prefetches measured 1.4-2.2x slower here
+		for (int r = 0; r < nrows; r++) fn(w + (size_t)r * rb, rb, 1, x, xs, 1, nb, out + r, os);
 		return;
 	}
 	for (int j0 = 0; j0 < nx; j0 += HX_VN) {
