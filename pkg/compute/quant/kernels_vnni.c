@@ -317,7 +317,9 @@ HX_VNNI static void hx_vnni_q8_0(const uint8_t *w, size_t rb, int nrows, const u
 		int g = nx - j0 < HX_VN ? nx - j0 : HX_VN;
 		hx_q8_prepare(x + (size_t)j0 * xs, xs, g, nb, buf, xa);
 		for (int r = 0; r < nrows; r++) {
-			if (nx <= HX_VN && r + HX_AHEAD < nrows) hx_prefetch(w + (size_t)(r + HX_AHEAD) * rb, rb);
+			// batched decode prefetches ahead; one row (decode) streams
+			// faster without (1024-8192 columns, one thread)
+			if (nx > 1 && nx <= HX_VN && r + HX_AHEAD < nrows) hx_prefetch(w + (size_t)(r + HX_AHEAD) * rb, rb);
 			hx_v_q8_0(w + (size_t)r * rb, xa, g, nb, out + (size_t)j0 * os + r, os);
 		}
 	}
