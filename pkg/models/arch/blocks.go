@@ -233,6 +233,28 @@ func matmuls(be compute.Backend, s *Scratch, x compute.Tensor, jobs ...mm) error
 	return mb.MatMuls(s.mmW, x, s.mmOut)
 }
 
+// preNormLayer runs x += mix(norm(x)); x += ffn(norm2(x)) for a layer
+// whose mixer writes its block output for the normed rows xb into proj.
+func preNormLayer(p *pass, il int, norm *compute.Vector, mix func(p *pass, xb, proj compute.Tensor) error,
+	norm2 *compute.Vector, f ffn, hook RoutingHook) error {
+	xb, proj, err := p.io()
+	if err != nil {
+		return err
+	}
+	p.norm(p.x, norm, xb)
+	if err := mix(p, xb, proj); err != nil {
+		return err
+	}
+	if err := p.residual(proj, nil); err != nil {
+		return err
+	}
+	p.norm(p.x, norm2, xb)
+	if err := f.forward(p, il, xb, proj, hook); err != nil {
+		return err
+	}
+	return p.residual(proj, nil)
+}
+
 // io returns the pass's block input and output buffers (rows × NEmbd).
 func (p *pass) io() (xb, proj compute.Tensor, err error) {
 	var ts [2]compute.Tensor

@@ -43,22 +43,8 @@ func bindLlama(o attnOpts) func(m *Model, t *tensors, md *meta) error {
 
 // forward: x += attn(norm(x)); x += ffn(norm(x)).
 func (l *llamaLayer) forward(p *pass, il int, hook RoutingHook) error {
-	xb, proj, err := p.io()
-	if err != nil {
-		return err
-	}
-	p.norm(p.x, l.attnNorm, xb)
-	if err := l.attn.forward(p, il, xb, proj); err != nil {
-		return err
-	}
-	if err := p.residual(proj, nil); err != nil {
-		return err
-	}
-	p.norm(p.x, l.ffnNorm, xb)
-	if err := l.ffn.forward(p, il, xb, proj, hook); err != nil {
-		return err
-	}
-	return p.residual(proj, nil)
+	mix := func(p *pass, xb, proj compute.Tensor) error { return l.attn.forward(p, il, xb, proj) }
+	return preNormLayer(p, il, l.attnNorm, mix, l.ffnNorm, l.ffn, hook)
 }
 
 func (l *llamaLayer) params(ps *paramSet) {

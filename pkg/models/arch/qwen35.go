@@ -128,15 +128,7 @@ func bindQwen35Layers(m *Model, t *tensors, md *meta, ffnOf func(t *tensors, m *
 
 // forward: x += deltanet(norm(x)); x += ffn(norm(x)).
 func (l *deltaLayer) forward(p *pass, il int, hook RoutingHook) error {
-	xb, proj, err := p.io()
-	if err != nil {
-		return err
-	}
-	p.norm(p.x, l.attnNorm, xb)
-	if err := l.mix(p, xb, proj); err != nil {
-		return err
-	}
-	return ffnBlock(p, il, xb, proj, l.postNorm, l.ffn, hook)
+	return preNormLayer(p, il, l.attnNorm, l.mix, l.postNorm, l.ffn, hook)
 }
 
 // mix is the gated DeltaNet: conv(qkv·x) → delta rule → RMSNorm per head
@@ -168,15 +160,7 @@ func (l *deltaLayer) mix(p *pass, xb, proj compute.Tensor) error {
 
 // forward: x += gated_attn(norm(x)); x += ffn(norm(x)).
 func (l *gatedAttnLayer) forward(p *pass, il int, hook RoutingHook) error {
-	xb, proj, err := p.io()
-	if err != nil {
-		return err
-	}
-	p.norm(p.x, l.attnNorm, xb)
-	if err := l.mix(p, xb, proj); err != nil {
-		return err
-	}
-	return ffnBlock(p, il, xb, proj, l.postNorm, l.ffn, hook)
+	return preNormLayer(p, il, l.attnNorm, l.mix, l.postNorm, l.ffn, hook)
 }
 
 // mix is attention whose output is gated by sigmoid(gate) before attn_output.
@@ -202,19 +186,6 @@ func (l *gatedAttnLayer) mix(p *pass, xb, proj compute.Tensor) error {
 	}
 	rb.SigmoidMul(att, gate)
 	return be.MatMul(a.wo, att, proj)
-}
-
-// ffnBlock ends a pre-norm layer whose mixer's output proj is ready:
-// x += proj; x += ffn(norm(x)), with xb as the FFN's input buffer.
-func ffnBlock(p *pass, il int, xb, proj compute.Tensor, norm *compute.Vector, f ffn, hook RoutingHook) error {
-	if err := p.residual(proj, nil); err != nil {
-		return err
-	}
-	p.norm(p.x, norm, xb)
-	if err := f.forward(p, il, xb, proj, hook); err != nil {
-		return err
-	}
-	return p.residual(proj, nil)
 }
 
 func (l *deltaLayer) params(ps *paramSet) {
