@@ -20,6 +20,7 @@ void hx_to_f16(const float *x, uint16_t *out, int n);
 void hx_swiglu(const float *gate, const float *up, float *out, int n);
 // hx_conv_silu writes out[t][c] = silu(Σ_j wt[j][c] · in(t-(k-1)+j)[c]) for
 // channels [c0, c1) of n rows of ch channels, where in(τ) is row τ of x,
-// or for τ < 0 row k-1+τ of the state st; wt holds the k taps channel-minor.
+// or for τ < 0 row k-1+τ of the state st; wt holds the k taps channel-minor
+// (tap j of channel c at j·ch+c).
 void hx_conv_silu(const float *x, const float *st, const float *wt, float *out, int ch, int k, int n, int c0, int c1);
 #endif

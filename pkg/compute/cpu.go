@@ -17,7 +17,8 @@ type CPU struct {
 	xq      []byte    // quantized activations, reused between matmuls
 	reducer Reducer   // tensor-parallel sums (nil on one rank)
 	vec     bool      // attention and SwiGLU run the C vector kernels
-	convT   []float32 // convolution taps, transposed for the vector kernel
+	decay   []float32 // the delta rule's per-token decays, reused
+	beta    []float32 // and betas
 }
 
 // NewCPU returns a CPU backend using threads workers (all cores when

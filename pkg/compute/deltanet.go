@@ -29,7 +29,8 @@ type DeltaNet struct {
 type RecurrentBackend interface {
 	// ConvSiLU runs a causal depthwise convolution of kernel width K over
 	// each span's rows of x (n × C) and applies SiLU, writing out (n × C).
-	// w holds C × K taps, oldest first; states[i] is (K-1) × C, the inputs
+	// w holds K × C taps, oldest first, channel-minor (tap j of channel c at
+	// j·C+c); states[i] is (K-1) × C, the inputs
 	// before span i, and is left holding the span's last K-1 inputs.
 	ConvSiLU(x Tensor, spans []SeqSpan, states []Tensor, w *Vector, out Tensor)
 	// GatedDeltaNet runs the gated delta rule over each span's rows, token
@@ -60,15 +61,6 @@ func (c *CPU) ConvSiLU(xT Tensor, spans []SeqSpan, states []Tensor, w *Vector, o
 		panic(fmt.Sprintf("compute: ConvSiLU of %d channels with %d taps and %d states for %d spans", ch, len(w.Data), len(states), len(spans)))
 	}
 	k := len(w.Data) / ch
-	var wt []float32 // the taps channel-minor, for the vector kernel
-	if c.vec && k > 1 {
-		wt = growF32(&c.convT, ch*k)
-		for cc := 0; cc < ch; cc++ {
-			for j := 0; j < k; j++ {
-				wt[j*ch+cc] = w.Data[cc*k+j]
-			}
-		}
-	}
 	for i, sp := range spans {
 		st := host(states[i])
 		if len(st) != (k-1)*ch {
@@ -77,7 +69,7 @@ func (c *CPU) ConvSiLU(xT Tensor, spans []SeqSpan, states []Tensor, w *Vector, o
 		xs, os := x[sp.Row*ch:(sp.Row+sp.N)*ch], out[sp.Row*ch:(sp.Row+sp.N)*ch]
 		c.pool.parallelFor(ch, max(16, grain(sp.N*k)), func(lo, hi int) {
 			if c.vec && k > 1 {
-				convSiLUVec(xs, st, wt, os, ch, k, lo, hi)
+				convSiLUVec(xs, st, w.Data, os, ch, k, lo, hi)
 				return
 			}
 			convRange(xs, st, w.Data, os, ch, k, lo, hi)
@@ -101,7 +93,7 @@ func convRange(x, st, w, out []float32, ch, k, lo, hi int) {
 				} else {
 					v = x[src*ch+c]
 				}
-				sum += v * w[c*k+j]
+				sum += v * w[j*ch+c]
 			}
 			out[t*ch+c] = silu(sum)
 		}
@@ -154,7 +146,7 @@ func (c *CPU) GatedDeltaNet(qkvT, alphaT, betaT Tensor, spans []SeqSpan, states 
 		}
 	})
 	// decay and beta of every token, head after head
-	decay, bet := make([]float32, rows*vh), make([]float32, rows*vh)
+	decay, bet := growF32(&c.decay, rows*vh), growF32(&c.beta, rows*vh)
 	for r := 0; r < rows; r++ {
 		for h := 0; h < vh; h++ {
 			decay[h*rows+r] = float32(math.Exp(float64(softplus(alpha[r*vh+h]+d.DtBias.Data[h]) * d.A.Data[h])))

@@ -223,7 +223,7 @@ func testConvSiLU(t *testing.T, ch int, vec bool) {
 			var s float64
 			for j := 0; j < k; j++ {
 				if src := tm - (k - 1) + j; src >= 0 {
-					s += float64(x[src*ch+cc]) * float64(w.Data[cc*k+j])
+					s += float64(x[src*ch+cc]) * float64(w.Data[j*ch+cc])
 				}
 			}
 			want[tm*ch+cc] = s / (1 + math.Exp(-s))

@@ -89,13 +89,27 @@ func recurrentLayers(md *meta, n int) ([]string, error) {
 	return types, nil
 }
 
-// convTaps reads the convolution taps: GGUF's [K, C], a checkpoint's
-// [C, 1, K] (ne order [K, 1, C]).
+// convTaps reads the convolution taps — GGUF's [K, C], a checkpoint's
+// [C, 1, K] (ne order [K, 1, C]), each channel's K taps together — and
+// lays them out channel-minor, as compute.RecurrentBackend takes them.
 func convTaps(t *tensors, name string, k, c int) *compute.Vector {
+	var v *compute.Vector
 	if t.hf {
-		return t.toF32(name, t.get(name, k, 1, c), k*c)
+		v = t.toF32(name, t.get(name, k, 1, c), k*c)
+	} else {
+		v = t.vector2(name, k, c)
 	}
-	return t.vector2(name, k, c)
+	if v == nil {
+		return nil
+	}
+	byChannel := v.Data
+	v.Data = make([]float32, k*c)
+	for ch := 0; ch < c; ch++ {
+		for j := 0; j < k; j++ {
+			v.Data[j*c+ch] = byChannel[ch*k+j]
+		}
+	}
+	return v
 }
 
 // readQwen35HF reads what config.json says beyond the common
