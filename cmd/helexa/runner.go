@@ -53,7 +53,7 @@ func runRunner(ctx context.Context, _ runnerOptions, s streams) error {
 func cpuRunnerOpener(log *slog.Logger) rpc.Opener {
 	return func(ctx context.Context, p rpc.LoadParams) (executor.Executor, error) {
 		opts := cpuexec.Options{
-			NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks,
+			NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks, WinBlocks: p.WinBlocks,
 			Threads: p.Threads, ChunkSize: p.ChunkSize, KVBudget: p.KVBudget, Parallel: p.Parallel, KVType: p.KVType,
 		}
 		if p.TP <= 1 {

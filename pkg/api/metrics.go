@@ -222,6 +222,8 @@ func writeEngine(p *promWriter, m runner.MetricsSnapshot) {
 		{"helexa_kv_blocks_used", "KV cache blocks in use per model.", func(s runner.ModelMetrics) float64 { return float64(s.KVBlocksUsed) }},
 		{"helexa_kv_blocks_free", "KV cache blocks free (or holding idle cached prefixes) per model.", func(s runner.ModelMetrics) float64 { return float64(s.KVBlocksFree) }},
 		{"helexa_kv_blocks_cached", "Idle KV blocks kept for the prefix cache per model.", func(s runner.ModelMetrics) float64 { return float64(s.KVBlocksCached) }},
+		{"helexa_kv_window_blocks_used", "Sliding-window KV store blocks in use per model (windowed models).", func(s runner.ModelMetrics) float64 { return float64(s.KVWindowBlocksUsed) }},
+		{"helexa_kv_window_blocks_cached", "Idle sliding-window KV blocks kept for the prefix cache per model.", func(s runner.ModelMetrics) float64 { return float64(s.KVWindowBlocksCached) }},
 	}
 	for _, g := range gauges {
 		p.header(g.name, "gauge", g.help)

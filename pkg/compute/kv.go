@@ -3,7 +3,8 @@ package compute
 import "fmt"
 
 // KVShape is the paging of a KV store: NumBlocks blocks of BlockSize
-// positions for every layer, KVDim values per position for keys and as
+// positions for every layer (a store may have no layers: a model whose
+// every attention layer is windowed keeps only its window store), KVDim values per position for keys and as
 // many for values. Position p of a sequence lives in block
 // table[p/BlockSize] at slot p%BlockSize; the block tables belong to the
 // caller.
@@ -31,7 +32,7 @@ func NewKVCache(layers, numBlocks, blockSize, kvDim int) (*KVCache, error) {
 }
 
 func newKVCache(s KVShape) (*KVCache, error) {
-	if s.Layers <= 0 || s.NumBlocks <= 0 || s.BlockSize <= 0 || s.KVDim <= 0 {
+	if s.Layers < 0 || s.NumBlocks <= 0 || s.BlockSize <= 0 || s.KVDim <= 0 {
 		return nil, fmt.Errorf("kv cache: bad shape layers=%d blocks=%d block_size=%d kv_dim=%d", s.Layers, s.NumBlocks, s.BlockSize, s.KVDim)
 	}
 	c := &KVCache{KVShape: s}
@@ -86,6 +87,26 @@ func (c KVShape) CheckSpan(s SeqSpan) error {
 	for _, b := range s.Blocks[:need] {
 		if b < 0 || int(b) >= c.NumBlocks {
 			return fmt.Errorf("block %d out of range [0, %d)", b, c.NumBlocks)
+		}
+	}
+	return nil
+}
+
+// CheckWindowSpan verifies a sliding-window store's block table for a span
+// whose queries see the last window positions: only the blocks holding
+// positions [max(0, Pos-window+1), Pos+N) are read or written, so only
+// those must name valid blocks; entries before them may be anything (the
+// caller has freed those blocks).
+func (c KVShape) CheckWindowSpan(s SeqSpan, window int) error {
+	end := s.Pos + s.N
+	need := (end + c.BlockSize - 1) / c.BlockSize
+	if len(s.Blocks) < need {
+		return fmt.Errorf("window block table has %d blocks, positions up to %d need %d", len(s.Blocks), end, need)
+	}
+	first := max(0, s.Pos-window+1) / c.BlockSize
+	for _, b := range s.Blocks[first:need] {
+		if b < 0 || int(b) >= c.NumBlocks {
+			return fmt.Errorf("window block %d out of range [0, %d)", b, c.NumBlocks)
 		}
 	}
 	return nil

@@ -7,6 +7,9 @@
 // and passes a sequence's table with every step. Position p of a sequence
 // lives in Blocks[p/BlockSize] at slot p%BlockSize. Blocks may be shared by
 // several sequences (a common prefix) as long as nobody writes to them again.
+// A model with sliding-window layers has a second, smaller pool for them
+// (Info.Window, Work.WinBlocks) whose blocks the caller frees once they fall
+// out of the window.
 package executor
 
 import (
@@ -59,6 +62,13 @@ type Work struct {
 	// Blocks is the sequence's block table; it must cover positions
 	// [0, Pos+len(Tokens)). KV for [0, Pos) must already be present.
 	Blocks []int32
+	// WinBlocks is the sequence's block table in the sliding-window store
+	// of a model with windowed layers (Info.Window > 0), indexed like
+	// Blocks: the entries for the blocks holding positions
+	// [max(0, Pos-Window+1), Pos+len(Tokens)) must name window blocks,
+	// and the window's KV before Pos must be present; earlier entries are
+	// never read (the caller frees those blocks and may mark them -1).
+	WinBlocks []int32
 	// History are tokens before Pos that this executor never saw for this
 	// sequence (a reused cached prefix); the sampler counts them for
 	// repetition penalties. Only needed on a sequence's first step.
@@ -133,6 +143,14 @@ type Info struct {
 	BlockBytes   int64  `json:"block_bytes"` // KV bytes per block (all layers)
 	Processor    string `json:"processor"`   // "CPU", "GPU", "TP×N"
 	WeightsBytes int64  `json:"weights_bytes"`
+	// Window > 0 says the model has sliding-window layers that see only
+	// the last Window positions. Their KV lives in a store of its own,
+	// WinNumBlocks blocks of BlockSize positions (WinBlockBytes each),
+	// addressed by Work.WinBlocks: a sequence needs only the blocks its
+	// window still reaches, so the caller frees the rest as it advances.
+	Window        int   `json:"window,omitempty"`
+	WinNumBlocks  int   `json:"win_num_blocks,omitempty"`
+	WinBlockBytes int64 `json:"win_block_bytes,omitempty"`
 	// Recurrent says the model has recurrent layers: each sequence carries
 	// a state that holds its whole history (StateBytes each), so a cached
 	// prefix cannot be reused and a sequence only moves forward.
@@ -140,6 +158,15 @@ type Info struct {
 	StateBytes int64 `json:"state_bytes,omitempty"`
 	// Ranks lists the processes of a tensor-parallel model (nil otherwise).
 	Ranks []RankInfo `json:"ranks,omitempty"`
+}
+
+// WindowBlocks is the most sliding-window store blocks one sequence needs
+// at once when a step feeds it at most chunk tokens: the blocks holding the
+// window-1 positions before the step and the step's own (one more when
+// they straddle a block boundary), never more than a whole context of
+// numCtx positions.
+func WindowBlocks(window, chunk, numCtx, blockSize int) int {
+	return min((numCtx+blockSize-1)/blockSize, (window-1+chunk+blockSize-1)/blockSize+1)
 }
 
 // RankInfo is one rank of a tensor-parallel model.

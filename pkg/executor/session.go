@@ -9,8 +9,11 @@ import (
 
 // Session is a single-sequence convenience over an Executor for debug
 // commands and tests: it owns the KV blocks [first, first+n) linearly and
-// feeds them with every step. Do not mix a Session with a scheduler that
-// hands out the same blocks.
+// feeds them with every step. For a model with a sliding-window store it
+// owns a matching share of that store's blocks and uses them as a ring
+// (table entry i is block i modulo its share), which holds while the share
+// covers a window plus one of the executor's passes. Do not mix a Session
+// with a scheduler that hands out the same blocks.
 type Session struct {
 	// NoLogprob leaves Result.Logprob 0 (Work.SkipLogprob), sparing a
 	// log-sum-exp over the vocabulary per sampled token.
@@ -23,6 +26,9 @@ type Session struct {
 	limit  int // blocks the session may use
 	bs     int
 	pos    int
+	// the window store's ring: table, first block, blocks (0: no store)
+	win              []int32
+	winFirst, winLen int
 }
 
 // NewSession allocates a sequence on ex whose KV lives in blocks [0, ...).
@@ -41,7 +47,17 @@ func NewSessionAt(ex Executor, p sampling.Params, first, numBlocks int) (*Sessio
 	if err != nil {
 		return nil, err
 	}
-	return &Session{ex: ex, seq: id, first: first, limit: numBlocks, bs: info.BlockSize}, nil
+	s := &Session{ex: ex, seq: id, first: first, limit: numBlocks, bs: info.BlockSize}
+	if info.Window > 0 {
+		// the same share of the window store as of the full one
+		s.winFirst = first * info.WinNumBlocks / info.NumBlocks
+		s.winLen = (first+numBlocks)*info.WinNumBlocks/info.NumBlocks - s.winFirst
+		if s.winLen <= 0 {
+			ex.FreeSeq(id)
+			return nil, fmt.Errorf("session blocks [%d, %d) get no blocks of the %d-block window store", first, first+numBlocks, info.WinNumBlocks)
+		}
+	}
+	return s, nil
 }
 
 // Pos is the number of tokens fed so far.
@@ -57,7 +73,10 @@ func (s *Session) Prefill(ctx context.Context, tokens []int32, mode LogitsMode) 
 	for len(s.blocks) < need {
 		s.blocks = append(s.blocks, int32(s.first+len(s.blocks)))
 	}
-	res, err := s.ex.Step(ctx, []Work{{Seq: s.seq, Tokens: tokens, Pos: s.pos, Blocks: s.blocks, Sample: true,
+	for s.winLen > 0 && len(s.win) < need {
+		s.win = append(s.win, int32(s.winFirst+len(s.win)%s.winLen))
+	}
+	res, err := s.ex.Step(ctx, []Work{{Seq: s.seq, Tokens: tokens, Pos: s.pos, Blocks: s.blocks, WinBlocks: s.win, Sample: true,
 		SkipLogprob: s.NoLogprob, Logits: mode}})
 	if err != nil {
 		return Result{}, err

@@ -24,6 +24,7 @@ type fakeExec struct {
 	mu     sync.Mutex
 	info   executor.Info
 	kv     [][]int32
+	win    [][]int32 // the sliding-window store (setWindow)
 	seqs   map[executor.SeqID]*fakeSeq
 	nextID executor.SeqID
 	// logits overrides the hash model: prefix → logits.
@@ -162,6 +163,7 @@ func (f *fakeExec) run(w executor.Work) executor.Result {
 		p := w.Pos + i
 		f.kv[w.Blocks[p/bs]][p%bs] = t
 	}
+	f.windowStep(w)
 	res := executor.Result{Seq: w.Seq}
 	if !w.Sample {
 		return res

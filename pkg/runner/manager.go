@@ -557,7 +557,7 @@ func (m *Manager) statusLocked(e *entry) ModelStatus {
 	mem := e.sched.gauges().mem
 	st.SizeBytes = mem.WeightsBytes + mem.KVBytes
 	if st.SizeBytes == 0 {
-		st.SizeBytes = info.WeightsBytes + int64(info.NumBlocks)*info.BlockBytes
+		st.SizeBytes = info.WeightsBytes + int64(info.NumBlocks)*info.BlockBytes + int64(info.WinNumBlocks)*info.WinBlockBytes
 	}
 	return st
 }

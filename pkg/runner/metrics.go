@@ -45,6 +45,10 @@ type ModelMetrics struct {
 	KVBlocksUsed   int    `json:"kv_blocks_used"`
 	KVBlocksFree   int    `json:"kv_blocks_free"`
 	KVBlocksCached int    `json:"kv_blocks_cached"`
+	// The sliding-window store's blocks (models with windowed layers).
+	KVWindowBlocksUsed   int `json:"kv_window_blocks_used,omitempty"`
+	KVWindowBlocksFree   int `json:"kv_window_blocks_free,omitempty"`
+	KVWindowBlocksCached int `json:"kv_window_blocks_cached,omitempty"`
 }
 
 // counters accumulates the Manager-wide counters; safe for concurrent use.
@@ -129,6 +133,7 @@ func (m *Manager) Metrics() MetricsSnapshot {
 			g := e.sched.gauges()
 			mm.Running, mm.Queued = g.running, g.queued
 			mm.KVBlocksUsed, mm.KVBlocksFree, mm.KVBlocksCached = g.blocksUsed, g.blocksFree, g.blocksCached
+			mm.KVWindowBlocksUsed, mm.KVWindowBlocksFree, mm.KVWindowBlocksCached = g.winUsed, g.winFree, g.winCached
 		}
 		s.QueueDepth += mm.Queued
 		s.RunningSeqs += mm.Running

@@ -27,6 +27,7 @@ type scheduler struct {
 	log      *slog.Logger
 	counters *counters
 	pool     *blockPool
+	win      *winStore // the sliding-window store (nil: none)
 
 	incoming chan *request
 	// memq asks the loop for a fresh executor.Memory reading (the executor
@@ -58,6 +59,7 @@ type scheduler struct {
 type gauges struct {
 	running, queued                      int
 	blocksUsed, blocksFree, blocksCached int
+	winUsed, winFree, winCached          int // the sliding-window store
 	mem                                  executor.MemoryInfo
 }
 
@@ -70,13 +72,18 @@ type sequence struct {
 	computed  int     // positions whose KV is present
 	blocks    []int32 // block table
 	hashes    []uint64
-	reserve   int     // blocks promised but not yet taken
-	history   []int32 // the cached prefix, sent with the first step
-	cached    int
-	maxTotal  int
-	started   time.Time // first step
-	firstTok  time.Time // first sampled token
-	finished  bool
+	reserve   int // blocks promised but not yet taken
+	// the sliding-window store's table (-1: released), the first live
+	// entry and the window blocks promised but not taken
+	wblocks  []int32
+	wlow     int
+	wreserve int
+	history  []int32 // the cached prefix, sent with the first step
+	cached   int
+	maxTotal int
+	started  time.Time // first step
+	firstTok time.Time // first sampled token
+	finished bool
 }
 
 func newScheduler(ctx context.Context, name string, m *Model, cfg Config, log *slog.Logger, c *counters, onPoison func(error)) *scheduler {
@@ -84,6 +91,7 @@ func newScheduler(ctx context.Context, name string, m *Model, cfg Config, log *s
 	s := &scheduler{
 		name: name, model: m, exec: m.Executor, info: info, cfg: cfg, log: log, counters: c,
 		pool:     newBlockPool(info.NumBlocks, info.BlockSize),
+		win:      newWinStore(info, cfg.ChunkSize),
 		incoming: make(chan *request),
 		memq:     make(chan chan executor.MemoryInfo),
 		ctx:      ctx,
@@ -147,6 +155,10 @@ func (s *scheduler) publish() {
 	s.g.blocksUsed = s.pool.used()
 	s.g.blocksFree = s.pool.total() - s.g.blocksUsed
 	s.g.blocksCached = s.pool.cachedIdle()
+	if s.win != nil {
+		s.g.winUsed, s.g.winCached = s.win.pool.used(), s.win.pool.cachedIdle()
+		s.g.winFree = s.win.pool.total() - s.g.winUsed
+	}
 }
 
 // run is the model's loop. It ends when the model is unloaded or poisoned;
@@ -320,17 +332,33 @@ func (s *scheduler) start(r *request) (*sequence, error) {
 		maxMatch = 0
 	}
 	blocks, hashes := s.pool.match(r.prompt, maxMatch)
+	var wblocks []int32
+	wreserve := 0
+	if s.win != nil { // keep only a prefix whose window tail is cached too
+		var keep int
+		keep, wblocks = s.win.match(r.prompt, hashes)
+		for _, b := range blocks[keep:] {
+			s.pool.release(b)
+		}
+		blocks, hashes = blocks[:keep], hashes[:keep]
+		wreserve = s.win.reserveFor(need, wblocks)
+	}
 	reserve := need - len(blocks)
 	release := func() {
 		for _, b := range blocks {
 			s.pool.release(b)
 		}
+		for _, b := range wblocks {
+			if b >= 0 {
+				s.win.pool.release(b)
+			}
+		}
 	}
-	if s.pool.available() < reserve {
+	if s.pool.available() < reserve || s.win != nil && s.win.pool.available() < wreserve {
 		release()
 		return nil, errNoRoom
 	}
-	if err := s.checkLazyKV(reserve); err != nil {
+	if err := s.checkLazyKV(reserve, wreserve); err != nil {
 		release()
 		return nil, err
 	}
@@ -340,6 +368,9 @@ func (s *scheduler) start(r *request) (*sequence, error) {
 		return nil, requestError(err, "sampling settings")
 	}
 	s.pool.reserved += reserve
+	if s.win != nil {
+		s.win.pool.reserved += wreserve
+	}
 	cached := len(blocks) * bs
 	q := &sequence{
 		req: r, eid: eid,
@@ -348,6 +379,10 @@ func (s *scheduler) start(r *request) (*sequence, error) {
 		computed:  cached, cached: cached,
 		blocks: blocks, hashes: hashes,
 		reserve: reserve, maxTotal: total,
+		wblocks: wblocks, wreserve: wreserve,
+	}
+	if s.win != nil {
+		q.wlow = s.win.firstBlock(cached)
 	}
 	if cached > 0 {
 		q.history = r.prompt[:cached]
@@ -368,20 +403,22 @@ func (s *scheduler) budget(r *request) int {
 }
 
 // checkLazyKV refuses a request when the executor allocates KV on demand
-// and the memory for it is not free.
-func (s *scheduler) checkLazyKV(reserve int) error {
-	if s.info.BlockBytes <= 0 {
+// and the memory for it (reserve more blocks, wreserve more window blocks)
+// is not free.
+func (s *scheduler) checkLazyKV(reserve, wreserve int) error {
+	full := int64(s.info.NumBlocks)*s.info.BlockBytes + int64(s.info.WinNumBlocks)*s.info.WinBlockBytes
+	if full <= 0 {
 		return nil
 	}
 	mem := s.exec.Memory()
 	s.mu.Lock()
 	s.g.mem = mem
 	s.mu.Unlock()
-	full := int64(s.info.NumBlocks) * s.info.BlockBytes
 	if mem.KVBytes >= full {
 		return nil // the pool is preallocated
 	}
-	want := int64(s.pool.used()+s.pool.reserved+reserve)*s.info.BlockBytes + s.info.StateBytes - mem.KVBytes
+	want := int64(s.pool.used()+s.pool.reserved+reserve)*s.info.BlockBytes + s.win.bytes(s.info, wreserve) +
+		s.info.StateBytes - mem.KVBytes
 	if want <= mem.FreeBytes {
 		return nil
 	}
@@ -422,6 +459,9 @@ func (s *scheduler) finish(q *sequence, reason string, err error) {
 	q.blocks = nil
 	s.pool.reserved -= q.reserve
 	q.reserve = 0
+	if s.win != nil {
+		s.win.free(q)
+	}
 }
 
 func (s *scheduler) reply(r *request, reason string, u Usage, err error) {

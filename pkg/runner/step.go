@@ -50,6 +50,9 @@ func (s *scheduler) runStep(batch []executor.Work) (results []executor.Result, e
 
 func (s *scheduler) buildBatch() (batch []executor.Work, seqs []*sequence, prefill, decode int) {
 	budget := s.cfg.ChunkSize
+	if s.win != nil {
+		budget = s.win.chunk
+	}
 	for _, q := range s.running {
 		n := len(q.tokens) - q.computed
 		isPrefill := q.computed < q.promptLen
@@ -64,12 +67,13 @@ func (s *scheduler) buildBatch() (batch []executor.Work, seqs []*sequence, prefi
 			continue
 		}
 		w := executor.Work{
-			Seq:     q.eid,
-			Tokens:  q.tokens[q.computed : q.computed+n],
-			Pos:     q.computed,
-			Blocks:  q.blocks,
-			History: q.history,
-			Sample:  q.computed+n == len(q.tokens),
+			Seq:       q.eid,
+			Tokens:    q.tokens[q.computed : q.computed+n],
+			Pos:       q.computed,
+			Blocks:    q.blocks,
+			WinBlocks: q.wblocks,
+			History:   q.history,
+			Sample:    q.computed+n == len(q.tokens),
 		}
 		if q.req.embed != executor.EmbedNone {
 			w.Sample = false
@@ -107,6 +111,10 @@ func (s *scheduler) ensureBlocks(q *sequence, n int) bool {
 			s.pool.reserved--
 		}
 		q.blocks = append(q.blocks, b)
+	}
+	if s.win != nil && !s.win.grow(q, n) {
+		s.finish(q, "", Errorf(KindNoMemory, "the sliding-window KV store of model %q ran out of blocks", s.name))
+		return false
 	}
 	return true
 }
@@ -176,6 +184,9 @@ func (s *scheduler) apply(q *sequence, w executor.Work, res executor.Result) {
 	}
 	q.computed += len(w.Tokens)
 	s.registerBlocks(q)
+	if s.win != nil {
+		s.win.slide(q)
+	}
 	if w.EmbedFinal {
 		q.req.embedding = res.Embedding
 		s.finish(q, "stop", nil)
@@ -246,6 +257,9 @@ func (s *scheduler) registerBlocks(q *sequence) {
 		chunk := q.tokens[i*bs : (i+1)*bs]
 		h := chainHash(prev, chunk)
 		s.pool.register(q.blocks[i], h, chunk)
+		if s.win != nil && q.wblocks[i] >= 0 {
+			s.win.pool.register(q.wblocks[i], h, chunk)
+		}
 		q.hashes = append(q.hashes, h)
 	}
 }

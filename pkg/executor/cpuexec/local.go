@@ -32,6 +32,10 @@ type Options struct {
 	// NumBlocks is the size of the KV pool (default: Parallel sequences of
 	// NumCtx, reduced to fit KVBudget but never below one sequence).
 	NumBlocks int
+	// WinBlocks is the size of the sliding-window store of a model with
+	// windowed layers (default: Parallel sequences' windows, each the
+	// blocks a window plus one ChunkSize pass reaches).
+	WinBlocks int
 	// Parallel is how many full-context sequences the default pool holds
 	// (default 4; serve passes HELEXA_NUM_PARALLEL).
 	Parallel int
@@ -67,6 +71,7 @@ type Executor struct {
 	model   *arch.Model
 	be      compute.Backend
 	kv      compute.KV
+	win     compute.KV // the sliding-window store (nil: no windowed layers)
 	opts    Options
 	info    executor.Info
 	seqs    map[executor.SeqID]*seqState
@@ -128,17 +133,36 @@ func New(m *modelfile.Model, opts Options) (*Executor, error) {
 		be.Close()
 		return nil, err
 	}
-	kv, err := be.NewKV(compute.KVShape{Layers: hp.KVLayers(), NumBlocks: opts.NumBlocks, BlockSize: opts.BlockSize, KVDim: hp.KVDim(),
-		F16: opts.KVType == "f16"})
+	kv, win, err := newStores(be, hp, &opts)
 	if err != nil {
 		be.Close()
 		return nil, err
 	}
-	l := &Executor{file: m, model: model, kv: kv, opts: opts, seqs: map[executor.SeqID]*seqState{}, nextID: 1, be: be}
+	l := &Executor{file: m, model: model, kv: kv, win: win, opts: opts, seqs: map[executor.SeqID]*seqState{}, nextID: 1, be: be}
 	l.info = executor.Info{Arch: model.Arch, NCtx: opts.NumCtx, NCtxTrain: hp.NCtxTrain, NVocab: hp.NVocab,
 		BlockSize: opts.BlockSize, NumBlocks: opts.NumBlocks, BlockBytes: kv.BlockBytes(),
 		Processor: "CPU", WeightsBytes: m.FileSize(), Recurrent: model.Recurrent(), StateBytes: model.StateBytes()}
+	if win != nil {
+		l.info.Window, l.info.WinNumBlocks, l.info.WinBlockBytes = hp.Window, opts.WinBlocks, win.BlockBytes()
+	}
 	return l, nil
+}
+
+// newStores allocates the full-context KV store and, for a model with
+// windowed layers, the sliding-window store.
+func newStores(be compute.Backend, hp *arch.HParams, o *Options) (kv, win compute.KV, err error) {
+	shape := compute.KVShape{Layers: hp.KVLayers(), NumBlocks: o.NumBlocks, BlockSize: o.BlockSize, KVDim: hp.KVDim(), F16: o.KVType == "f16"}
+	if kv, err = be.NewKV(shape); err != nil {
+		return nil, nil, err
+	}
+	if hp.NWinLayer == 0 {
+		return kv, nil, nil
+	}
+	shape.Layers, shape.NumBlocks = hp.NWinLayer, o.WinBlocks
+	if win, err = be.NewKV(shape); err != nil {
+		return nil, nil, fmt.Errorf("sliding-window KV store: %w", err)
+	}
+	return kv, win, nil
 }
 
 // FillDefaults replaces the zero options with their defaults for a model
@@ -147,7 +171,7 @@ func New(m *modelfile.Model, opts Options) (*Executor, error) {
 func FillDefaults(o *Options, hp *arch.HParams) error { return fillDefaults(o, hp) }
 
 func fillDefaults(o *Options, hp *arch.HParams) error {
-	if o.NumCtx < 0 || o.BlockSize < 0 || o.NumBlocks < 0 || o.ChunkSize < 0 || o.KVBudget < 0 || o.Parallel < 0 {
+	if o.NumCtx < 0 || o.BlockSize < 0 || o.NumBlocks < 0 || o.ChunkSize < 0 || o.KVBudget < 0 || o.Parallel < 0 || o.WinBlocks < 0 {
 		return fmt.Errorf("negative executor option in %+v", *o)
 	}
 	switch o.KVType {
@@ -169,20 +193,32 @@ func fillDefaults(o *Options, hp *arch.HParams) error {
 	if o.Threads <= 0 {
 		o.Threads = runtime.NumCPU()
 	}
+	seqs := o.Parallel
+	if seqs == 0 {
+		seqs = defaultSeqsPerPool
+	}
+	shape := compute.KVShape{Layers: hp.KVLayers(), BlockSize: o.BlockSize, KVDim: hp.KVDim(), F16: o.KVType == "f16"}
+	winBytes := int64(0)
+	if hp.NWinLayer > 0 {
+		if o.WinBlocks == 0 {
+			o.WinBlocks = seqs * executor.WindowBlocks(hp.Window, o.ChunkSize, o.NumCtx, o.BlockSize)
+		}
+		win := shape
+		win.Layers = hp.NWinLayer
+		winBytes = int64(o.WinBlocks) * win.BlockBytesOf()
+	}
 	perSeq := (o.NumCtx + o.BlockSize - 1) / o.BlockSize
 	if o.NumBlocks == 0 {
 		budget := o.KVBudget
 		if budget == 0 {
 			budget = availableMemory() / 2
 		}
-		blockBytes := compute.KVShape{Layers: hp.KVLayers(), BlockSize: o.BlockSize, KVDim: hp.KVDim(), F16: o.KVType == "f16"}.BlockBytesOf()
-		seqs := o.Parallel
-		if seqs == 0 {
-			seqs = defaultSeqsPerPool
-		}
+		budget -= winBytes
 		o.NumBlocks = seqs * perSeq
-		if fit := budget / blockBytes; budget > 0 && fit < int64(o.NumBlocks) {
-			o.NumBlocks = max(perSeq, int(fit))
+		if blockBytes := shape.BlockBytesOf(); blockBytes > 0 {
+			if fit := budget / blockBytes; budget > 0 && fit < int64(o.NumBlocks) {
+				o.NumBlocks = max(perSeq, int(fit))
+			}
 		}
 	}
 	return nil
@@ -202,7 +238,11 @@ func (l *Executor) Memory() executor.MemoryInfo {
 			states += l.info.StateBytes
 		}
 	}
-	return executor.MemoryInfo{WeightsBytes: l.file.FileSize(), KVBytes: l.kv.Bytes() + states, FreeBytes: availableMemory()}
+	kv := l.kv.Bytes()
+	if l.win != nil {
+		kv += l.win.Bytes()
+	}
+	return executor.MemoryInfo{WeightsBytes: l.file.FileSize(), KVBytes: kv + states, FreeBytes: availableMemory()}
 }
 
 // NewSeq implements Executor.

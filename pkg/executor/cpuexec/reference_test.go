@@ -126,7 +126,7 @@ func openLocalChunked(chunk int) refOpener {
 	return func(t *testing.T, path string) (executor.Executor, *routeRecorder) {
 		rec := &routeRecorder{}
 		ex, err := cpuexec.Load(context.Background(), path,
-			cpuexec.Options{NumCtx: refNumCtx, NumBlocks: refNumBlocks, ChunkSize: chunk, Routing: rec.hook})
+			cpuexec.Options{NumCtx: refNumCtx, NumBlocks: refNumBlocks, Parallel: 1, ChunkSize: chunk, Routing: rec.hook})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +134,10 @@ func openLocalChunked(chunk int) refOpener {
 	}
 }
 
-// The KV pool every reference run uses.
+// The KV pool every reference run uses. Parallel 1 makes a windowed
+// model's sliding-window store hold one sequence's window and no more, so
+// the session reuses window blocks as it advances (the scheduler frees
+// and reallocates them the same way).
 const refNumCtx, refNumBlocks = 512, 32
 
 func checkReferenceModel(t *testing.T, name string, tol refTolerance, open refOpener) {

@@ -101,6 +101,11 @@ func (l *Executor) check(w *executor.Work, seen map[executor.SeqID]bool) error {
 	if err := l.kv.Shape().CheckSpan(compute.SeqSpan{Pos: w.Pos, N: len(w.Tokens), Blocks: w.Blocks}); err != nil {
 		return err
 	}
+	if l.win != nil {
+		if err := l.win.Shape().CheckWindowSpan(compute.SeqSpan{Pos: w.Pos, N: len(w.Tokens), Blocks: w.WinBlocks}, l.info.Window); err != nil {
+			return err
+		}
+	}
 	if rec := l.seqs[w.Seq].rec; rec != nil && w.Pos != 0 && w.Pos != rec.Pos {
 		return fmt.Errorf("position %d, but the sequence's recurrent state is at position %d: sequences of a %s model only move forward (no cached prefix, no rewind)",
 			w.Pos, rec.Pos, l.model.Arch)
@@ -170,6 +175,9 @@ func (l *Executor) runPass(batch []executor.Work, pass []piece, outs []workOut) 
 		row := len(b.Tokens)
 		hidden = planHidden(&b, hidden, w, p, row)
 		b.Spans = append(b.Spans, compute.SeqSpan{Row: row, N: p.n, Pos: w.Pos + p.start, Blocks: w.Blocks})
+		if l.win != nil {
+			b.WinSpans = append(b.WinSpans, compute.SeqSpan{Row: row, N: p.n, Pos: w.Pos + p.start, Blocks: w.WinBlocks})
+		}
 		if rec := l.seqs[w.Seq].rec; rec != nil {
 			b.States = append(b.States, rec)
 		}
@@ -193,7 +201,7 @@ func (l *Executor) runPass(batch []executor.Work, pass []piece, outs []workOut) 
 			l.opts.Routing(rowSeq[row], int(b.Pos[row]), layer, experts, probs)
 		}
 	}
-	fwd, err := l.model.Forward(l.be, l.kv, &b, &l.scratch, hook)
+	fwd, err := l.model.Forward(l.be, arch.Caches{Full: l.kv, Window: l.win}, &b, &l.scratch, hook)
 	if err != nil {
 		return fmt.Errorf("%w: %w", executor.ErrDevice, err)
 	}

@@ -52,7 +52,7 @@ func openTPWith(t *testing.T, path string, chunk int) (executor.Executor, *route
 	}
 	rec := &routeRecorder{}
 	ex, err := tp.Load(context.Background(), path, tp.Options{
-		Size: 2, Exec: cpuexec.Options{NumCtx: refNumCtx, NumBlocks: refNumBlocks, ChunkSize: chunk, Threads: 1, Routing: rec.hook},
+		Size: 2, Exec: cpuexec.Options{NumCtx: refNumCtx, NumBlocks: refNumBlocks, Parallel: 1, ChunkSize: chunk, Threads: 1, Routing: rec.hook},
 		Start: tp.ProcessStarter(rpc.ProcessOptions{Path: exe, Env: append(os.Environ(), runnerEnv+"=worker")}),
 	})
 	if err != nil {

@@ -54,9 +54,11 @@ type LoadParams struct {
 	Path string `json:"path"`
 	// NumCtx, BlockSize, NumBlocks, Threads, ChunkSize, KVBudget and
 	// Parallel are the CPU executor's options (0 = its default).
-	NumCtx    int   `json:"num_ctx,omitempty"`
-	BlockSize int   `json:"block_size,omitempty"`
-	NumBlocks int   `json:"num_blocks,omitempty"`
+	NumCtx    int `json:"num_ctx,omitempty"`
+	BlockSize int `json:"block_size,omitempty"`
+	NumBlocks int `json:"num_blocks,omitempty"`
+	// WinBlocks is the sliding-window store's size (windowed models).
+	WinBlocks int   `json:"win_blocks,omitempty"`
 	Threads   int   `json:"threads,omitempty"`
 	ChunkSize int   `json:"chunk_size,omitempty"`
 	KVBudget  int64 `json:"kv_budget,omitempty"`
@@ -151,6 +153,7 @@ type wireWork struct {
 	Tokens      []int32             `json:"tokens"`
 	Pos         int                 `json:"pos"`
 	Blocks      []int32             `json:"blocks"`
+	WinBlocks   []int32             `json:"win_blocks,omitempty"`
 	History     []int32             `json:"history,omitempty"`
 	Sample      bool                `json:"sample,omitempty"`
 	SkipLogprob bool                `json:"skip_logprob,omitempty"`
@@ -190,7 +193,7 @@ type stepReply struct {
 }
 
 func toWireWork(w executor.Work) wireWork {
-	out := wireWork{Seq: w.Seq, Tokens: w.Tokens, Pos: w.Pos, Blocks: w.Blocks, History: w.History,
+	out := wireWork{Seq: w.Seq, Tokens: w.Tokens, Pos: w.Pos, Blocks: w.Blocks, WinBlocks: w.WinBlocks, History: w.History,
 		Sample: w.Sample, SkipLogprob: w.SkipLogprob, TopLogprobs: w.TopLogprobs, Logits: w.Logits,
 		Embed: w.Embed, EmbedFinal: w.EmbedFinal}
 	if w.Allowed != nil {
@@ -204,7 +207,7 @@ func toWireWork(w executor.Work) wireWork {
 }
 
 func (w wireWork) work() (executor.Work, error) {
-	out := executor.Work{Seq: w.Seq, Tokens: w.Tokens, Pos: w.Pos, Blocks: w.Blocks, History: w.History,
+	out := executor.Work{Seq: w.Seq, Tokens: w.Tokens, Pos: w.Pos, Blocks: w.Blocks, WinBlocks: w.WinBlocks, History: w.History,
 		Sample: w.Sample, SkipLogprob: w.SkipLogprob, TopLogprobs: w.TopLogprobs, Logits: w.Logits,
 		Embed: w.Embed, EmbedFinal: w.EmbedFinal}
 	if w.HasAllowed {

@@ -33,7 +33,9 @@ type StartWorker func(ctx context.Context, rank, size int, dir string, load Work
 type WorkerLoad struct {
 	Path                                         string
 	NumCtx, BlockSize, NumBlocks, Threads, Chunk int
-	KVType                                       string
+	// WinBlocks is the sliding-window store's size (windowed models).
+	WinBlocks int
+	KVType    string
 }
 
 // Options configure a tensor-parallel model.
@@ -113,6 +115,7 @@ func start(ctx context.Context, m *modelfile.Model, opts Options) (*Executor, er
 	e.info = e.local.Info()
 	e.info.Processor = fmt.Sprintf("TP×%d CPU", opts.Size)
 	e.info.BlockBytes *= int64(opts.Size)
+	e.info.WinBlockBytes *= int64(opts.Size)
 	e.info.Ranks = []executor.RankInfo{{Rank: 0, Device: "cpu", PID: os.Getpid()}}
 	for i, w := range e.workers {
 		e.info.Ranks = append(e.info.Ranks, executor.RankInfo{Rank: i + 1, Device: "cpu", PID: w.PID()})
@@ -133,7 +136,7 @@ func (e *Executor) startRanks(ctx context.Context, dir string, m *modelfile.Mode
 		return err
 	}
 	load := WorkerLoad{Path: m.Path, NumCtx: opts.Exec.NumCtx, BlockSize: opts.Exec.BlockSize,
-		NumBlocks: opts.Exec.NumBlocks, Threads: opts.Exec.Threads, Chunk: opts.Exec.ChunkSize,
+		NumBlocks: opts.Exec.NumBlocks, WinBlocks: opts.Exec.WinBlocks, Threads: opts.Exec.Threads, Chunk: opts.Exec.ChunkSize,
 		KVType: opts.Exec.KVType}
 	workers := make([]Worker, size-1)
 	errs := make([]error, size)
@@ -321,7 +324,7 @@ func (e *Executor) Step(ctx context.Context, batch []executor.Work) ([]executor.
 func (e *Executor) workerStep(ctx context.Context, i int, w Worker, run []executor.Work) error {
 	wb := make([]executor.Work, len(run))
 	for j, r := range run {
-		wb[j] = executor.Work{Seq: e.seqs[r.Seq][i], Tokens: r.Tokens, Pos: r.Pos, Blocks: r.Blocks}
+		wb[j] = executor.Work{Seq: e.seqs[r.Seq][i], Tokens: r.Tokens, Pos: r.Pos, Blocks: r.Blocks, WinBlocks: r.WinBlocks}
 	}
 	res, err := w.Step(ctx, wb)
 	if err != nil {

@@ -21,7 +21,7 @@ func ProcessStarter(proc rpc.ProcessOptions) StartWorker {
 			"--rank", strconv.Itoa(rank), "--size", strconv.Itoa(size), "--rendezvous", dir)
 		p.Name = fmt.Sprintf("%s rank %d/%d", proc.Name, rank, size)
 		return rpc.Start(ctx, p, rpc.LoadParams{Path: load.Path, NumCtx: load.NumCtx, BlockSize: load.BlockSize,
-			NumBlocks: load.NumBlocks, Threads: load.Threads, ChunkSize: load.Chunk, KVType: load.KVType})
+			NumBlocks: load.NumBlocks, WinBlocks: load.WinBlocks, Threads: load.Threads, ChunkSize: load.Chunk, KVType: load.KVType})
 	}
 }
 
@@ -38,7 +38,7 @@ func WorkerOpener(rank, size int, dir string, timeout time.Duration) rpc.Opener 
 			return nil, executor.Errorf(executor.KindDevice, "rank %d joining the ring: %v", rank, err)
 		}
 		ex, err := cpuexec.Load(ctx, p.Path, cpuexec.Options{
-			NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks, Threads: p.Threads,
+			NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks, WinBlocks: p.WinBlocks, Threads: p.Threads,
 			ChunkSize: p.ChunkSize, KVType: p.KVType, Rank: rank, Size: size, Reducer: ring,
 		})
 		if err != nil {

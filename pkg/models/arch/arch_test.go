@@ -141,10 +141,7 @@ func TestForwardBatchIndependence(t *testing.T) {
 			if err := m.Prepare(be); err != nil {
 				t.Fatal(err)
 			}
-			kv, err := be.NewKV(compute.KVShape{Layers: m.HP.KVLayers(), NumBlocks: 4, BlockSize: 8, KVDim: m.HP.KVDim()})
-			if err != nil {
-				t.Fatal(err)
-			}
+			kv := cachesFor(t, m, be, 4, 8)
 			nv := m.HP.NVocab
 			rowsOf := func(o *arch.Output) [][]float32 {
 				out := o.Logits
@@ -182,10 +179,32 @@ func TestForwardBatchIndependence(t *testing.T) {
 
 type spanTokens struct{ tokens, blocks []int32 }
 
+// cachesFor allocates the model's KV stores: the full one, and a window
+// store of as many blocks (the spans share their tables) when the model has
+// windowed layers.
+func cachesFor(t *testing.T, m *arch.Model, be compute.Backend, blocks, blockSize int) arch.Caches {
+	t.Helper()
+	var c arch.Caches
+	var err error
+	if c.Full, err = be.NewKV(compute.KVShape{Layers: m.HP.KVLayers(), NumBlocks: blocks, BlockSize: blockSize, KVDim: m.HP.KVDim()}); err != nil {
+		t.Fatal(err)
+	}
+	if m.HP.NWinLayer > 0 {
+		if c.Window, err = be.NewKV(compute.KVShape{Layers: m.HP.NWinLayer, NumBlocks: blocks, BlockSize: blockSize, KVDim: m.HP.KVDim()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
 // withStates gives every sequence of b a fresh recurrent state when the
-// model has recurrent layers.
+// model has recurrent layers, and window spans (the same block tables) when
+// it has windowed ones.
 func withStates(t *testing.T, m *arch.Model, be compute.Backend, b *arch.Batch) *arch.Batch {
 	t.Helper()
+	if m.HP.NWinLayer > 0 {
+		b.WinSpans = b.Spans
+	}
 	for range b.Spans {
 		if !m.Recurrent() {
 			break

@@ -64,8 +64,9 @@ func (a *attention) params(ps *paramSet) {
 }
 
 // forward computes the block for the normed rows xb into proj (the partial
-// sum of this rank: the caller all-reduces it).
-func (a *attention) forward(p *pass, il int, xb, proj compute.Tensor) error {
+// sum of this rank: the caller all-reduces it); kvl is the layer's index in
+// its KV store.
+func (a *attention) forward(p *pass, kvl int, xb, proj compute.Tensor) error {
 	be, hp := p.be, &p.m.HP
 	qDim, kvDim := hp.NHead*hp.HeadDim, hp.KVDim()
 	var ts [4]compute.Tensor
@@ -84,14 +85,15 @@ func (a *attention) forward(p *pass, il int, xb, proj compute.Tensor) error {
 			be.AddRow(b.out, b.bias)
 		}
 	}
-	if err := a.attend(p, il, q, k, v, att); err != nil {
+	if err := a.attend(p, kvl, q, k, v, att); err != nil {
 		return err
 	}
 	return be.MatMul(a.wo, att, proj)
 }
 
 // attend takes projected q, k and v rows through the per-head norms and
-// RoPE into KV layer kvl of the cache and attends, writing att.
+// RoPE into layer kvl of its KV store (the window store for a windowed
+// layer, the full one otherwise) and attends, writing att.
 func (a *attention) attend(p *pass, kvl int, q, k, v, att compute.Tensor) error {
 	be, hp := p.be, &p.m.HP
 	if a.qNorm != nil {
@@ -105,17 +107,18 @@ func (a *attention) attend(p *pass, kvl int, q, k, v, att compute.Tensor) error 
 	if a.temp != nil {
 		p.scaleByPos(q, a.temp)
 	}
-	be.StoreKV(p.kv, kvl, p.b.Spans, k, v)
 	at := compute.Attn{Heads: hp.NHead, KVHeads: hp.NHeadKV, HeadDim: hp.HeadDim, Scale: a.scale}
-	if a.window > 0 {
+	if a.window > 0 { // the window store, with its own block tables
 		wb, ok := be.(compute.WindowAttentionBackend)
 		if !ok {
 			return opMissing(be, "AttentionWindow")
 		}
-		wb.AttentionWindow(p.kv, kvl, p.b.Spans, &at, a.window, q, att)
-	} else {
-		be.Attention(p.kv, kvl, p.b.Spans, &at, q, att)
+		be.StoreKV(p.win, kvl, p.b.WinSpans, k, v)
+		wb.AttentionWindow(p.win, kvl, p.b.WinSpans, &at, a.window, q, att)
+		return nil
 	}
+	be.StoreKV(p.kv, kvl, p.b.Spans, k, v)
+	be.Attention(p.kv, kvl, p.b.Spans, &at, q, att)
 	return nil
 }
 

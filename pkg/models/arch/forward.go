@@ -18,6 +18,10 @@ type Batch struct {
 	// HiddenRows are the rows whose final hidden state (after the output
 	// norm, the input of the output head) the pass returns: embeddings.
 	HiddenRows []int
+	// WinSpans are Spans with the block tables of the sliding-window
+	// store (Caches.Window), for a model with windowed layers
+	// (HParams.NWinLayer > 0); nil otherwise.
+	WinSpans []compute.SeqSpan
 	// States are the spans' recurrent states, one per span, for a model
 	// with recurrent layers (Model.Recurrent); each must be at its span's
 	// Pos, and the pass advances it past the span.
@@ -90,11 +94,19 @@ func (s *Scratch) Free(be compute.Backend) {
 	s.bufs = nil
 }
 
+// Caches are the KV stores a pass reads and writes: Full holds the layers
+// that attend over the whole context (HParams.KVLayers), Window the
+// sliding-window layers (HParams.NWinLayer; nil when there are none).
+type Caches struct {
+	Full, Window compute.KV
+}
+
 // pass is one forward pass's state.
 type pass struct {
 	m    *Model
 	be   compute.Backend
 	kv   compute.KV
+	win  compute.KV
 	b    *Batch
 	s    *Scratch
 	rows int
@@ -102,9 +114,9 @@ type pass struct {
 }
 
 // Forward runs the batch through the model, writing every row's keys and
-// values into kv, and returns the logits of b.LogitRows and the final
-// hidden states of b.HiddenRows.
-func (m *Model) Forward(be compute.Backend, kv compute.KV, b *Batch, s *Scratch, hook RoutingHook) (*Output, error) {
+// values into the caches, and returns the logits of b.LogitRows and the
+// final hidden states of b.HiddenRows.
+func (m *Model) Forward(be compute.Backend, kv Caches, b *Batch, s *Scratch, hook RoutingHook) (*Output, error) {
 	hp := &m.HP
 	rows := len(b.Tokens)
 	if len(b.Pos) != rows {
@@ -113,6 +125,10 @@ func (m *Model) Forward(be compute.Backend, kv compute.KV, b *Batch, s *Scratch,
 	if err := m.checkStates(b); err != nil {
 		return nil, fmt.Errorf("forward: %w", err)
 	}
+	if hp.NWinLayer > 0 && (kv.Window == nil || len(b.WinSpans) != len(b.Spans)) {
+		return nil, fmt.Errorf("forward: %d windowed layers need the window store and one window span per span (%d spans, %d window spans)",
+			hp.NWinLayer, len(b.Spans), len(b.WinSpans))
+	}
 	x, err := s.get(be, "x", rows, hp.NEmbd)
 	if err != nil {
 		return nil, err
@@ -120,7 +136,7 @@ func (m *Model) Forward(be compute.Backend, kv compute.KV, b *Batch, s *Scratch,
 	if err := be.Embed(m.tokEmbd, b.Tokens, x); err != nil {
 		return nil, err
 	}
-	p := &pass{m: m, be: be, kv: kv, b: b, s: s, rows: rows, x: x}
+	p := &pass{m: m, be: be, kv: kv.Full, win: kv.Window, b: b, s: s, rows: rows, x: x}
 	if m.embdScale != 0 {
 		p.scaleRows(x, m.embdScale)
 	}

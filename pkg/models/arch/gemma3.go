@@ -27,6 +27,7 @@ type gemma3Layer struct {
 	ffnNorm, ffnPostNorm   *compute.Vector
 	attn                   attention
 	mlp                    gatedMLP
+	kvl                    int // index in its KV store (window or full)
 }
 
 func bindGemma3(m *Model, t *tensors, md *meta) error {
@@ -45,6 +46,7 @@ func bindGemma3(m *Model, t *tensors, md *meta) error {
 		scale = 1 / float32(math.Sqrt(float64(hp.NEmbd/hp.NHead)))
 	}
 	m.ops = []string{"GeGLU"}
+	hp.Window, hp.NWinLayer = window, 0
 	if window > 0 {
 		m.ops = append(m.ops, "AttentionWindow")
 	}
@@ -59,6 +61,10 @@ func bindGemma3(m *Model, t *tensors, md *meta) error {
 		l.attn.scale = scale
 		if window > 0 && i%period < period-1 { // llama.cpp's set_swa_pattern
 			l.attn.window, l.attn.rope = window, local
+			l.kvl = hp.NWinLayer
+			hp.NWinLayer++
+		} else {
+			l.kvl = i - hp.NWinLayer
 		}
 		l.attnPostNorm = t.vector(p+"post_attention_norm.weight", hp.NEmbd)
 		l.ffnNorm = t.vector(p+"ffn_norm.weight", hp.NEmbd)
@@ -77,7 +83,7 @@ func (l *gemma3Layer) forward(p *pass, il int, _ RoutingHook) error {
 		return err
 	}
 	p.norm(p.x, l.attnNorm, xb)
-	if err := l.attn.forward(p, il, xb, proj); err != nil {
+	if err := l.attn.forward(p, l.kvl, xb, proj); err != nil {
 		return err
 	}
 	if err := p.residual(proj, l.attnPostNorm); err != nil {

@@ -26,17 +26,24 @@ type HParams struct {
 	// NKVLayer is how many layers keep keys and values in the KV cache
 	// when only some do (the others are recurrent); 0 means NLayer.
 	NKVLayer int `json:"n_kv_layer,omitempty"`
+	// Window is the sliding window (positions) of the model's windowed
+	// attention layers, and NWinLayer how many layers are windowed (0:
+	// none). Their keys and values live in a store of their own, where a
+	// sequence holds only the blocks its window still reaches.
+	Window    int `json:"sliding_window,omitempty"`
+	NWinLayer int `json:"n_swa_layer,omitempty"`
 }
 
 // KVDim is the width of one position's keys (and values) in one layer.
 func (h *HParams) KVDim() int { return h.NHeadKV * h.HeadDim }
 
-// KVLayers is how many layers the KV cache holds.
+// KVLayers is how many layers the full-context KV store holds (0 when
+// every attention layer is windowed).
 func (h *HParams) KVLayers() int {
 	if h.NKVLayer > 0 {
 		return h.NKVLayer
 	}
-	return h.NLayer
+	return h.NLayer - h.NWinLayer
 }
 
 // meta reads <arch>.<name> keys, collecting the first error.
