@@ -19,6 +19,9 @@
 
 #define HX_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,f16c,fma")))
 #define HX_VN 8
+// HX_VK is the activation tile of the K-quant kernels: their unpacked
+// weight block (eight registers) leaves room for 16 accumulators.
+#define HX_VK 16
 #define HX_AHEAD 4
 
 int hx_vnni(void) {
@@ -133,7 +136,7 @@ HX_VNNI static inline __m128i hx_k4_scales(const uint8_t *q) {
 // with 64 consecutive activation bytes: vpmaddubsw makes 16-bit pair sums,
 // vpdpwssd multiplies them by the sub-block scale and accumulates.
 HX_VNNI static inline __attribute__((always_inline)) void hx_v_q4_k_body(const uint8_t *w0, size_t rb, int nr, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os, int q5) {
-	__m512 acc[HX_VN]; // the mins' term is subtracted in lanes 0-7 (fewer registers than a second accumulator)
+	__m512 acc[HX_VK]; // the mins' term is subtracted in lanes 0-7 (fewer registers than a second accumulator)
 	for (int j = 0; j < nr * nx; j++) acc[j] = _mm512_setzero_ps();
 	const __m256i lo4 = _mm256_set1_epi8(0x0F);
 	const __m256i mdup = _mm256_setr_epi16(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
@@ -182,7 +185,7 @@ HX_VNNI static inline __attribute__((always_inline)) void hx_v_q4_k_body(const u
 // are used unsigned (q, not q-32); the 32·Σx excess of each group of 16 is
 // removed with the activation block's sums.
 HX_VNNI static inline __attribute__((always_inline)) void hx_v_q6_k_body(const uint8_t *w0, size_t rb, int nr, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
-	__m512 acc[HX_VN];
+	__m512 acc[HX_VK];
 	for (int j = 0; j < nr * nx; j++) acc[j] = _mm512_setzero_ps();
 	const __m512i lo4 = _mm512_set1_epi8(0x0F), three = _mm512_set1_epi8(3);
 	for (int i = 0; i < nb; i++)
@@ -280,12 +283,14 @@ HX_VNNI static void hx_quantize_q8_0_simd(const float *x, int n, uint8_t *dst) {
 
 void hx_quantize_q8_0(const float *x, int n, uint8_t *dst) { hx_quantize_q8_0_simd(x, n, dst); }
 
-// The kernels for a full tile of HX_VN activation rows (the count known at
-// compile time, so the accumulators stay in registers), for decode (one
-// activation row) and for any count.
+// The kernels for a full tile of HX_VK activation rows (prefill), for
+// HX_VN (eight batched streams) and for decode (one activation row), each
+// count known at compile time so the accumulators stay in registers, and
+// for any count.
 #define HX_KFN(name, body, ...) \
 	HX_VNNI static void name(const uint8_t *w, size_t rb, int nr, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) { \
-		if (nx == HX_VN) body(w, rb, 1, x, xs, HX_VN, nb, out, os __VA_ARGS__); \
+		if (nx == HX_VK) body(w, rb, 1, x, xs, HX_VK, nb, out, os __VA_ARGS__); \
+		else if (nx == HX_VN) body(w, rb, 1, x, xs, HX_VN, nb, out, os __VA_ARGS__); \
 		else if (nx == 1) body(w, rb, 1, x, xs, 1, nb, out, os __VA_ARGS__); \
 		else body(w, rb, 1, x, xs, nx, nb, out, os __VA_ARGS__); \
 	}
@@ -344,12 +349,12 @@ void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_
 		for (int r = 0; r < nrows; r++) fn(w + (size_t)r * rb, rb, 1, x, xs, 1, nb, out + r, os);
 		return;
 	}
-	for (int j0 = 0; j0 < nx; j0 += HX_VN) {
-		int g = nx - j0 < HX_VN ? nx - j0 : HX_VN;
+	for (int j0 = 0; j0 < nx; j0 += HX_VK) {
+		int g = nx - j0 < HX_VK ? nx - j0 : HX_VK;
 		for (int r = 0; r < nrows; r++) {
 			// one tile (batched decode) streams the weights from memory once;
 			// more (prefill) re-read them from cache
-			if (nx <= HX_VN && r + HX_AHEAD < nrows) hx_prefetch(w + (size_t)(r + HX_AHEAD) * rb, rb);
+			if (nx <= HX_VK && r + HX_AHEAD < nrows) hx_prefetch(w + (size_t)(r + HX_AHEAD) * rb, rb);
 			fn(w + (size_t)r * rb, rb, 1, x + (size_t)j0 * xs, xs, g, nb, out + (size_t)j0 * os + r, os);
 		}
 	}

@@ -29,12 +29,13 @@ func multiActivations(t *testing.T, r *rand.Rand, typ dtype.Type, n, nX, xPad in
 
 // TestVecDotRowsMultiMatchesVecDotRows: the multi-activation kernel is bit
 // for bit VecDotRows per activation row, for every weight type, group
-// sizes below, at and above the kernel's eight rows, padded strides, and
+// sizes below, at and above the kernels' tiles (8 and 16 rows), padded strides, and
 // it writes nothing outside its outputs.
 func TestVecDotRowsMultiMatchesVecDotRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	cases := []struct{ n, rows, pad, nX, xPad, outPad int }{
 		{256, 1, 0, 1, 0, 0}, {512, 7, 0, 3, 0, 2}, {256, 5, 4, 8, 6, 0}, {1024, 3, 12, 11, 2, 5}, {256, 9, 0, 17, 0, 1},
+		{256, 4, 0, 16, 0, 0}, {512, 3, 4, 40, 3, 1},
 	}
 	for _, typ := range weightTypes {
 		for _, tc := range cases {
