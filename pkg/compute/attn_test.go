@@ -23,7 +23,7 @@ func TestVectorAttentionMatchesGo(t *testing.T) {
 			t.Run(fmt.Sprintf("h%d/kv%d/d%d/f16=%v", tc.heads, tc.kvHeads, tc.d, f16), func(t *testing.T) {
 				kv, spans, a, q := attentionCase(t, tc.heads, tc.kvHeads, tc.d, f16)
 				width := tc.heads * tc.d
-				got, want := make([]float32, 6*width), make([]float32, 6*width)
+				got, want := make([]float32, attnRows*width), make([]float32, attnRows*width)
 				c.attentionGroups(kv, 0, spans, a, q, got)
 				goAttention(kv, spans, a, q, want)
 				for i := range got {
@@ -43,7 +43,7 @@ func TestF16CacheNearF32(t *testing.T) {
 	const heads, kvHeads, d = 4, 2, 64
 	kv32, spans, a, q := attentionCase(t, heads, kvHeads, d, false)
 	kv16, _, _, _ := attentionCase(t, heads, kvHeads, d, true)
-	got, want := make([]float32, 6*heads*d), make([]float32, 6*heads*d)
+	got, want := make([]float32, attnRows*heads*d), make([]float32, attnRows*heads*d)
 	goAttention(kv16, spans, a, q, got)
 	goAttention(kv32, spans, a, q, want)
 	for i := range got {
@@ -70,9 +70,13 @@ func TestF16CacheNearF32(t *testing.T) {
 	}
 }
 
+// attnRows is the number of query rows of attentionCase.
+const attnRows = 9
+
 // attentionCase is a one-layer cache of random keys and values (rounded to
-// F16 when f16) with two sequences (5 new rows at position 7, 1 row at
-// position 20) and their queries.
+// F16 when f16) with three sequences (5 new rows at position 7, 1 row at
+// position 20, 3 rows at position 45: contexts shorter than, between and
+// over several groups of 16 keys) and their queries.
 func attentionCase(t *testing.T, heads, kvHeads, d int, f16 bool) (*KVCache, []SeqSpan, *Attn, []float32) {
 	t.Helper()
 	const bs, blocks = 4, 16
@@ -90,14 +94,15 @@ func attentionCase(t *testing.T, heads, kvHeads, d int, f16 bool) (*KVCache, []S
 		copy(kv.k[0], kvals)
 		copy(kv.v[0], vvals)
 	}
-	spans := []SeqSpan{{Row: 0, N: 5, Pos: 7, Blocks: []int32{3, 1, 0}}, {Row: 5, N: 1, Pos: 20, Blocks: []int32{2, 4, 5, 6, 7, 8}}}
+	spans := []SeqSpan{{Row: 0, N: 5, Pos: 7, Blocks: []int32{3, 1, 0}}, {Row: 5, N: 1, Pos: 20, Blocks: []int32{2, 4, 5, 6, 7, 8}},
+		{Row: 6, N: 3, Pos: 45, Blocks: []int32{9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4}}}
 	a := &Attn{Heads: heads, KVHeads: kvHeads, HeadDim: d, Scale: 1 / float32(math.Sqrt(float64(d)))}
-	return kv, spans, a, randVec(6*heads*d, 5)
+	return kv, spans, a, randVec(attnRows*heads*d, 5)
 }
 
 // goAttention is attention with the Go kernel, head by head.
 func goAttention(kv *KVCache, spans []SeqSpan, a *Attn, q, out []float32) {
-	scores, buf := make([]float32, 32), make([]float32, a.HeadDim)
+	scores, buf := make([]float32, 64), make([]float32, a.HeadDim)
 	for si := range spans {
 		s := &spans[si]
 		for tok := 0; tok < s.N; tok++ {
