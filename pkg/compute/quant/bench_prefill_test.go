@@ -1,0 +1,39 @@
+package quant
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/helexa/helexa/pkg/dtype"
+)
+
+// BenchmarkPrefillTile is one thread's share of a prefill matmul: 128
+// weight rows of n elements times 512 activation rows (what a 256 KB
+// weight tile of matMulRange meets); the figure is multiply-adds per
+// second (weight elements × activation rows).
+func BenchmarkPrefillTile(b *testing.B) {
+	const rows, nX = 128, 512
+	r := rand.New(rand.NewPCG(1, 4))
+	for _, typ := range []dtype.Type{dtype.Q4_K, dtype.Q6_K, dtype.Q8_0} {
+		for _, n := range []int{1024, 3072} {
+			var w, xq []byte
+			for i := 0; i < rows; i++ {
+				w = append(w, mustQuantize(b, typ, gaussian(r, n, 0.05))...)
+			}
+			for j := 0; j < nX; j++ {
+				xq = append(xq, mustActivations(b, typ, gaussian(r, n, 1))...)
+			}
+			rb, xs := len(w)/rows, len(xq)/nX
+			out := make([]float32, rows*nX)
+			b.Run(fmt.Sprintf("%s/n%d", typ, n), func(b *testing.B) {
+				b.SetBytes(int64(n * rows * nX))
+				for b.Loop() {
+					if err := VecDotRowsMulti(typ, w, rb, rows, xq, xs, nX, n, out, rows); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
