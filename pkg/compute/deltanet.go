@@ -49,6 +49,9 @@ type RecurrentBackend interface {
 	SigmoidMul(x, gate Tensor)
 	// Zero sets every value of t to 0 (a state's reset).
 	Zero(t Tensor)
+	// Copy copies src into dst, a tensor of the same shape (a state's
+	// snapshot).
+	Copy(dst, src Tensor)
 }
 
 var _ RecurrentBackend = (*CPU)(nil)
@@ -264,6 +267,15 @@ func (c *CPU) SigmoidMul(xT, gateT Tensor) {
 
 // Zero implements RecurrentBackend.
 func (c *CPU) Zero(t Tensor) { clear(host(t)) }
+
+// Copy implements RecurrentBackend.
+func (c *CPU) Copy(dstT, srcT Tensor) {
+	dst, src := host(dstT), host(srcT)
+	if len(dst) != len(src) {
+		panic(fmt.Sprintf("compute: Copy of %d values into %d", len(src), len(dst)))
+	}
+	copy(dst, src)
+}
 
 // growF32 returns (*buf)[:n], growing the buffer when needed.
 func growF32(buf *[]float32, n int) []float32 {

@@ -69,6 +69,16 @@ type Work struct {
 	// and the window's KV before Pos must be present; earlier entries are
 	// never read (the caller frees those blocks and may mark them -1).
 	WinBlocks []int32
+	// LoadState, for a model with recurrent layers and Info.StateSnapshots,
+	// restores the sequence's recurrent state from the snapshot saved under
+	// that key (nonzero) before the work runs; the snapshot must be at Pos.
+	// SaveState saves the state after the work under that key (replacing
+	// a snapshot of the same key). DropStates frees snapshots before the
+	// step's works run (none of them may restore one of those). Snapshots
+	// belong to the executor, not to a sequence, so a later sequence with
+	// the same prefix resumes from them.
+	LoadState, SaveState uint64
+	DropStates           []uint64
 	// History are tokens before Pos that this executor never saw for this
 	// sequence (a reused cached prefix); the sampler counts them for
 	// repetition penalties. Only needed on a sequence's first step.
@@ -156,6 +166,10 @@ type Info struct {
 	// prefix cannot be reused and a sequence only moves forward.
 	Recurrent  bool  `json:"recurrent,omitempty"`
 	StateBytes int64 `json:"state_bytes,omitempty"`
+	// StateSnapshots says the executor keeps recurrent state snapshots
+	// (Work.SaveState, LoadState, DropStates; StateBytes each), so that a
+	// sequence can resume where a snapshot of its prefix was taken.
+	StateSnapshots bool `json:"state_snapshots,omitempty"`
 	// Ranks lists the processes of a tensor-parallel model (nil otherwise).
 	Ranks []RankInfo `json:"ranks,omitempty"`
 }

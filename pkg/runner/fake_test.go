@@ -24,7 +24,8 @@ type fakeExec struct {
 	mu     sync.Mutex
 	info   executor.Info
 	kv     [][]int32
-	win    [][]int32 // the sliding-window store (setWindow)
+	win    [][]int32  // the sliding-window store (setWindow)
+	snaps  *fakeSnaps // recurrent state snapshots (setSnapshots)
 	seqs   map[executor.SeqID]*fakeSeq
 	nextID executor.SeqID
 	// logits overrides the hash model: prefix → logits.
@@ -128,6 +129,7 @@ func (f *fakeExec) Step(ctx context.Context, batch []executor.Work) ([]executor.
 		}
 	}
 	out := make([]executor.Result, len(batch))
+	f.dropSnapshots(batch)
 	f.batches = append(f.batches, nil)
 	for i, w := range batch {
 		cp := w
@@ -159,6 +161,7 @@ func (f *fakeExec) run(w executor.Work) executor.Result {
 		f.violations = append(f.violations, fmt.Sprintf("block table of seq %d covers %d < %d", w.Seq, len(w.Blocks)*bs, end))
 		return executor.Result{Seq: w.Seq, Err: executor.Errorf(executor.KindInternal, "short block table")}
 	}
+	f.snapshotStep(w)
 	for i, t := range w.Tokens {
 		p := w.Pos + i
 		f.kv[w.Blocks[p/bs]][p%bs] = t

@@ -27,7 +27,8 @@ type scheduler struct {
 	log      *slog.Logger
 	counters *counters
 	pool     *blockPool
-	win      *winStore // the sliding-window store (nil: none)
+	win      *winStore  // the sliding-window store (nil: none)
+	snaps    *snapCache // recurrent state snapshots (nil: none)
 
 	incoming chan *request
 	// memq asks the loop for a fresh executor.Memory reading (the executor
@@ -78,6 +79,13 @@ type sequence struct {
 	wblocks  []int32
 	wlow     int
 	wreserve int
+	// recurrent state snapshots: the one the first step restores (pinned
+	// until then), and where the prompt's is to be saved (snapAt 0: not)
+	// under which key while its step runs
+	load     *snapEntry
+	snapAt   int
+	snapHash uint64
+	saving   uint64
 	history  []int32 // the cached prefix, sent with the first step
 	cached   int
 	maxTotal int
@@ -92,6 +100,7 @@ func newScheduler(ctx context.Context, name string, m *Model, cfg Config, log *s
 		name: name, model: m, exec: m.Executor, info: info, cfg: cfg, log: log, counters: c,
 		pool:     newBlockPool(info.NumBlocks, info.BlockSize),
 		win:      newWinStore(info, cfg.ChunkSize),
+		snaps:    newSnapCache(info, cfg.NumParallel),
 		incoming: make(chan *request),
 		memq:     make(chan chan executor.MemoryInfo),
 		ctx:      ctx,
@@ -326,12 +335,22 @@ func (s *scheduler) start(r *request) (*sequence, error) {
 	total := s.budget(r)
 	need := blocksFor(total, bs)
 	maxMatch := (len(r.prompt) - 1) / bs // the last prompt token is always computed
-	if r.embed != executor.EmbedNone || s.info.Recurrent {
+	if r.embed != executor.EmbedNone || s.info.Recurrent && s.snaps == nil {
 		// pooling needs every token's hidden state; a recurrent state
 		// holds the whole history and cannot resume from shared pages
+		// without a snapshot of it
 		maxMatch = 0
 	}
 	blocks, hashes := s.pool.match(r.prompt, maxMatch)
+	var load *snapEntry
+	if s.snaps != nil { // resume only where a snapshot of the state is
+		var keep int
+		keep, load = s.snaps.longest(hashes, bs)
+		for _, b := range blocks[keep:] {
+			s.pool.release(b)
+		}
+		blocks, hashes = blocks[:keep], hashes[:keep]
+	}
 	var wblocks []int32
 	wreserve := 0
 	if s.win != nil { // keep only a prefix whose window tail is cached too
@@ -352,6 +371,9 @@ func (s *scheduler) start(r *request) (*sequence, error) {
 			if b >= 0 {
 				s.win.pool.release(b)
 			}
+		}
+		if load != nil {
+			s.snaps.unpin(load)
 		}
 	}
 	if s.pool.available() < reserve || s.win != nil && s.win.pool.available() < wreserve {
@@ -380,6 +402,10 @@ func (s *scheduler) start(r *request) (*sequence, error) {
 		blocks: blocks, hashes: hashes,
 		reserve: reserve, maxTotal: total,
 		wblocks: wblocks, wreserve: wreserve,
+		load: load,
+	}
+	if s.snaps != nil {
+		q.snapAt, q.snapHash = snapshotPlan(r.prompt, bs, cached)
 	}
 	if s.win != nil {
 		q.wlow = s.win.firstBlock(cached)
@@ -461,6 +487,24 @@ func (s *scheduler) finish(q *sequence, reason string, err error) {
 	q.reserve = 0
 	if s.win != nil {
 		s.win.free(q)
+	}
+	s.snapshotDone(q, false)
+}
+
+// snapshotDone ends q's part in the snapshot cache after a step (ok: the
+// step succeeded) or when q ends: the snapshot it restored is unpinned, the
+// one its step saved becomes usable (or is forgotten when the step failed).
+func (s *scheduler) snapshotDone(q *sequence, ok bool) {
+	if s.snaps == nil {
+		return
+	}
+	if q.load != nil {
+		s.snaps.unpin(q.load)
+		q.load = nil
+	}
+	if q.saving != 0 {
+		s.snaps.saved(q.snapHash, ok)
+		q.saving, q.snapAt = 0, 0
 	}
 }
 

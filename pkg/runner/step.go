@@ -60,7 +60,7 @@ func (s *scheduler) buildBatch() (batch []executor.Work, seqs []*sequence, prefi
 			if budget == 0 {
 				continue
 			}
-			n = min(n, budget)
+			n = s.capAtSnapshot(q, min(n, budget))
 			budget -= n
 		}
 		if !s.ensureBlocks(q, q.computed+n) {
@@ -75,6 +75,7 @@ func (s *scheduler) buildBatch() (batch []executor.Work, seqs []*sequence, prefi
 			History:   q.history,
 			Sample:    q.computed+n == len(q.tokens),
 		}
+		s.planSnapshot(q, &w)
 		if q.req.embed != executor.EmbedNone {
 			w.Sample = false
 			w.Embed, w.EmbedFinal = q.req.embed, q.computed+n == len(q.tokens)
@@ -95,7 +96,37 @@ func (s *scheduler) buildBatch() (batch []executor.Work, seqs []*sequence, prefi
 		batch = append(batch, w)
 		seqs = append(seqs, q)
 	}
+	if s.snaps != nil && len(batch) > 0 {
+		batch[0].DropStates = s.snaps.takeDrops()
+	}
 	return batch, seqs, prefill, decode
+}
+
+// capAtSnapshot ends a prefill chunk at the boundary where q's state
+// snapshot is to be taken.
+func (s *scheduler) capAtSnapshot(q *sequence, n int) int {
+	if q.snapAt > q.computed {
+		return min(n, q.snapAt-q.computed)
+	}
+	return n
+}
+
+// planSnapshot has w restore the snapshot q resumes from (its first work)
+// and save q's state when w ends at q's snapshot boundary.
+func (s *scheduler) planSnapshot(q *sequence, w *executor.Work) {
+	if s.snaps == nil {
+		return
+	}
+	if q.load != nil && q.computed == q.cached {
+		w.LoadState = q.load.key
+	}
+	if q.snapAt > 0 && q.computed+len(w.Tokens) == q.snapAt && q.saving == 0 {
+		if key := s.snaps.add(q.snapHash, q.snapAt); key != 0 {
+			w.SaveState, q.saving = key, key
+		} else {
+			q.snapAt = 0
+		}
+	}
 }
 
 // ensureBlocks grows q's block table to cover n positions.
@@ -183,6 +214,7 @@ func (s *scheduler) apply(q *sequence, w executor.Work, res executor.Result) {
 		return
 	}
 	q.computed += len(w.Tokens)
+	s.snapshotDone(q, true)
 	s.registerBlocks(q)
 	if s.win != nil {
 		s.win.slide(q)

@@ -75,6 +75,7 @@ type Executor struct {
 	opts    Options
 	info    executor.Info
 	seqs    map[executor.SeqID]*seqState
+	snaps   map[uint64]*arch.State // recurrent state snapshots (Work.SaveState)
 	nextID  executor.SeqID
 	scratch arch.Scratch
 	masked  []float32 // constrained logits (executor.Work.Allowed), reused
@@ -138,10 +139,12 @@ func New(m *modelfile.Model, opts Options) (*Executor, error) {
 		be.Close()
 		return nil, err
 	}
-	l := &Executor{file: m, model: model, kv: kv, win: win, opts: opts, seqs: map[executor.SeqID]*seqState{}, nextID: 1, be: be}
+	l := &Executor{file: m, model: model, kv: kv, win: win, opts: opts, seqs: map[executor.SeqID]*seqState{}, snaps: map[uint64]*arch.State{},
+		nextID: 1, be: be}
 	l.info = executor.Info{Arch: model.Arch, NCtx: opts.NumCtx, NCtxTrain: hp.NCtxTrain, NVocab: hp.NVocab,
 		BlockSize: opts.BlockSize, NumBlocks: opts.NumBlocks, BlockBytes: kv.BlockBytes(),
-		Processor: "CPU", WeightsBytes: m.FileSize(), Recurrent: model.Recurrent(), StateBytes: model.StateBytes()}
+		Processor: "CPU", WeightsBytes: m.FileSize(), Recurrent: model.Recurrent(), StateBytes: model.StateBytes(),
+		StateSnapshots: model.Recurrent()}
 	if win != nil {
 		l.info.Window, l.info.WinNumBlocks, l.info.WinBlockBytes = hp.Window, opts.WinBlocks, win.BlockBytes()
 	}
@@ -242,7 +245,7 @@ func (l *Executor) Memory() executor.MemoryInfo {
 	if l.win != nil {
 		kv += l.win.Bytes()
 	}
-	return executor.MemoryInfo{WeightsBytes: l.file.FileSize(), KVBytes: kv + states, FreeBytes: availableMemory()}
+	return executor.MemoryInfo{WeightsBytes: l.file.FileSize(), KVBytes: kv + states + l.snapshotBytes(), FreeBytes: availableMemory()}
 }
 
 // NewSeq implements Executor.

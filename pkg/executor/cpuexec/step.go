@@ -33,6 +33,7 @@ func (l *Executor) Step(ctx context.Context, batch []executor.Work) ([]executor.
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	l.dropStates(batch)
 	results := make([]executor.Result, len(batch))
 	ok := make([]bool, len(batch))
 	seen := map[executor.SeqID]bool{}
@@ -42,7 +43,7 @@ func (l *Executor) Step(ctx context.Context, batch []executor.Work) ([]executor.
 			results[i].Err = executor.Errorf(executor.KindBadRequest, "bad request: sequence %d: %v", batch[i].Seq, err)
 			continue
 		}
-		if err := l.rewind(&batch[i]); err != nil {
+		if err := l.restoreState(&batch[i]); err != nil {
 			return nil, fmt.Errorf("%w: %w", executor.ErrDevice, err)
 		}
 		ok[i] = true
@@ -55,6 +56,9 @@ func (l *Executor) Step(ctx context.Context, batch []executor.Work) ([]executor.
 	}
 	for i := range batch {
 		if ok[i] {
+			if err := l.saveState(&batch[i]); err != nil {
+				return nil, fmt.Errorf("%w: saving a state snapshot: %w", executor.ErrDevice, err)
+			}
 			l.finish(&batch[i], &outs[i], &results[i])
 		}
 	}
@@ -106,20 +110,7 @@ func (l *Executor) check(w *executor.Work, seen map[executor.SeqID]bool) error {
 			return err
 		}
 	}
-	if rec := l.seqs[w.Seq].rec; rec != nil && w.Pos != 0 && w.Pos != rec.Pos {
-		return fmt.Errorf("position %d, but the sequence's recurrent state is at position %d: sequences of a %s model only move forward (no cached prefix, no rewind)",
-			w.Pos, rec.Pos, l.model.Arch)
-	}
-	return nil
-}
-
-// rewind zeroes the recurrent state of a sequence that starts again at
-// position 0.
-func (l *Executor) rewind(w *executor.Work) error {
-	if rec := l.seqs[w.Seq].rec; rec != nil && w.Pos == 0 && rec.Pos != 0 {
-		return rec.Reset(l.be)
-	}
-	return nil
+	return l.checkStateRefs(w)
 }
 
 // needsLast reports whether a work needs the logits after its last token.

@@ -154,6 +154,9 @@ type wireWork struct {
 	Pos         int                 `json:"pos"`
 	Blocks      []int32             `json:"blocks"`
 	WinBlocks   []int32             `json:"win_blocks,omitempty"`
+	LoadState   uint64              `json:"load_state,omitempty"`
+	SaveState   uint64              `json:"save_state,omitempty"`
+	DropStates  []uint64            `json:"drop_states,omitempty"`
 	History     []int32             `json:"history,omitempty"`
 	Sample      bool                `json:"sample,omitempty"`
 	SkipLogprob bool                `json:"skip_logprob,omitempty"`
@@ -194,6 +197,7 @@ type stepReply struct {
 
 func toWireWork(w executor.Work) wireWork {
 	out := wireWork{Seq: w.Seq, Tokens: w.Tokens, Pos: w.Pos, Blocks: w.Blocks, WinBlocks: w.WinBlocks, History: w.History,
+		LoadState: w.LoadState, SaveState: w.SaveState, DropStates: w.DropStates,
 		Sample: w.Sample, SkipLogprob: w.SkipLogprob, TopLogprobs: w.TopLogprobs, Logits: w.Logits,
 		Embed: w.Embed, EmbedFinal: w.EmbedFinal}
 	if w.Allowed != nil {
@@ -208,6 +212,7 @@ func toWireWork(w executor.Work) wireWork {
 
 func (w wireWork) work() (executor.Work, error) {
 	out := executor.Work{Seq: w.Seq, Tokens: w.Tokens, Pos: w.Pos, Blocks: w.Blocks, WinBlocks: w.WinBlocks, History: w.History,
+		LoadState: w.LoadState, SaveState: w.SaveState, DropStates: w.DropStates,
 		Sample: w.Sample, SkipLogprob: w.SkipLogprob, TopLogprobs: w.TopLogprobs, Logits: w.Logits,
 		Embed: w.Embed, EmbedFinal: w.EmbedFinal}
 	if w.HasAllowed {

@@ -77,6 +77,24 @@ func (s *State) Reset(be compute.Backend) error {
 	return nil
 }
 
+// CopyFrom makes s a copy of src (a snapshot, or a snapshot restored): both
+// states of this model, on backend be.
+func (s *State) CopyFrom(be compute.Backend, src *State) error {
+	rb, ok := be.(compute.RecurrentBackend)
+	if !ok {
+		return opMissing(be, "Recurrent")
+	}
+	if len(s.conv) != len(src.conv) || len(s.ssm) != len(src.ssm) {
+		return fmt.Errorf("recurrent state of %d layers copied into one of %d", len(src.conv), len(s.conv))
+	}
+	for i := range s.conv {
+		rb.Copy(s.conv[i], src.conv[i])
+		rb.Copy(s.ssm[i], src.ssm[i])
+	}
+	s.Pos = src.Pos
+	return nil
+}
+
 // Free returns the state's tensors to the backend.
 func (s *State) Free(be compute.Backend) {
 	for _, ts := range [][]compute.Tensor{s.conv, s.ssm} {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -79,10 +80,7 @@ func greedy(prompt string, n int) runner.CompletionRequest {
 
 // TestQwen35ServesConcurrentStreams: a qwen35 model (recurrent DeltaNet
 // layers) serves two streams batched together while a third is cancelled
-// mid-generation; each finished stream equals its greedy output alone. A
-// second turn that extends the first reuses no prefix (a recurrent state
-// cannot resume from shared KV pages) and equals a fresh run of the same
-// prompt.
+// mid-generation; each finished stream equals its greedy output alone.
 func TestQwen35ServesConcurrentStreams(t *testing.T) {
 	prompts := []string{"Once upon a time there was a little girl", "The dog ran to the park and"}
 	const n = 40
@@ -123,14 +121,31 @@ func TestQwen35ServesConcurrentStreams(t *testing.T) {
 	if w.maxBatch < 2 {
 		t.Errorf("largest batch %d: the streams were not batched", w.maxBatch)
 	}
+}
 
-	second := prompts[0] + solo[0].text + " The end."
-	turn := complete(ctx, mgr, greedy(second, 8))
-	if turn.err != nil || turn.res.Usage.CachedTokens != 0 || w.resumed != 0 {
-		t.Fatalf("second turn: %v, %d cached tokens, %d sequences resumed past position 0", turn.err, turn.res.Usage.CachedTokens, w.resumed)
+// TestQwen35ChatResumesFromStateSnapshot: the second turn of a chat with a
+// qwen35 model resumes from the recurrent state snapshot taken where the
+// first turn's prompt ended (its last full block) with the KV pages of that
+// prefix, prefills only the rest, and generates what a fresh model
+// generates for the whole conversation.
+func TestQwen35ChatResumesFromStateSnapshot(t *testing.T) {
+	ctx := context.Background()
+	mgr, w := loadQwen35(t)
+	first := strings.Repeat("The little girl walked to the old mill by the river, and the miller told her a story. ", 3)
+	a := complete(ctx, mgr, greedy(first, 8))
+	if a.err != nil || a.res.Usage.CachedTokens != 0 {
+		t.Fatalf("first turn: %v, %d cached tokens", a.err, a.res.Usage.CachedTokens)
+	}
+	second := first + a.text + " What did the miller say?"
+	b := complete(ctx, mgr, greedy(second, 8))
+	boundary := (a.res.Usage.PromptTokens - 1) / 16 * 16 // the first prompt's last full block
+	t.Logf("cached %d of %d", b.res.Usage.CachedTokens, b.res.Usage.PromptTokens)
+	if b.err != nil || b.res.Usage.CachedTokens < boundary-16 || w.resumed != 1 {
+		t.Fatalf("second turn: %v, %d cached tokens (the first prompt has %d), %d sequences resumed past position 0",
+			b.err, b.res.Usage.CachedTokens, a.res.Usage.PromptTokens, w.resumed)
 	}
 	fresh, _ := loadQwen35(t)
-	if again := complete(ctx, fresh, greedy(second, 8)); !slices.Equal(again.tokens, turn.tokens) {
-		t.Errorf("second turn %v, on a fresh model %v", turn.tokens, again.tokens)
+	if again := complete(ctx, fresh, greedy(second, 8)); again.err != nil || !slices.Equal(again.tokens, b.tokens) {
+		t.Errorf("second turn %v, on a fresh model %v (%v)", b.tokens, again.tokens, again.err)
 	}
 }
