@@ -96,32 +96,43 @@ func (c *CPU) attendRows(kv *KVCache, layer int, spans []SeqSpan, a *Attn, windo
 }
 
 // attentionGroups is Attention with the C vector kernel, one task per
-// (KV head, query row), ordered by KV head: the query heads sharing a KV
-// head read its keys and values once per row, from cache.
+// (KV head, tile of query rows), ordered by KV head: the query heads
+// sharing a KV head read its keys and values once per tile, from cache. A
+// tile is attendTileRows consecutive rows of a span (prefill), or one row.
 func (c *CPU) attentionGroups(kv *KVCache, layer int, spans []SeqSpan, a *Attn, q, out []float32) {
 	g, d := a.Heads/a.KVHeads, a.HeadDim
 	width := a.Heads * d
+	tile := max(1, attendTileRows(g, d))
+	tiles := func(s *SeqSpan) int { return (s.N + tile - 1) / tile }
 	starts := make([]int, len(spans)+1)
 	maxCtx := 0
-	for i, s := range spans {
-		starts[i+1] = starts[i] + s.N*a.KVHeads
-		maxCtx = max(maxCtx, s.Pos+s.N)
+	for i := range spans {
+		starts[i+1] = starts[i] + tiles(&spans[i])*a.KVHeads
+		maxCtx = max(maxCtx, spans[i].Pos+spans[i].N)
 	}
-	c.pool.parallelFor(starts[len(spans)], grain(2*g*maxCtx*d), func(lo, hi int) {
-		scores := make([]float32, g*maxCtx)
+	c.pool.parallelFor(starts[len(spans)], grain(2*g*tile*maxCtx*d), func(lo, hi int) {
+		scores := make([]float32, g*tile*maxCtx)
 		si := 0
 		for idx := lo; idx < hi; idx++ {
 			for idx >= starts[si+1] {
 				si++
 			}
 			s := &spans[si]
-			// KV head major: one worker runs a run of rows against the same
-			// head, whose keys and values stay in its cache
+			// KV head major: one worker runs a run of tiles against the
+			// same head, whose keys and values stay in its cache
 			local := idx - starts[si]
-			kvh, tok := local/s.N, local%s.N
-			row := (s.Row + tok) * width
-			lo, hi := row+kvh*g*d, row+(kvh+1)*g*d
-			attendGroup(kv, layer, s.Blocks, kvh, g, d, s.Pos+tok+1, a.Scale, q[lo:hi], out[lo:hi], scores)
+			nt := tiles(s)
+			kvh, t0 := local/nt, local%nt*tile
+			off := kvh * g * d
+			if t0+tile <= s.N && tile > 1 {
+				row := (s.Row + t0) * width
+				attendTile(kv, layer, s.Blocks, kvh, g, d, tile, s.Pos+t0+1, width, a.Scale, q[row+off:], out[row+off:], scores)
+				continue
+			}
+			for tok := t0; tok < min(s.N, t0+tile); tok++ {
+				row := (s.Row + tok) * width
+				attendGroup(kv, layer, s.Blocks, kvh, g, d, s.Pos+tok+1, a.Scale, q[row+off:row+off+g*d], out[row+off:row+off+g*d], scores)
+			}
 		}
 	})
 }

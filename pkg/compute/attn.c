@@ -69,6 +69,9 @@ HX_AVX512 static void hx_softmax512(float *sc, int n) {
 // where the hardware prefetchers do not follow, so a decode step would wait
 // on memory for every key and value.
 #define HX_KV_AHEAD 6
+// HX_TILE is how many (query row, head) pairs hx_attend_tile computes
+// together: their value accumulators (two vectors each) fill 16 registers.
+#define HX_TILE 8
 
 HX_AVX512 static inline void hx_prefetch_bytes(const void *p, size_t n) {
 	for (size_t i = 0; i < n; i += 64) _mm_prefetch((const char *)p + i, _MM_HINT_T0);
@@ -104,6 +107,18 @@ void hx_attend(const float *q, float *out, int g, int d, const float *kl, const 
 void hx_attend16(const float *q, float *out, int g, int d, const uint16_t *kl, const uint16_t *vl,
                  const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores) {
 	hx_attend_simd_f16(q, out, g, d, kl, vl, blocks, bs, kvdim, kvoff, n, scale, scores);
+}
+
+int hx_attend_tile_rows(int g, int d) { return g <= HX_TILE && HX_TILE % g == 0 && d % 32 == 0 ? HX_TILE / g : 0; }
+
+void hx_attend_tile(const float *q, long qs, float *out, int r, int g, int d, const float *kl, const float *vl,
+                    const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, float scale, float *scores) {
+	hx_attend_tile_f32(q, (size_t)qs, out, r, g, d, kl, vl, blocks, bs, kvdim, kvoff, n0, scale, scores);
+}
+
+void hx_attend_tile16(const float *q, long qs, float *out, int r, int g, int d, const uint16_t *kl, const uint16_t *vl,
+                      const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, float scale, float *scores) {
+	hx_attend_tile_f16(q, (size_t)qs, out, r, g, d, kl, vl, blocks, bs, kvdim, kvoff, n0, scale, scores);
 }
 
 HX_AVX512 static void hx_to_f16_simd(const float *x, uint16_t *out, int n) {
@@ -170,6 +185,17 @@ void hx_attend16(const float *q, float *out, int g, int d, const uint16_t *kl, c
 	(void)n; (void)scale; (void)scores;
 }
 void hx_to_f16(const float *x, uint16_t *out, int n) { (void)x; (void)out; (void)n; }
+int hx_attend_tile_rows(int g, int d) { (void)g; (void)d; return 0; }
+void hx_attend_tile(const float *q, long qs, float *out, int r, int g, int d, const float *kl, const float *vl,
+                    const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, float scale, float *scores) {
+	(void)q; (void)qs; (void)out; (void)r; (void)g; (void)d; (void)kl; (void)vl; (void)blocks; (void)bs; (void)kvdim;
+	(void)kvoff; (void)n0; (void)scale; (void)scores;
+}
+void hx_attend_tile16(const float *q, long qs, float *out, int r, int g, int d, const uint16_t *kl, const uint16_t *vl,
+                      const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, float scale, float *scores) {
+	(void)q; (void)qs; (void)out; (void)r; (void)g; (void)d; (void)kl; (void)vl; (void)blocks; (void)bs; (void)kvdim;
+	(void)kvoff; (void)n0; (void)scale; (void)scores;
+}
 void hx_conv_silu(const float *x, const float *st, const float *wt, float *out, int ch, int k, int n, int c0, int c1) {
 	(void)x; (void)st; (void)wt; (void)out; (void)ch; (void)k; (void)n; (void)c0; (void)c1;
 }

@@ -13,6 +13,18 @@ void hx_attend(const float *q, float *out, int g, int d, const float *kl, const 
 // hx_attend16 is hx_attend over an F16 cache (kl, vl hold F16 bits).
 void hx_attend16(const float *q, float *out, int g, int d, const uint16_t *kl, const uint16_t *vl,
                  const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores);
+// hx_attend_tile_rows is how many consecutive query rows hx_attend_tile
+// takes for g heads per KV head and head size d (0: it cannot).
+int hx_attend_tile_rows(int g, int d);
+// hx_attend_tile is hx_attend for r = hx_attend_tile_rows(g, d)
+// consecutive query rows (row i at q + i*qs and out + i*qs) over positions
+// [0, n0+i), reading each cached row once for all of them; scores holds
+// r×g×(n0+r-1) floats.
+void hx_attend_tile(const float *q, long qs, float *out, int r, int g, int d, const float *kl, const float *vl,
+                    const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, float scale, float *scores);
+// hx_attend_tile16 is hx_attend_tile over an F16 cache.
+void hx_attend_tile16(const float *q, long qs, float *out, int r, int g, int d, const uint16_t *kl, const uint16_t *vl,
+                      const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, float scale, float *scores);
 // hx_to_f16 rounds n floats to F16 bits (to nearest even).
 void hx_to_f16(const float *x, uint16_t *out, int n);
 // hx_swiglu writes out[i] = silu(gate[i]) · up[i] (vector exp: within a few

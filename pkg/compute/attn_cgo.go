@@ -35,6 +35,27 @@ func attendGroup(kv *KVCache, layer int, blocks []int32, kvh, g, d, n int, scale
 		C.float(scale), (*C.float)(unsafe.Pointer(&scores[0])))
 }
 
+// attendTileRows is how many consecutive query rows attendTile takes for g
+// heads per KV head of size d (0: it cannot).
+func attendTileRows(g, d int) int { return int(C.hx_attend_tile_rows(C.int(g), C.int(d))) }
+
+// attendTile is attendGroup for attendTileRows(g, d) consecutive query rows
+// (row i at q[i*qs:], out[i*qs:]) over positions [0, n0+i), each cached row
+// read once for all of them.
+func attendTile(kv *KVCache, layer int, blocks []int32, kvh, g, d, rows, n0, qs int, scale float32, q, out, scores []float32) {
+	if kv.F16 {
+		C.hx_attend_tile16((*C.float)(unsafe.Pointer(&q[0])), C.long(qs), (*C.float)(unsafe.Pointer(&out[0])), C.int(rows), C.int(g), C.int(d),
+			(*C.uint16_t)(unsafe.Pointer(&kv.k16[layer][0])), (*C.uint16_t)(unsafe.Pointer(&kv.v16[layer][0])),
+			(*C.int32_t)(unsafe.Pointer(&blocks[0])), C.int(kv.BlockSize), C.int(kv.KVDim), C.int(kvh*d), C.int(n0),
+			C.float(scale), (*C.float)(unsafe.Pointer(&scores[0])))
+		return
+	}
+	C.hx_attend_tile((*C.float)(unsafe.Pointer(&q[0])), C.long(qs), (*C.float)(unsafe.Pointer(&out[0])), C.int(rows), C.int(g), C.int(d),
+		(*C.float)(unsafe.Pointer(&kv.k[layer][0])), (*C.float)(unsafe.Pointer(&kv.v[layer][0])),
+		(*C.int32_t)(unsafe.Pointer(&blocks[0])), C.int(kv.BlockSize), C.int(kv.KVDim), C.int(kvh*d), C.int(n0),
+		C.float(scale), (*C.float)(unsafe.Pointer(&scores[0])))
+}
+
 // swigluVec is SwiGLU over one range with the C vector kernel.
 func swigluVec(gate, up, out []float32) {
 	C.hx_swiglu((*C.float)(unsafe.Pointer(&gate[0])), (*C.float)(unsafe.Pointer(&up[0])), (*C.float)(unsafe.Pointer(&out[0])), C.int(len(out)))

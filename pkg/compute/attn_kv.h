@@ -80,3 +80,46 @@ HX_AVX512 static void KV_SUF(hx_attend_simd)(const float *q, float *out, int g, 
 		}
 	}
 }
+
+// attend_tile computes HX_TILE (row, head) pairs: r consecutive query rows
+// (row i at q + i*qs, out + i*qs, its g heads contiguous; r*g == HX_TILE)
+// that share one KV head, row i seeing positions [0, n0+i). Each cached key
+// and value row is read once for the whole tile instead of once per row;
+// positions a row does not see get probability 0. scores holds
+// HX_TILE × (n0+r-1) floats.
+HX_AVX512 static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int r, int g, int d, const KV_T *kl,
+                                             const KV_T *vl, const int32_t *blocks, int bs, int kvdim, int kvoff, int n0,
+                                             float scale, float *scores) {
+	const int nmax = n0 + r - 1;
+	for (int j = 0; j < nmax; j++) {
+		if (j + HX_KV_AHEAD < nmax) hx_prefetch_bytes(HX_KV_ROW(kl, j + HX_KV_AHEAD), (size_t)d * sizeof(KV_T));
+		const KV_T *k = HX_KV_ROW(kl, j);
+		for (int m = 0; m < HX_TILE; m++)
+			scores[(size_t)m * nmax + j] = KV_SUF(hx_dot)(q + (size_t)(m / g) * qs + (size_t)(m % g) * d, k, d) * scale;
+	}
+	for (int m = 0; m < HX_TILE; m++) {
+		float *p = scores + (size_t)m * nmax;
+		int n = n0 + m / g;
+		hx_softmax512(p, n);
+		for (int j = n; j < nmax; j++) p[j] = 0;
+	}
+	for (int c = 0; c < d; c += 32) {
+		__m512 a0[HX_TILE], a1[HX_TILE];
+		for (int m = 0; m < HX_TILE; m++) a0[m] = a1[m] = _mm512_setzero_ps();
+		for (int j = 0; j < nmax; j++) {
+			if (j + HX_KV_AHEAD < nmax) hx_prefetch_bytes(HX_KV_ROW(vl, j + HX_KV_AHEAD) + c, 32 * sizeof(KV_T));
+			const KV_T *v = HX_KV_ROW(vl, j) + c;
+			__m512 v0 = KV_LOAD(v), v1 = KV_LOAD(v + 16);
+			for (int m = 0; m < HX_TILE; m++) {
+				__m512 w = _mm512_set1_ps(scores[(size_t)m * nmax + j]);
+				a0[m] = _mm512_fmadd_ps(w, v0, a0[m]);
+				a1[m] = _mm512_fmadd_ps(w, v1, a1[m]);
+			}
+		}
+		for (int m = 0; m < HX_TILE; m++) {
+			float *o = out + (size_t)(m / g) * qs + (size_t)(m % g) * d + c;
+			_mm512_storeu_ps(o, a0[m]);
+			_mm512_storeu_ps(o + 16, a1[m]);
+		}
+	}
+}

@@ -9,6 +9,12 @@ func attendGroup(*KVCache, int, []int32, int, int, int, int, float32, []float32,
 	panic("compute: vector attention without cgo")
 }
 
+func attendTileRows(int, int) int { return 0 }
+
+func attendTile(*KVCache, int, []int32, int, int, int, int, int, int, float32, []float32, []float32, []float32) {
+	panic("compute: vector attention without cgo")
+}
+
 func swigluVec([]float32, []float32, []float32) { panic("compute: vector SwiGLU without cgo") }
 
 // vectorDelta is false without cgo: the delta rule runs the Go kernel.

@@ -19,7 +19,7 @@ func TestVectorAttentionMatchesGo(t *testing.T) {
 	c := NewCPU(2)
 	defer c.Close()
 	for _, f16 := range []bool{false, true} {
-		for _, tc := range []struct{ heads, kvHeads, d int }{{4, 2, 64}, {8, 8, 40}, {6, 1, 128}, {2, 2, 8}, {4, 4, 200}} {
+		for _, tc := range []struct{ heads, kvHeads, d int }{{4, 2, 64}, {8, 8, 40}, {6, 1, 128}, {2, 2, 8}, {4, 4, 200}, {8, 2, 64}, {4, 4, 32}, {16, 2, 128}, {8, 1, 96}} {
 			t.Run(fmt.Sprintf("h%d/kv%d/d%d/f16=%v", tc.heads, tc.kvHeads, tc.d, f16), func(t *testing.T) {
 				kv, spans, a, q := attentionCase(t, tc.heads, tc.kvHeads, tc.d, f16)
 				width := tc.heads * tc.d
@@ -71,12 +71,12 @@ func TestF16CacheNearF32(t *testing.T) {
 }
 
 // attnRows is the number of query rows of attentionCase.
-const attnRows = 9
+const attnRows = 15
 
 // attentionCase is a one-layer cache of random keys and values (rounded to
 // F16 when f16) with three sequences (5 new rows at position 7, 1 row at
-// position 20, 3 rows at position 45: contexts shorter than, between and
-// over several groups of 16 keys) and their queries.
+// position 20, 9 rows at position 45: tiles of query rows full and
+// partial, contexts over several blocks) and their queries.
 func attentionCase(t *testing.T, heads, kvHeads, d int, f16 bool) (*KVCache, []SeqSpan, *Attn, []float32) {
 	t.Helper()
 	const bs, blocks = 4, 16
@@ -95,7 +95,7 @@ func attentionCase(t *testing.T, heads, kvHeads, d int, f16 bool) (*KVCache, []S
 		copy(kv.v[0], vvals)
 	}
 	spans := []SeqSpan{{Row: 0, N: 5, Pos: 7, Blocks: []int32{3, 1, 0}}, {Row: 5, N: 1, Pos: 20, Blocks: []int32{2, 4, 5, 6, 7, 8}},
-		{Row: 6, N: 3, Pos: 45, Blocks: []int32{9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4}}}
+		{Row: 6, N: 9, Pos: 45, Blocks: []int32{9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6}}}
 	a := &Attn{Heads: heads, KVHeads: kvHeads, HeadDim: d, Scale: 1 / float32(math.Sqrt(float64(d)))}
 	return kv, spans, a, randVec(attnRows*heads*d, 5)
 }
