@@ -62,7 +62,7 @@ func (kv *KVCache) kvRow(values bool, layer, off, d int, buf []float32) []float3
 func (c *CPU) Attention(kvs KV, layer int, spans []SeqSpan, a *Attn, qT, outT Tensor) {
 	kv, q, out := hostKV(kvs), host(qT), host(outT)
 	if c.vec {
-		c.attentionGroups(kv, layer, spans, a, q, out)
+		c.attentionGroups(kv, layer, spans, a, 0, q, out)
 		return
 	}
 	c.attendRows(kv, layer, spans, a, 0, q, out)
@@ -99,7 +99,8 @@ func (c *CPU) attendRows(kv *KVCache, layer int, spans []SeqSpan, a *Attn, windo
 // (KV head, tile of query rows), ordered by KV head: the query heads
 // sharing a KV head read its keys and values once per tile, from cache. A
 // tile is attendTileRows consecutive rows of a span (prefill), or one row.
-func (c *CPU) attentionGroups(kv *KVCache, layer int, spans []SeqSpan, a *Attn, q, out []float32) {
+// window > 0 limits each row to its last window positions.
+func (c *CPU) attentionGroups(kv *KVCache, layer int, spans []SeqSpan, a *Attn, window int, q, out []float32) {
 	g, d := a.Heads/a.KVHeads, a.HeadDim
 	width := a.Heads * d
 	tile := max(1, attendTileRows(g, d))
@@ -110,7 +111,11 @@ func (c *CPU) attentionGroups(kv *KVCache, layer int, spans []SeqSpan, a *Attn, 
 		starts[i+1] = starts[i] + tiles(&spans[i])*a.KVHeads
 		maxCtx = max(maxCtx, spans[i].Pos+spans[i].N)
 	}
-	c.pool.parallelFor(starts[len(spans)], grain(2*g*tile*maxCtx*d), func(lo, hi int) {
+	ctx := maxCtx // the positions a row reads
+	if window > 0 {
+		ctx = min(ctx, window+tile)
+	}
+	c.pool.parallelFor(starts[len(spans)], grain(2*g*tile*ctx*d), func(lo, hi int) {
 		scores := make([]float32, g*tile*maxCtx)
 		si := 0
 		for idx := lo; idx < hi; idx++ {
@@ -126,12 +131,16 @@ func (c *CPU) attentionGroups(kv *KVCache, layer int, spans []SeqSpan, a *Attn, 
 			off := kvh * g * d
 			if t0+tile <= s.N && tile > 1 {
 				row := (s.Row + t0) * width
-				attendTile(kv, layer, s.Blocks, kvh, g, d, tile, s.Pos+t0+1, width, a.Scale, q[row+off:], out[row+off:], scores)
+				attendTile(kv, layer, s.Blocks, kvh, g, d, tile, s.Pos+t0+1, window, width, a.Scale, q[row+off:], out[row+off:], scores)
 				continue
 			}
 			for tok := t0; tok < min(s.N, t0+tile); tok++ {
 				row := (s.Row + tok) * width
-				attendGroup(kv, layer, s.Blocks, kvh, g, d, s.Pos+tok+1, a.Scale, q[row+off:row+off+g*d], out[row+off:row+off+g*d], scores)
+				n, first := s.Pos+tok+1, 0
+				if window > 0 {
+					first = max(0, n-window)
+				}
+				attendGroup(kv, layer, s.Blocks, kvh, g, d, n, first, a.Scale, q[row+off:row+off+g*d], out[row+off:row+off+g*d], scores)
 			}
 		}
 	})

@@ -62,7 +62,9 @@ HX_AVX512 static void hx_softmax512(float *sc, int n) {
 	for (; j < n; j++) sc[j] *= invs;
 }
 
-#define HX_KV_ROW(base, j) ((base) + ((size_t)blocks[(j) / bs] * bs + (j) % bs) * kvdim + kvoff)
+// HX_KV_ROW is cached row first+j (first: the first position a query
+// sees, 0 without a sliding window) through the block table.
+#define HX_KV_ROW(base, j) ((base) + ((size_t)blocks[((j) + first) / bs] * bs + ((j) + first) % bs) * kvdim + kvoff)
 
 // HX_KV_AHEAD is how many cached rows ahead the loops prefetch: each row of
 // one head lies in its own page of the cache (rows are kvdim values apart),
@@ -100,25 +102,25 @@ HX_AVX512 static inline void hx_prefetch_bytes(const void *p, size_t n) {
 #undef KV_AT
 
 void hx_attend(const float *q, float *out, int g, int d, const float *kl, const float *vl,
-               const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores) {
-	hx_attend_simd_f32(q, out, g, d, kl, vl, blocks, bs, kvdim, kvoff, n, scale, scores);
+               const int32_t *blocks, int bs, int kvdim, int kvoff, int n, int first, float scale, float *scores) {
+	hx_attend_simd_f32(q, out, g, d, kl, vl, blocks, bs, kvdim, kvoff, n, first, scale, scores);
 }
 
 void hx_attend16(const float *q, float *out, int g, int d, const uint16_t *kl, const uint16_t *vl,
-                 const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores) {
-	hx_attend_simd_f16(q, out, g, d, kl, vl, blocks, bs, kvdim, kvoff, n, scale, scores);
+                 const int32_t *blocks, int bs, int kvdim, int kvoff, int n, int first, float scale, float *scores) {
+	hx_attend_simd_f16(q, out, g, d, kl, vl, blocks, bs, kvdim, kvoff, n, first, scale, scores);
 }
 
 int hx_attend_tile_rows(int g, int d) { return g <= HX_TILE && HX_TILE % g == 0 && d % 32 == 0 ? HX_TILE / g : 0; }
 
 void hx_attend_tile(const float *q, long qs, float *out, int r, int g, int d, const float *kl, const float *vl,
-                    const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, float scale, float *scores) {
-	hx_attend_tile_f32(q, (size_t)qs, out, r, g, d, kl, vl, blocks, bs, kvdim, kvoff, n0, scale, scores);
+                    const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, int window, float scale, float *scores) {
+	hx_attend_tile_f32(q, (size_t)qs, out, r, g, d, kl, vl, blocks, bs, kvdim, kvoff, n0, window, scale, scores);
 }
 
 void hx_attend_tile16(const float *q, long qs, float *out, int r, int g, int d, const uint16_t *kl, const uint16_t *vl,
-                      const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, float scale, float *scores) {
-	hx_attend_tile_f16(q, (size_t)qs, out, r, g, d, kl, vl, blocks, bs, kvdim, kvoff, n0, scale, scores);
+                      const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, int window, float scale, float *scores) {
+	hx_attend_tile_f16(q, (size_t)qs, out, r, g, d, kl, vl, blocks, bs, kvdim, kvoff, n0, window, scale, scores);
 }
 
 HX_AVX512 static void hx_to_f16_simd(const float *x, uint16_t *out, int n) {
@@ -174,27 +176,27 @@ void hx_conv_silu(const float *x, const float *st, const float *wt, float *out, 
 #else
 int hx_attn_simd(void) { return 0; }
 void hx_attend(const float *q, float *out, int g, int d, const float *kl, const float *vl,
-               const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores) {
+               const int32_t *blocks, int bs, int kvdim, int kvoff, int n, int first, float scale, float *scores) {
 	(void)q; (void)out; (void)g; (void)d; (void)kl; (void)vl; (void)blocks; (void)bs; (void)kvdim; (void)kvoff;
-	(void)n; (void)scale; (void)scores;
+	(void)n; (void)first; (void)scale; (void)scores;
 }
 void hx_swiglu(const float *gate, const float *up, float *out, int n) { (void)gate; (void)up; (void)out; (void)n; }
 void hx_attend16(const float *q, float *out, int g, int d, const uint16_t *kl, const uint16_t *vl,
-                 const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores) {
+                 const int32_t *blocks, int bs, int kvdim, int kvoff, int n, int first, float scale, float *scores) {
 	(void)q; (void)out; (void)g; (void)d; (void)kl; (void)vl; (void)blocks; (void)bs; (void)kvdim; (void)kvoff;
-	(void)n; (void)scale; (void)scores;
+	(void)n; (void)first; (void)scale; (void)scores;
 }
 void hx_to_f16(const float *x, uint16_t *out, int n) { (void)x; (void)out; (void)n; }
 int hx_attend_tile_rows(int g, int d) { (void)g; (void)d; return 0; }
 void hx_attend_tile(const float *q, long qs, float *out, int r, int g, int d, const float *kl, const float *vl,
-                    const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, float scale, float *scores) {
+                    const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, int window, float scale, float *scores) {
 	(void)q; (void)qs; (void)out; (void)r; (void)g; (void)d; (void)kl; (void)vl; (void)blocks; (void)bs; (void)kvdim;
-	(void)kvoff; (void)n0; (void)scale; (void)scores;
+	(void)kvoff; (void)n0; (void)window; (void)scale; (void)scores;
 }
 void hx_attend_tile16(const float *q, long qs, float *out, int r, int g, int d, const uint16_t *kl, const uint16_t *vl,
-                      const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, float scale, float *scores) {
+                      const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, int window, float scale, float *scores) {
 	(void)q; (void)qs; (void)out; (void)r; (void)g; (void)d; (void)kl; (void)vl; (void)blocks; (void)bs; (void)kvdim;
-	(void)kvoff; (void)n0; (void)scale; (void)scores;
+	(void)kvoff; (void)n0; (void)window; (void)scale; (void)scores;
 }
 void hx_conv_silu(const float *x, const float *st, const float *wt, float *out, int ch, int k, int n, int c0, int c1) {
 	(void)x; (void)st; (void)wt; (void)out; (void)ch; (void)k; (void)n; (void)c0; (void)c1;

@@ -5,26 +5,26 @@
 // hx_attn_simd reports whether hx_attend can run on this CPU (AVX-512F).
 int hx_attn_simd(void);
 // hx_attend computes attention for g query heads (q, g×d values) sharing
-// one KV head at offset kvoff of each cached row, over positions [0, n)
-// found through the block table; scores holds g×n scratch floats; out
-// receives g×d values.
+// one KV head at offset kvoff of each cached row, over positions
+// [first, n) found through the block table (first > 0: a sliding window);
+// scores holds g×(n-first) scratch floats; out receives g×d values.
 void hx_attend(const float *q, float *out, int g, int d, const float *kl, const float *vl,
-               const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores);
+               const int32_t *blocks, int bs, int kvdim, int kvoff, int n, int first, float scale, float *scores);
 // hx_attend16 is hx_attend over an F16 cache (kl, vl hold F16 bits).
 void hx_attend16(const float *q, float *out, int g, int d, const uint16_t *kl, const uint16_t *vl,
-                 const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores);
+                 const int32_t *blocks, int bs, int kvdim, int kvoff, int n, int first, float scale, float *scores);
 // hx_attend_tile_rows is how many consecutive query rows hx_attend_tile
 // takes for g heads per KV head and head size d (0: it cannot).
 int hx_attend_tile_rows(int g, int d);
 // hx_attend_tile is hx_attend for r = hx_attend_tile_rows(g, d)
 // consecutive query rows (row i at q + i*qs and out + i*qs) over positions
-// [0, n0+i), reading each cached row once for all of them; scores holds
-// r×g×(n0+r-1) floats.
+// [0, n0+i), or their last window when window > 0, reading each cached row
+// once for all of them; scores holds r×g×(n0+r-1) floats.
 void hx_attend_tile(const float *q, long qs, float *out, int r, int g, int d, const float *kl, const float *vl,
-                    const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, float scale, float *scores);
+                    const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, int window, float scale, float *scores);
 // hx_attend_tile16 is hx_attend_tile over an F16 cache.
 void hx_attend_tile16(const float *q, long qs, float *out, int r, int g, int d, const uint16_t *kl, const uint16_t *vl,
-                      const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, float scale, float *scores);
+                      const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, int window, float scale, float *scores);
 // hx_to_f16 rounds n floats to F16 bits (to nearest even).
 void hx_to_f16(const float *x, uint16_t *out, int n);
 // hx_swiglu writes out[i] = silu(gate[i]) · up[i] (vector exp: within a few

@@ -17,10 +17,10 @@ HX_AVX512 static inline float KV_SUF(hx_dot)(const float *a, const KV_T *b, int 
 	return s;
 }
 
-// pv128 writes out[0..128) = Σ_j p[j] · v_j[c0 .. c0+128) with the output
-// in registers.
+// pv128 writes out[0..128) = Σ_j p[j] · v_{first+j}[c0 .. c0+128) with the
+// output in registers.
 HX_AVX512 static void KV_SUF(hx_pv128)(float *out, const float *p, int n, const KV_T *vl, const int32_t *blocks, int bs,
-                                       int kvdim, int kvoff) {
+                                       int kvdim, int kvoff, int first) {
 	__m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
 	for (int j = 0; j < n; j++) {
 		if (j + HX_KV_AHEAD < n) hx_prefetch_bytes(HX_KV_ROW(vl, j + HX_KV_AHEAD), 128 * sizeof(KV_T));
@@ -41,7 +41,7 @@ HX_AVX512 static void KV_SUF(hx_pv128)(float *out, const float *p, int n, const 
 
 // pv64 is pv128 for 64 values.
 HX_AVX512 static void KV_SUF(hx_pv64)(float *out, const float *p, int n, const KV_T *vl, const int32_t *blocks, int bs,
-                                      int kvdim, int kvoff) {
+                                      int kvdim, int kvoff, int first) {
 	__m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
 	for (int j = 0; j < n; j++) {
 		if (j + HX_KV_AHEAD < n) hx_prefetch_bytes(HX_KV_ROW(vl, j + HX_KV_AHEAD), 64 * sizeof(KV_T));
@@ -55,10 +55,12 @@ HX_AVX512 static void KV_SUF(hx_pv64)(float *out, const float *p, int n, const K
 	_mm512_storeu_ps(out, a0); _mm512_storeu_ps(out + 16, a1); _mm512_storeu_ps(out + 32, a2); _mm512_storeu_ps(out + 48, a3);
 }
 
-// attend_simd computes g query heads sharing one KV head: scores, softmax,
-// the weighted sum of the values.
+// attend_simd computes g query heads sharing one KV head over positions
+// [first, n): scores, softmax, the weighted sum of the values.
 HX_AVX512 static void KV_SUF(hx_attend_simd)(const float *q, float *out, int g, int d, const KV_T *kl, const KV_T *vl,
-                                             const int32_t *blocks, int bs, int kvdim, int kvoff, int n, float scale, float *scores) {
+                                             const int32_t *blocks, int bs, int kvdim, int kvoff, int n, int first,
+                                             float scale, float *scores) {
+	n -= first; // rows first+j, j < n, through HX_KV_ROW
 	for (int j = 0; j < n; j++) {
 		if (j + HX_KV_AHEAD < n) hx_prefetch_bytes(HX_KV_ROW(kl, j + HX_KV_AHEAD), (size_t)d * sizeof(KV_T));
 		const KV_T *k = HX_KV_ROW(kl, j);
@@ -69,8 +71,8 @@ HX_AVX512 static void KV_SUF(hx_attend_simd)(const float *q, float *out, int g, 
 		hx_softmax512(scores + (size_t)h * n, n);
 		float *o = out + (size_t)h * d;
 		int c = 0;
-		for (; c + 128 <= d; c += 128) KV_SUF(hx_pv128)(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c);
-		for (; c + 64 <= d; c += 64) KV_SUF(hx_pv64)(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c);
+		for (; c + 128 <= d; c += 128) KV_SUF(hx_pv128)(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c, first);
+		for (; c + 64 <= d; c += 64) KV_SUF(hx_pv64)(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c, first);
 		if (c < d) {
 			for (int i = c; i < d; i++) o[i] = 0;
 			for (int j = 0; j < n; j++) {
@@ -83,14 +85,16 @@ HX_AVX512 static void KV_SUF(hx_attend_simd)(const float *q, float *out, int g, 
 
 // attend_tile computes HX_TILE (row, head) pairs: r consecutive query rows
 // (row i at q + i*qs, out + i*qs, its g heads contiguous; r*g == HX_TILE)
-// that share one KV head, row i seeing positions [0, n0+i). Each cached key
-// and value row is read once for the whole tile instead of once per row;
-// positions a row does not see get probability 0. scores holds
-// HX_TILE × (n0+r-1) floats.
+// that share one KV head, row i seeing positions [0, n0+i), or the last
+// window of them when window > 0. Each cached key and value row is read
+// once for the whole tile instead of once per row; positions a row does
+// not see get probability 0. scores holds HX_TILE × (n0+r-1) floats.
 HX_AVX512 static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int r, int g, int d, const KV_T *kl,
                                              const KV_T *vl, const int32_t *blocks, int bs, int kvdim, int kvoff, int n0,
-                                             float scale, float *scores) {
-	const int nmax = n0 + r - 1;
+                                             int window, float scale, float *scores) {
+	// rows first+j, j < nmax, through HX_KV_ROW: from row 0's first position
+	const int first = window > 0 && n0 > window ? n0 - window : 0;
+	const int nmax = n0 + r - 1 - first;
 	for (int j = 0; j < nmax; j++) {
 		if (j + HX_KV_AHEAD < nmax) hx_prefetch_bytes(HX_KV_ROW(kl, j + HX_KV_AHEAD), (size_t)d * sizeof(KV_T));
 		const KV_T *k = HX_KV_ROW(kl, j);
@@ -99,9 +103,11 @@ HX_AVX512 static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *o
 	}
 	for (int m = 0; m < HX_TILE; m++) {
 		float *p = scores + (size_t)m * nmax;
-		int n = n0 + m / g;
-		hx_softmax512(p, n);
-		for (int j = n; j < nmax; j++) p[j] = 0;
+		int n = n0 + m / g; // row m/g sees [n-window, n) or [0, n)
+		int lo = (window > 0 && n > window ? n - window : 0) - first, hi = n - first;
+		hx_softmax512(p + lo, hi - lo);
+		for (int j = 0; j < lo; j++) p[j] = 0;
+		for (int j = hi; j < nmax; j++) p[j] = 0;
 	}
 	for (int c = 0; c < d; c += 32) {
 		__m512 a0[HX_TILE], a1[HX_TILE];

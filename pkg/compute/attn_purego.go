@@ -5,13 +5,13 @@ package compute
 // vectorAttention is false without cgo: Attention runs the Go kernel.
 func vectorAttention() bool { return false }
 
-func attendGroup(*KVCache, int, []int32, int, int, int, int, float32, []float32, []float32, []float32) {
+func attendGroup(*KVCache, int, []int32, int, int, int, int, int, float32, []float32, []float32, []float32) {
 	panic("compute: vector attention without cgo")
 }
 
 func attendTileRows(int, int) int { return 0 }
 
-func attendTile(*KVCache, int, []int32, int, int, int, int, int, int, float32, []float32, []float32, []float32) {
+func attendTile(*KVCache, int, []int32, int, int, int, int, int, int, int, float32, []float32, []float32, []float32) {
 	panic("compute: vector attention without cgo")
 }
 

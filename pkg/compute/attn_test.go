@@ -11,7 +11,7 @@ import (
 // TestVectorAttentionMatchesGo compares the C vector attention with the Go
 // kernel (the oracle) over several sequences, GQA groups and head widths
 // that are not a multiple of the vector width, over an F32 and an F16
-// cache.
+// cache, without and with sliding windows.
 func TestVectorAttentionMatchesGo(t *testing.T) {
 	if !vectorAttention() {
 		t.Skip("the vector attention does not run at this kernel level / on this CPU")
@@ -20,18 +20,20 @@ func TestVectorAttentionMatchesGo(t *testing.T) {
 	defer c.Close()
 	for _, f16 := range []bool{false, true} {
 		for _, tc := range []struct{ heads, kvHeads, d int }{{4, 2, 64}, {8, 8, 40}, {6, 1, 128}, {2, 2, 8}, {4, 4, 200}, {8, 2, 64}, {4, 4, 32}, {16, 2, 128}, {8, 1, 96}} {
-			t.Run(fmt.Sprintf("h%d/kv%d/d%d/f16=%v", tc.heads, tc.kvHeads, tc.d, f16), func(t *testing.T) {
-				kv, spans, a, q := attentionCase(t, tc.heads, tc.kvHeads, tc.d, f16)
-				width := tc.heads * tc.d
-				got, want := make([]float32, attnRows*width), make([]float32, attnRows*width)
-				c.attentionGroups(kv, 0, spans, a, q, got)
-				goAttention(kv, spans, a, q, want)
-				for i := range got {
-					if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
-						t.Fatalf("output %d: vector %.9g, Go %.9g", i, got[i], want[i])
+			for _, window := range []int{0, 3, 17} {
+				t.Run(fmt.Sprintf("h%d/kv%d/d%d/f16=%v/window%d", tc.heads, tc.kvHeads, tc.d, f16, window), func(t *testing.T) {
+					kv, spans, a, q := attentionCase(t, tc.heads, tc.kvHeads, tc.d, f16)
+					width := tc.heads * tc.d
+					got, want := make([]float32, attnRows*width), make([]float32, attnRows*width)
+					c.attentionGroups(kv, 0, spans, a, window, q, got)
+					goAttention(kv, spans, a, window, q, want)
+					for i := range got {
+						if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
+							t.Fatalf("output %d: vector %.9g, Go %.9g", i, got[i], want[i])
+						}
 					}
-				}
-			})
+				})
+			}
 		}
 	}
 }
@@ -44,8 +46,8 @@ func TestF16CacheNearF32(t *testing.T) {
 	kv32, spans, a, q := attentionCase(t, heads, kvHeads, d, false)
 	kv16, _, _, _ := attentionCase(t, heads, kvHeads, d, true)
 	got, want := make([]float32, attnRows*heads*d), make([]float32, attnRows*heads*d)
-	goAttention(kv16, spans, a, q, got)
-	goAttention(kv32, spans, a, q, want)
+	goAttention(kv16, spans, a, 0, q, got)
+	goAttention(kv32, spans, a, 0, q, want)
 	for i := range got {
 		if d := math.Abs(float64(got[i] - want[i])); d > 2e-3*(1+math.Abs(float64(want[i]))) {
 			t.Fatalf("output %d: F16 cache %.6g, F32 cache %.6g", i, got[i], want[i])
@@ -100,14 +102,15 @@ func attentionCase(t *testing.T, heads, kvHeads, d int, f16 bool) (*KVCache, []S
 	return kv, spans, a, randVec(attnRows*heads*d, 5)
 }
 
-// goAttention is attention with the Go kernel, head by head.
-func goAttention(kv *KVCache, spans []SeqSpan, a *Attn, q, out []float32) {
+// goAttention is attention with the Go kernel, head by head (window > 0:
+// each row's last window positions).
+func goAttention(kv *KVCache, spans []SeqSpan, a *Attn, window int, q, out []float32) {
 	scores, buf := make([]float32, 64), make([]float32, a.HeadDim)
 	for si := range spans {
 		s := &spans[si]
 		for tok := 0; tok < s.N; tok++ {
 			for h := 0; h < a.Heads; h++ {
-				attendOne(kv, 0, s, a, 0, tok, h, q, out, scores, buf)
+				attendOne(kv, 0, s, a, window, tok, h, q, out, scores, buf)
 			}
 		}
 	}

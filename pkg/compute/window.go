@@ -11,11 +11,16 @@ type WindowAttentionBackend interface {
 
 // AttentionWindow implements WindowAttentionBackend: for every (query row,
 // head) pair, scores against the cached positions in the row's window,
-// softmax in F32 (sum in float64), weighted sum of the values.
+// softmax in F32 (sum in float64), weighted sum of the values; with the C
+// vector kernels where the CPU has them, as Attention.
 func (c *CPU) AttentionWindow(kvs KV, layer int, spans []SeqSpan, a *Attn, window int, qT, outT Tensor) {
 	kv, q, out := hostKV(kvs), host(qT), host(outT)
 	if window <= 0 {
 		panic("compute: AttentionWindow with a window of no positions")
+	}
+	if c.vec {
+		c.attentionGroups(kv, layer, spans, a, window, q, out)
+		return
 	}
 	c.attendRows(kv, layer, spans, a, window, q, out)
 }
