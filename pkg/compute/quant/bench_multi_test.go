@@ -16,14 +16,7 @@ func BenchmarkMatMulRows(b *testing.B) {
 	const n, rows, nX = 1024, 64, 8
 	r := rand.New(rand.NewPCG(1, 4))
 	for _, typ := range []dtype.Type{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q6_K, dtype.Q5_K, dtype.F32} {
-		var w, xq []byte
-		for i := 0; i < rows; i++ {
-			w = append(w, mustQuantize(b, typ, gaussian(r, n, 0.05))...)
-		}
-		for j := 0; j < nX; j++ {
-			xq = append(xq, mustActivations(b, typ, gaussian(r, n, 1))...)
-		}
-		rb, xs := len(w)/rows, len(xq)/nX
+		w, rb, xq, xs := benchOperands(b, r, typ, n, rows, nX)
 		out := make([]float32, rows*nX)
 		for _, multi := range []bool{false, true} {
 			b.Run(fmt.Sprintf("%s/multi=%v", typ, multi), func(b *testing.B) {
@@ -44,4 +37,17 @@ func BenchmarkMatMulRows(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchOperands builds rows random weight rows of n elements of typ (rb
+// bytes each) and nX activation rows quantized for them (xs bytes each).
+func benchOperands(b *testing.B, r *rand.Rand, typ dtype.Type, n, rows, nX int) (w []byte, rb int, xq []byte, xs int) {
+	b.Helper()
+	for i := 0; i < rows; i++ {
+		w = append(w, mustQuantize(b, typ, gaussian(r, n, 0.05))...)
+	}
+	for j := 0; j < nX; j++ {
+		xq = append(xq, mustActivations(b, typ, gaussian(r, n, 1))...)
+	}
+	return w, len(w) / rows, xq, len(xq) / nX
 }

@@ -17,14 +17,7 @@ func BenchmarkPrefillTile(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 4))
 	for _, typ := range []dtype.Type{dtype.Q4_K, dtype.Q6_K, dtype.Q8_0} {
 		for _, n := range []int{1024, 3072} {
-			var w, xq []byte
-			for i := 0; i < rows; i++ {
-				w = append(w, mustQuantize(b, typ, gaussian(r, n, 0.05))...)
-			}
-			for j := 0; j < nX; j++ {
-				xq = append(xq, mustActivations(b, typ, gaussian(r, n, 1))...)
-			}
-			rb, xs := len(w)/rows, len(xq)/nX
+			w, rb, xq, xs := benchOperands(b, r, typ, n, rows, nX)
 			out := make([]float32, rows*nX)
 			b.Run(fmt.Sprintf("%s/n%d", typ, n), func(b *testing.B) {
 				b.SetBytes(int64(n * rows * nX))

@@ -8,9 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/helexa/helexa/internal/fixtures"
-	"github.com/helexa/helexa/pkg/models/gguf"
-	"github.com/helexa/helexa/pkg/models/synth"
+	"github.com/helexa/helexa/pkg/models/synth/synthtest"
 )
 
 // familyRefDir holds the llama.cpp references of the tiny family models
@@ -54,19 +52,7 @@ var familyReferences = []struct {
 // bytes are the ones llama.cpp saw (the reference's sha256).
 func writeFamilyModel(t *testing.T, shape, quant string, ref *refFile) string {
 	t.Helper()
-	sh, err := synth.ShapeNamed(shape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := gguf.Open(fixtures.Path(t, sh.VocabFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close()
-	path := filepath.Join(t.TempDir(), ref.Model)
-	if err := synth.Write(path, synth.Options{Shape: sh, Quant: quant, Vocab: v, Seed: familySeed}); err != nil {
-		t.Fatal(err)
-	}
+	path := synthtest.Write(t, shape, quant, familySeed)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

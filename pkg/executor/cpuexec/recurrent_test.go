@@ -3,14 +3,11 @@ package cpuexec_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 
-	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/cpuexec"
-	"github.com/helexa/helexa/pkg/models/gguf"
-	"github.com/helexa/helexa/pkg/models/synth"
+	"github.com/helexa/helexa/pkg/models/synth/synthtest"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -73,19 +70,7 @@ func TestRecurrentSequences(t *testing.T) {
 // blocks and 3-token passes.
 func loadQwen35Tiny(t *testing.T) *cpuexec.Executor {
 	t.Helper()
-	sh, err := synth.ShapeNamed("qwen35-tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := gguf.Open(fixtures.Path(t, sh.VocabFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close()
-	path := filepath.Join(t.TempDir(), "q35.gguf")
-	if err := synth.Write(path, synth.Options{Shape: sh, Quant: "f32", Vocab: v, Seed: 3}); err != nil {
-		t.Fatal(err)
-	}
+	path := synthtest.Write(t, "qwen35-tiny", "f32", 3)
 	ex, err := cpuexec.Load(context.Background(), path, cpuexec.Options{NumCtx: 64, BlockSize: 8, NumBlocks: 16, ChunkSize: 3})
 	if err != nil {
 		t.Fatal(err)

@@ -7,10 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/models/arch/archtest"
 	"github.com/helexa/helexa/pkg/models/gguf"
-	"github.com/helexa/helexa/pkg/models/synth"
+	"github.com/helexa/helexa/pkg/models/synth/synthtest"
 )
 
 func loadTiny(t *testing.T, c archtest.Config) *Model {
@@ -152,19 +151,7 @@ func TestQwen35MoEFFN(t *testing.T) {
 // TestPhi3LongRope: the long factors apply above the original context,
 // the short ones up to it, and the attention factor scales the scores.
 func TestPhi3LongRope(t *testing.T) {
-	sh, err := synth.ShapeNamed("phi35-tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := gguf.Open(fixtures.Path(t, sh.VocabFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close()
-	path := filepath.Join(t.TempDir(), "phi35.gguf")
-	if err := synth.Write(path, synth.Options{Shape: sh, Quant: "f32", Vocab: v}); err != nil {
-		t.Fatal(err)
-	}
+	path := synthtest.Write(t, "phi35-tiny", "f32", 0)
 	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -2,19 +2,13 @@ package loader
 
 import (
 	"context"
-	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/cpuexec"
-	"github.com/helexa/helexa/pkg/hub"
-	"github.com/helexa/helexa/pkg/models/gguf"
-	"github.com/helexa/helexa/pkg/models/synth"
 	"github.com/helexa/helexa/pkg/runner"
 	"github.com/helexa/helexa/pkg/sampling"
 )
@@ -44,31 +38,8 @@ func (f *feedWatch) Step(ctx context.Context, batch []executor.Work) ([]executor
 // 16-token prefill chunk: 8 blocks, 128 positions.
 func loadGemma3(t *testing.T) (*runner.Manager, *feedWatch, string) {
 	t.Helper()
-	sh, err := synth.ShapeNamed("gemma3-tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := gguf.Open(fixtures.Path(t, sh.VocabFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close()
-	path := filepath.Join(t.TempDir(), "gemma3-tiny.gguf")
-	if err := synth.Write(path, synth.Options{Shape: sh, Quant: "q8_0", Vocab: v, Seed: 15}); err != nil {
-		t.Fatal(err)
-	}
-	l := &GGUFLoader{Hub: hub.New(hub.Options{CacheDir: t.TempDir(), Offline: true}), Threads: 2, ChunkSize: 16,
-		Log: slog.New(slog.DiscardHandler)}
-	m, err := l.Load(context.Background(), path, runner.LoadOptions{NumCtx: 512, NumParallel: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &feedWatch{Executor: m.Executor, fed: map[executor.SeqID][]int32{}}
-	m.Executor = w
-	cfg := runner.DefaultConfig()
-	cfg.NumCtx, cfg.KeepAlive, cfg.NumParallel, cfg.ChunkSize = 512, -1, 2, 16
-	mgr := runner.NewManager(cfg, modelLoader{m}, nil)
-	t.Cleanup(func() { _ = mgr.Close(context.Background()) })
+	w := &feedWatch{fed: map[executor.SeqID][]int32{}}
+	mgr, path := serveSynth(t, "gemma3-tiny", 512, 2, func(e executor.Executor) executor.Executor { w.Executor = e; return w })
 	return mgr, w, path
 }
 

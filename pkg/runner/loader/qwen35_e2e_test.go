@@ -2,18 +2,12 @@ package loader
 
 import (
 	"context"
-	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/executor"
-	"github.com/helexa/helexa/pkg/hub"
-	"github.com/helexa/helexa/pkg/models/gguf"
-	"github.com/helexa/helexa/pkg/models/synth"
 	"github.com/helexa/helexa/pkg/runner"
 )
 
@@ -45,31 +39,8 @@ func (b *batchWatch) Step(ctx context.Context, batch []executor.Work) ([]executo
 // loader, its executor watched.
 func loadQwen35(t *testing.T) (*runner.Manager, *batchWatch) {
 	t.Helper()
-	sh, err := synth.ShapeNamed("qwen35-tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := gguf.Open(fixtures.Path(t, sh.VocabFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close()
-	path := filepath.Join(t.TempDir(), "qwen35-tiny.gguf")
-	if err := synth.Write(path, synth.Options{Shape: sh, Quant: "q8_0", Vocab: v, Seed: 15}); err != nil {
-		t.Fatal(err)
-	}
-	l := &GGUFLoader{Hub: hub.New(hub.Options{CacheDir: t.TempDir(), Offline: true}), Threads: 2, ChunkSize: 16,
-		Log: slog.New(slog.DiscardHandler)}
-	m, err := l.Load(context.Background(), path, runner.LoadOptions{NumCtx: 256, NumParallel: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &batchWatch{Executor: m.Executor, started: map[executor.SeqID]bool{}}
-	m.Executor = w
-	cfg := runner.DefaultConfig()
-	cfg.NumCtx, cfg.KeepAlive, cfg.NumParallel, cfg.ChunkSize = 256, -1, 4, 16
-	mgr := runner.NewManager(cfg, modelLoader{m}, nil)
-	t.Cleanup(func() { _ = mgr.Close(context.Background()) })
+	w := &batchWatch{started: map[executor.SeqID]bool{}}
+	mgr, _ := serveSynth(t, "qwen35-tiny", 256, 4, func(e executor.Executor) executor.Executor { w.Executor = e; return w })
 	return mgr, w
 }
 
