@@ -106,17 +106,19 @@ func (c *CPU) attentionGroups(kv *KVCache, layer int, spans []SeqSpan, a *Attn, 
 	tile := max(1, attendTileRows(g, d))
 	tiles := func(s *SeqSpan) int { return (s.N + tile - 1) / tile }
 	starts := make([]int, len(spans)+1)
-	maxCtx := 0
+	ctx, rows := 0, 1 // the most positions and query rows one task reads
 	for i := range spans {
 		starts[i+1] = starts[i] + tiles(&spans[i])*a.KVHeads
-		maxCtx = max(maxCtx, spans[i].Pos+spans[i].N)
+		ctx = max(ctx, spans[i].Pos+spans[i].N)
+		if tile > 1 && spans[i].N >= tile {
+			rows = tile
+		}
 	}
-	ctx := maxCtx // the positions a row reads
 	if window > 0 {
 		ctx = min(ctx, window+tile)
 	}
-	c.pool.parallelFor(starts[len(spans)], grain(2*g*tile*ctx*d), func(lo, hi int) {
-		scores := make([]float32, g*tile*maxCtx)
+	c.pool.parallelFor(starts[len(spans)], grain(2*g*rows*ctx*d), func(lo, hi int) {
+		scores := make([]float32, g*rows*ctx)
 		si := 0
 		for idx := lo; idx < hi; idx++ {
 			for idx >= starts[si+1] {
@@ -136,14 +138,21 @@ func (c *CPU) attentionGroups(kv *KVCache, layer int, spans []SeqSpan, a *Attn, 
 			}
 			for tok := t0; tok < min(s.N, t0+tile); tok++ {
 				row := (s.Row + tok) * width
-				n, first := s.Pos+tok+1, 0
-				if window > 0 {
-					first = max(0, n-window)
-				}
+				n := s.Pos + tok + 1
+				first := windowFirst(n, window)
 				attendGroup(kv, layer, s.Blocks, kvh, g, d, n, first, a.Scale, q[row+off:row+off+g*d], out[row+off:row+off+g*d], scores)
 			}
 		}
 	})
+}
+
+// windowFirst is the first of n cached positions a query sees: 0, or the
+// start of its last window when window > 0.
+func windowFirst(n, window int) int {
+	if window > 0 {
+		return max(0, n-window)
+	}
+	return 0
 }
 
 // hostKV returns a KV store this backend made.
@@ -164,10 +173,8 @@ func attendOne(kv *KVCache, layer int, s *SeqSpan, a *Attn, window, tok, h int, 
 	qv := q[row*width+h*d : row*width+(h+1)*d]
 	ov := out[row*width+h*d : row*width+(h+1)*d]
 	kvh := h / (a.Heads / a.KVHeads)
-	n, first := s.Pos+tok+1, 0
-	if window > 0 {
-		first = max(0, n-window)
-	}
+	n := s.Pos + tok + 1
+	first := windowFirst(n, window)
 	sc := scores[:n-first]
 	for j := first; j < n; j++ {
 		kr := kv.kvRow(false, layer, kv.offset(s.Blocks, j)+kvh*d, d, rowBuf)

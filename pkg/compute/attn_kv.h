@@ -17,42 +17,21 @@ HX_AVX512 static inline float KV_SUF(hx_dot)(const float *a, const KV_T *b, int 
 	return s;
 }
 
-// pv128 writes out[0..128) = Σ_j p[j] · v_{first+j}[c0 .. c0+128) with the
-// output in registers.
-HX_AVX512 static void KV_SUF(hx_pv128)(float *out, const float *p, int n, const KV_T *vl, const int32_t *blocks, int bs,
-                                       int kvdim, int kvoff, int first) {
-	__m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+// pv writes out[0..w) = Σ_j p[j] · v_{first+j}[c0 .. c0+w) for w = 64 or
+// 128 (a constant at every call, so the w/16 accumulators stay in
+// registers).
+HX_AVX512 static inline __attribute__((always_inline)) void KV_SUF(hx_pv)(float *out, const float *p, int n, const KV_T *vl,
+                                                                      const int32_t *blocks, int bs, int kvdim, int kvoff,
+                                                                      int first, int w) {
+	__m512 a[8];
+	for (int i = 0; i < w / 16; i++) a[i] = _mm512_setzero_ps();
 	for (int j = 0; j < n; j++) {
-		if (j + HX_KV_AHEAD < n) hx_prefetch_bytes(HX_KV_ROW(vl, j + HX_KV_AHEAD), 128 * sizeof(KV_T));
+		if (j + HX_KV_AHEAD < n) hx_prefetch_bytes(HX_KV_ROW(vl, j + HX_KV_AHEAD), (size_t)w * sizeof(KV_T));
 		const KV_T *v = HX_KV_ROW(vl, j);
-		__m512 w = _mm512_set1_ps(p[j]);
-		a0 = _mm512_fmadd_ps(w, KV_LOAD(v), a0);
-		a1 = _mm512_fmadd_ps(w, KV_LOAD(v + 16), a1);
-		a2 = _mm512_fmadd_ps(w, KV_LOAD(v + 32), a2);
-		a3 = _mm512_fmadd_ps(w, KV_LOAD(v + 48), a3);
-		a4 = _mm512_fmadd_ps(w, KV_LOAD(v + 64), a4);
-		a5 = _mm512_fmadd_ps(w, KV_LOAD(v + 80), a5);
-		a6 = _mm512_fmadd_ps(w, KV_LOAD(v + 96), a6);
-		a7 = _mm512_fmadd_ps(w, KV_LOAD(v + 112), a7);
+		__m512 pj = _mm512_set1_ps(p[j]);
+		for (int i = 0; i < w / 16; i++) a[i] = _mm512_fmadd_ps(pj, KV_LOAD(v + 16 * i), a[i]);
 	}
-	_mm512_storeu_ps(out, a0); _mm512_storeu_ps(out + 16, a1); _mm512_storeu_ps(out + 32, a2); _mm512_storeu_ps(out + 48, a3);
-	_mm512_storeu_ps(out + 64, a4); _mm512_storeu_ps(out + 80, a5); _mm512_storeu_ps(out + 96, a6); _mm512_storeu_ps(out + 112, a7);
-}
-
-// pv64 is pv128 for 64 values.
-HX_AVX512 static void KV_SUF(hx_pv64)(float *out, const float *p, int n, const KV_T *vl, const int32_t *blocks, int bs,
-                                      int kvdim, int kvoff, int first) {
-	__m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-	for (int j = 0; j < n; j++) {
-		if (j + HX_KV_AHEAD < n) hx_prefetch_bytes(HX_KV_ROW(vl, j + HX_KV_AHEAD), 64 * sizeof(KV_T));
-		const KV_T *v = HX_KV_ROW(vl, j);
-		__m512 w = _mm512_set1_ps(p[j]);
-		a0 = _mm512_fmadd_ps(w, KV_LOAD(v), a0);
-		a1 = _mm512_fmadd_ps(w, KV_LOAD(v + 16), a1);
-		a2 = _mm512_fmadd_ps(w, KV_LOAD(v + 32), a2);
-		a3 = _mm512_fmadd_ps(w, KV_LOAD(v + 48), a3);
-	}
-	_mm512_storeu_ps(out, a0); _mm512_storeu_ps(out + 16, a1); _mm512_storeu_ps(out + 32, a2); _mm512_storeu_ps(out + 48, a3);
+	for (int i = 0; i < w / 16; i++) _mm512_storeu_ps(out + 16 * i, a[i]);
 }
 
 // attend_simd computes g query heads sharing one KV head over positions
@@ -71,8 +50,8 @@ HX_AVX512 static void KV_SUF(hx_attend_simd)(const float *q, float *out, int g, 
 		hx_softmax512(scores + (size_t)h * n, n);
 		float *o = out + (size_t)h * d;
 		int c = 0;
-		for (; c + 128 <= d; c += 128) KV_SUF(hx_pv128)(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c, first);
-		for (; c + 64 <= d; c += 64) KV_SUF(hx_pv64)(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c, first);
+		for (; c + 128 <= d; c += 128) KV_SUF(hx_pv)(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c, first, 128);
+		for (; c + 64 <= d; c += 64) KV_SUF(hx_pv)(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c, first, 64);
 		if (c < d) {
 			for (int i = c; i < d; i++) o[i] = 0;
 			for (int j = 0; j < n; j++) {

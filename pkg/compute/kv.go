@@ -78,19 +78,7 @@ type SeqSpan struct {
 
 // CheckSpan verifies that a span's block table covers its positions and
 // names valid blocks.
-func (c KVShape) CheckSpan(s SeqSpan) error {
-	end := s.Pos + s.N
-	need := (end + c.BlockSize - 1) / c.BlockSize
-	if len(s.Blocks) < need {
-		return fmt.Errorf("block table has %d blocks, positions up to %d need %d", len(s.Blocks), end, need)
-	}
-	for _, b := range s.Blocks[:need] {
-		if b < 0 || int(b) >= c.NumBlocks {
-			return fmt.Errorf("block %d out of range [0, %d)", b, c.NumBlocks)
-		}
-	}
-	return nil
-}
+func (c KVShape) CheckSpan(s SeqSpan) error { return c.checkTable(s, 0, "block") }
 
 // CheckWindowSpan verifies a sliding-window store's block table for a span
 // whose queries see the last window positions: only the blocks holding
@@ -98,15 +86,20 @@ func (c KVShape) CheckSpan(s SeqSpan) error {
 // those must name valid blocks; entries before them may be anything (the
 // caller has freed those blocks).
 func (c KVShape) CheckWindowSpan(s SeqSpan, window int) error {
+	return c.checkTable(s, max(0, s.Pos-window+1)/c.BlockSize, "window block")
+}
+
+// checkTable verifies that s's table covers its positions and that its
+// entries from first on name valid blocks (what names them in errors).
+func (c KVShape) checkTable(s SeqSpan, first int, what string) error {
 	end := s.Pos + s.N
 	need := (end + c.BlockSize - 1) / c.BlockSize
 	if len(s.Blocks) < need {
-		return fmt.Errorf("window block table has %d blocks, positions up to %d need %d", len(s.Blocks), end, need)
+		return fmt.Errorf("%s table has %d blocks, positions up to %d need %d", what, len(s.Blocks), end, need)
 	}
-	first := max(0, s.Pos-window+1) / c.BlockSize
 	for _, b := range s.Blocks[first:need] {
 		if b < 0 || int(b) >= c.NumBlocks {
-			return fmt.Errorf("window block %d out of range [0, %d)", b, c.NumBlocks)
+			return fmt.Errorf("%s %d out of range [0, %d)", what, b, c.NumBlocks)
 		}
 	}
 	return nil
