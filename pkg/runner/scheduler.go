@@ -342,24 +342,24 @@ func (s *scheduler) start(r *request) (*sequence, error) {
 		maxMatch = 0
 	}
 	blocks, hashes := s.pool.match(r.prompt, maxMatch)
-	var load *snapEntry
-	if s.snaps != nil { // resume only where a snapshot of the state is
-		var keep int
-		keep, load = s.snaps.longest(hashes, bs)
-		for _, b := range blocks[keep:] {
+	keep := func(k int) { // shorten the match to its first k blocks
+		for _, b := range blocks[k:] {
 			s.pool.release(b)
 		}
-		blocks, hashes = blocks[:keep], hashes[:keep]
+		blocks, hashes = blocks[:k], hashes[:k]
+	}
+	var load *snapEntry
+	if s.snaps != nil { // resume only where a snapshot of the state is
+		var k int
+		k, load = s.snaps.longest(hashes, bs)
+		keep(k)
 	}
 	var wblocks []int32
 	wreserve := 0
 	if s.win != nil { // keep only a prefix whose window tail is cached too
-		var keep int
-		keep, wblocks = s.win.match(r.prompt, hashes)
-		for _, b := range blocks[keep:] {
-			s.pool.release(b)
-		}
-		blocks, hashes = blocks[:keep], hashes[:keep]
+		var k int
+		k, wblocks = s.win.match(r.prompt, hashes)
+		keep(k)
 		wreserve = s.win.reserveFor(need, wblocks)
 	}
 	reserve := need - len(blocks)
@@ -405,7 +405,7 @@ func (s *scheduler) start(r *request) (*sequence, error) {
 		load: load,
 	}
 	if s.snaps != nil {
-		q.snapAt, q.snapHash = snapshotPlan(r.prompt, bs, cached)
+		q.snapAt, q.snapHash = snapshotPlan(r.prompt, bs, hashes)
 	}
 	if s.win != nil {
 		q.wlow = s.win.firstBlock(cached)

@@ -113,15 +113,19 @@ func (c *snapCache) takeDrops() []uint64 {
 	return d
 }
 
-// snapshotPlan is where a sequence's prompt gets its snapshot: the last
-// block boundary before the prompt's last token, when the sequence has not
-// already resumed there.
-func snapshotPlan(prompt []int32, bs, cached int) (at int, hash uint64) {
+// snapshotPlan is where a sequence's prompt gets its snapshot, and the
+// chained hash of the prompt before it: the last block boundary before the
+// prompt's last token, when the sequence has not already resumed there
+// (cached holds the chained hashes of the blocks it resumed with).
+func snapshotPlan(prompt []int32, bs int, cached []uint64) (at int, hash uint64) {
 	at = (len(prompt) - 1) / bs * bs
-	if at <= cached {
+	if at <= len(cached)*bs {
 		return 0, 0
 	}
-	for i := 0; i < at/bs; i++ {
+	if len(cached) > 0 {
+		hash = cached[len(cached)-1]
+	}
+	for i := len(cached); i < at/bs; i++ {
 		hash = chainHash(hash, prompt[i*bs:(i+1)*bs])
 	}
 	return at, hash

@@ -49,23 +49,22 @@ func (w *winStore) firstBlock(pos int) int { return max(0, pos-w.window+1) / w.p
 // reference on each window block.
 func (w *winStore) match(tokens []int32, hashes []uint64) (keep int, table []int32) {
 	bs := w.pool.size
-	chunk := func(i int) []int32 { return tokens[i*bs : (i+1)*bs] }
+	buf := make([]int32, len(hashes))
 	for k := len(hashes); k > 0; k-- {
-		first := w.firstBlock(k * bs)
+		table = buf[:k]
+		for i := range table {
+			table[i] = -1
+		}
 		found := true
-		for i := first; i < k && found; i++ {
-			_, found = w.pool.lookup(hashes[i], chunk(i))
+		for i := w.firstBlock(k * bs); i < k && found; i++ {
+			table[i], found = w.pool.lookup(hashes[i], tokens[i*bs:(i+1)*bs])
 		}
 		if !found {
 			continue
 		}
-		table = make([]int32, k)
-		for i := range table {
-			table[i] = -1
-			if i >= first {
-				b, _ := w.pool.lookup(hashes[i], chunk(i))
+		for _, b := range table {
+			if b >= 0 {
 				w.pool.acquire(b)
-				table[i] = b
 			}
 		}
 		return k, table
