@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/helexa/helexa/internal/envvars"
+	"github.com/helexa/helexa/pkg/executor/cpuexec"
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/runner"
 	"github.com/helexa/helexa/pkg/runner/loader"
@@ -47,8 +48,8 @@ func newEngineWith(log *slog.Logger, progress hub.ProgressFunc, tweak func(*runn
 		return nil, err
 	}
 	kvType := envvars.KVType.Get()
-	if kvType != "f32" && kvType != "f16" {
-		return nil, fmt.Errorf("%s=%q: want f32 or f16", envvars.KVType.Name, kvType)
+	if err := cpuexec.CheckKVType(kvType); err != nil {
+		return nil, fmt.Errorf("%s: %w", envvars.KVType.Name, err)
 	}
 	ld := &loader.GGUFLoader{Hub: hc, Threads: threads, ChunkSize: cfg.ChunkSize, KVType: kvType, Exec: exec, Log: log,
 		ChatTemplate: tmpl, Replay: replay}

@@ -177,12 +177,11 @@ func fillDefaults(o *Options, hp *arch.HParams) error {
 	if o.NumCtx < 0 || o.BlockSize < 0 || o.NumBlocks < 0 || o.ChunkSize < 0 || o.KVBudget < 0 || o.Parallel < 0 || o.WinBlocks < 0 {
 		return fmt.Errorf("negative executor option in %+v", *o)
 	}
-	switch o.KVType {
-	case "":
+	if err := CheckKVType(o.KVType); err != nil {
+		return err
+	}
+	if o.KVType == "" {
 		o.KVType = "f32"
-	case "f32", "f16":
-	default:
-		return fmt.Errorf("KV cache type %q: want f32 or f16", o.KVType)
 	}
 	if o.NumCtx == 0 {
 		o.NumCtx = min(4096, hp.NCtxTrain)
@@ -225,6 +224,16 @@ func fillDefaults(o *Options, hp *arch.HParams) error {
 		}
 	}
 	return nil
+}
+
+// CheckKVType reports whether t names a KV cache element type: "f32",
+// "f16", or "" (the default, f32).
+func CheckKVType(t string) error {
+	switch t {
+	case "", "f32", "f16":
+		return nil
+	}
+	return fmt.Errorf("KV cache type %q: want f32 or f16", t)
 }
 
 // Model returns the loaded architecture (hyperparameters for debug output).
