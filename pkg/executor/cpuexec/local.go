@@ -1,6 +1,7 @@
-// Package cpuexec is the in-process CPU implementation of the executor
-// seam: it runs an open model's forward passes on the compute CPU backend
-// over a paged F32 KV pool, and samples next to the logits.
+// Package cpuexec is the in-process implementation of the executor seam:
+// it runs an open model's forward passes on a compute backend (the CPU
+// unless Options.Backend names another, such as the CUDA runner's device)
+// over a paged KV pool, and samples next to the logits.
 package cpuexec
 
 import (
@@ -57,6 +58,21 @@ type Options struct {
 	// sums partial results with the other ranks through Reducer.
 	Rank, Size int
 	Reducer    compute.Reducer
+	// Device, when set, is the backend the model runs on instead of a new
+	// CPU backend (the CUDA runner passes its GPU); the executor closes
+	// it. Its KV pool is sized after the weights are prepared, from
+	// Device.FreeMemory, unless NumBlocks or KVBudget say otherwise.
+	Device Device
+}
+
+// Device is a compute backend other than the CPU that an executor can run
+// on.
+type Device interface {
+	compute.Backend
+	// Name is what Info.Processor shows (e.g. "CUDA:0 NVIDIA H100").
+	Name() string
+	// FreeMemory is the device memory still free, in bytes.
+	FreeMemory() int64
 }
 
 // defaultSeqsPerPool is how many full-context sequences the default KV pool
@@ -126,12 +142,8 @@ func New(m *modelfile.Model, opts Options) (*Executor, error) {
 		return nil, err
 	}
 	m.Arch.SetContext(opts.NumCtx) // the shards' layers share the whole model's RoPE
-	be := compute.NewCPU(opts.Threads)
-	if opts.Reducer != nil {
-		be.SetReducer(opts.Reducer)
-	}
-	if err := model.Prepare(be); err != nil {
-		be.Close()
+	be, err := prepareBackend(model, &opts)
+	if err != nil {
 		return nil, err
 	}
 	kv, win, err := newStores(be, hp, &opts)
@@ -143,12 +155,58 @@ func New(m *modelfile.Model, opts Options) (*Executor, error) {
 		nextID: 1, be: be}
 	l.info = executor.Info{Arch: model.Arch, NCtx: opts.NumCtx, NCtxTrain: hp.NCtxTrain, NVocab: hp.NVocab,
 		BlockSize: opts.BlockSize, NumBlocks: opts.NumBlocks, BlockBytes: kv.BlockBytes(),
-		Processor: "CPU", WeightsBytes: m.FileSize(), Recurrent: model.Recurrent(), StateBytes: model.StateBytes(),
+		Processor: processorName(&opts), WeightsBytes: m.FileSize(), Recurrent: model.Recurrent(), StateBytes: model.StateBytes(),
 		StateSnapshots: model.Recurrent()}
 	if win != nil {
 		l.info.Window, l.info.WinNumBlocks, l.info.WinBlockBytes = hp.Window, opts.WinBlocks, win.BlockBytes()
 	}
 	return l, nil
+}
+
+// prepareBackend makes the backend the model runs on (opts.Device, or a
+// new CPU backend) and prepares the model's weights on it. On a device,
+// the KV pool's default size follows the memory the weights left free.
+func prepareBackend(model *arch.Model, opts *Options) (compute.Backend, error) {
+	var be compute.Backend
+	if opts.Device != nil {
+		be = opts.Device
+	} else {
+		cpu := compute.NewCPU(opts.Threads)
+		if opts.Reducer != nil {
+			cpu.SetReducer(opts.Reducer)
+		}
+		be = cpu
+	}
+	if err := model.Prepare(be); err != nil {
+		be.Close()
+		return nil, err
+	}
+	if opts.Device != nil && opts.NumBlocks == 0 {
+		budget := opts.KVBudget
+		if budget == 0 {
+			// At least a byte: a device with no room left gets the
+			// one-sequence pool, not the unbounded default.
+			budget = max(deviceKVBudget(opts.Device.FreeMemory()), 1)
+		}
+		sizePool(opts, &model.HP, budget)
+	}
+	return be, nil
+}
+
+// deviceKVBudget is the part of a device's free memory (after the
+// weights) the default KV pool may take: what is left after a reserve
+// for activations, scratch and the math library's workspace (a tenth,
+// at least 512 MiB).
+func deviceKVBudget(free int64) int64 {
+	reserve := max(free/10, 512<<20)
+	return max(free-reserve, 0)
+}
+
+func processorName(o *Options) string {
+	if o.Device != nil {
+		return o.Device.Name()
+	}
+	return "CPU"
 }
 
 // newStores allocates the full-context KV store and, for a model with
@@ -195,35 +253,44 @@ func fillDefaults(o *Options, hp *arch.HParams) error {
 	if o.Threads <= 0 {
 		o.Threads = runtime.NumCPU()
 	}
+	if hp.NWinLayer > 0 && o.WinBlocks == 0 {
+		seqs := o.Parallel
+		if seqs == 0 {
+			seqs = defaultSeqsPerPool
+		}
+		o.WinBlocks = seqs * executor.WindowBlocks(hp.Window, o.ChunkSize, o.NumCtx, o.BlockSize)
+	}
+	if o.NumBlocks == 0 && o.Device == nil {
+		budget := o.KVBudget
+		if budget == 0 {
+			budget = availableMemory() / 2
+		}
+		sizePool(o, hp, budget)
+	}
+	return nil
+}
+
+// sizePool sets the default NumBlocks: Parallel sequences of NumCtx,
+// reduced to what budget bytes hold beside the window store (never below
+// one sequence).
+func sizePool(o *Options, hp *arch.HParams, budget int64) {
 	seqs := o.Parallel
 	if seqs == 0 {
 		seqs = defaultSeqsPerPool
 	}
 	shape := compute.KVShape{Layers: hp.KVLayers(), BlockSize: o.BlockSize, KVDim: hp.KVDim(), F16: o.KVType == "f16"}
-	winBytes := int64(0)
 	if hp.NWinLayer > 0 {
-		if o.WinBlocks == 0 {
-			o.WinBlocks = seqs * executor.WindowBlocks(hp.Window, o.ChunkSize, o.NumCtx, o.BlockSize)
-		}
 		win := shape
 		win.Layers = hp.NWinLayer
-		winBytes = int64(o.WinBlocks) * win.BlockBytesOf()
+		budget -= int64(o.WinBlocks) * win.BlockBytesOf()
 	}
 	perSeq := (o.NumCtx + o.BlockSize - 1) / o.BlockSize
-	if o.NumBlocks == 0 {
-		budget := o.KVBudget
-		if budget == 0 {
-			budget = availableMemory() / 2
-		}
-		budget -= winBytes
-		o.NumBlocks = seqs * perSeq
-		if blockBytes := shape.BlockBytesOf(); blockBytes > 0 {
-			if fit := budget / blockBytes; budget > 0 && fit < int64(o.NumBlocks) {
-				o.NumBlocks = max(perSeq, int(fit))
-			}
+	o.NumBlocks = seqs * perSeq
+	if blockBytes := shape.BlockBytesOf(); blockBytes > 0 {
+		if fit := budget / blockBytes; budget > 0 && fit < int64(o.NumBlocks) {
+			o.NumBlocks = max(perSeq, int(fit))
 		}
 	}
-	return nil
 }
 
 // CheckKVType reports whether t names a KV cache element type: "f32",
@@ -254,7 +321,11 @@ func (l *Executor) Memory() executor.MemoryInfo {
 	if l.win != nil {
 		kv += l.win.Bytes()
 	}
-	return executor.MemoryInfo{WeightsBytes: l.file.FileSize(), KVBytes: kv + states + l.snapshotBytes(), FreeBytes: availableMemory()}
+	free := availableMemory()
+	if l.opts.Device != nil {
+		free = l.opts.Device.FreeMemory()
+	}
+	return executor.MemoryInfo{WeightsBytes: l.file.FileSize(), KVBytes: kv + states + l.snapshotBytes(), FreeBytes: free}
 }
 
 // NewSeq implements Executor.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/helexa/helexa/internal/fixtures"
+	"github.com/helexa/helexa/pkg/compute"
 	"github.com/helexa/helexa/pkg/dtype"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/cpuexec"
@@ -229,5 +230,49 @@ func TestInfoAndMemory(t *testing.T) {
 	}
 	if mem.WeightsBytes != want.WeightsBytes || mem.KVBytes != int64(want.NumBlocks)*want.BlockBytes || mem.FreeBytes <= 0 {
 		t.Errorf("memory %+v", mem)
+	}
+}
+
+// fakeDevice is a CPU backend posing as a device with a fixed amount of
+// free memory.
+type fakeDevice struct {
+	*compute.CPU
+	free   int64
+	closed bool
+}
+
+func (d *fakeDevice) Name() string      { return "FAKE:0" }
+func (d *fakeDevice) FreeMemory() int64 { return d.free }
+func (d *fakeDevice) Close() error      { d.closed = true; return d.CPU.Close() }
+
+// TestDeviceSizesPoolFromFreeMemory: on a device the default pool holds
+// what the memory left after the weights holds (less the reserve), never
+// less than one sequence, and Info names the device.
+func TestDeviceSizesPoolFromFreeMemory(t *testing.T) {
+	const blockBytes = 16 * 2 * 5 * 32 * 4 // stories260K
+	for _, tc := range []struct {
+		name string
+		free int64
+		want int
+	}{
+		{"roomy", 4 << 30, 4 * 128},              // every sequence fits
+		{"tight", 512<<20 + 300*blockBytes, 300}, // the reserve is 512 MiB (a tenth is less)
+		{"starved", 100 << 20, 128},              // below the reserve: one sequence
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dev := &fakeDevice{CPU: compute.NewCPU(1), free: tc.free}
+			ex := loadFixture(t, "stories260K.gguf", cpuexec.Options{Device: dev})
+			info := ex.Info()
+			if info.Processor != "FAKE:0" || info.NumBlocks != tc.want {
+				t.Errorf("processor %q, %d blocks; want FAKE:0, %d", info.Processor, info.NumBlocks, tc.want)
+			}
+			if got := ex.Memory().FreeBytes; got != tc.free {
+				t.Errorf("free %d, want the device's %d", got, tc.free)
+			}
+			ex.Close()
+			if !dev.closed {
+				t.Error("the executor did not close its device")
+			}
+		})
 	}
 }
