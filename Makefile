@@ -4,7 +4,7 @@ STATICCHECK_VERSION ?= v0.6.1
 BIN := bin/helexa
 FUZZTIME ?= 5s
 
-.PHONY: build test test-race lint fuzz bench clean node-deps
+.PHONY: build test test-race lint fuzz bench clean node-deps cuda ptx test-gpu
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -41,6 +41,30 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./pkg/...
+
+# The GPU runner, bin/helexa-cuda (build tag cuda; the only binary that
+# links CUDA). Builds on any machine: Debian's CUDA 11.8 headers and stub
+# libcuda are unpacked under CUDA_DIR (no root; scripts/cuda-toolchain.sh).
+CUDA_DIR ?= $(CURDIR)/.cache/cuda
+CUDA_ENV = CGO_CFLAGS="-I$(CUDA_DIR)/root/usr/include" CGO_LDFLAGS="-L$(CUDA_DIR)/root/usr/lib/x86_64-linux-gnu/stubs"
+
+cuda:
+	scripts/cuda-toolchain.sh headers $(CUDA_DIR)
+	$(CUDA_ENV) $(GO) vet -tags cuda ./pkg/cuda/... ./cmd/helexa-cuda
+	$(CUDA_ENV) $(GO) build -tags cuda -o bin/helexa-cuda ./cmd/helexa-cuda
+
+# Regenerates the committed PTX of pkg/cuda/kernels from the .cu sources
+# (nvcc from Debian's nvidia-cuda-toolkit, unpacked under CUDA_DIR).
+ptx:
+	scripts/cuda-toolchain.sh nvcc $(CUDA_DIR)
+	NVCC=$(CUDA_DIR)/root/usr/lib/nvidia-cuda-toolkit/bin/nvcc scripts/build-ptx.sh
+
+# On a machine with an NVIDIA GPU: every fixture model through helexa-cuda
+# against the llama.cpp references, the poison-and-recover test, and
+# helexa bench on the synthetic Qwen3-0.6B and Llama-3.2-1B shapes
+# (scripts/test-gpu.sh; it reuses bin/ binaries built elsewhere).
+test-gpu:
+	scripts/test-gpu.sh
 
 clean:
 	rm -rf bin

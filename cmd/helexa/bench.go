@@ -31,7 +31,8 @@ type benchOptions struct {
 	NPrompt     int
 	Repetitions int
 	Threads     int
-	ignoreEOS   bool // set by the llama-bench mode for the streams curve
+	Device      string // where the in-process engine runs models (default HELEXA_DEVICE)
+	ignoreEOS   bool   // set by the llama-bench mode for the streams curve
 }
 
 func newBenchCmd(s streams) *cobra.Command {
@@ -71,6 +72,7 @@ quant, threads and CPU kernels.`,
 	f.IntVarP(&opts.Repetitions, "repetitions", "r", opts.Repetitions, "llama-bench mode: repetitions of each test")
 	f.IntVarP(&opts.Threads, "threads", "t", 0, "CPU threads of the in-process engine (default HELEXA_NUM_THREADS or all cores)")
 	f.IntSliceVar(&opts.Concurrency, "streams", opts.Concurrency, "same as --concurrency: the streams of the aggregate decode curve")
+	addDeviceFlag(cmd, &opts.Device)
 	return cmd
 }
 
@@ -118,7 +120,7 @@ func runBench(ctx context.Context, opts benchOptions, s streams) error {
 	if err := applyBenchThreads(opts); err != nil {
 		return err
 	}
-	svc, closeSvc, err := benchService(ctx, opts.Host, runLogger(s.Err, false))
+	svc, closeSvc, err := benchService(ctx, opts.Host, opts.Device, runLogger(s.Err, false))
 	if err != nil {
 		return err
 	}
@@ -153,7 +155,7 @@ func runBench(ctx context.Context, opts benchOptions, s streams) error {
 // in-process Manager (closed by the returned func) logging to log (as run
 // does: warnings only, unless HELEXA_LOG_LEVEL is set, so the per-request
 // lines do not bury the table).
-func benchService(ctx context.Context, host string, log *slog.Logger) (runner.Service, func(), error) {
+func benchService(ctx context.Context, host, device string, log *slog.Logger) (runner.Service, func(), error) {
 	if host != "" {
 		c, err := daemonClient(host)
 		if err != nil {
@@ -164,7 +166,7 @@ func benchService(ctx context.Context, host string, log *slog.Logger) (runner.Se
 		}
 		return c, func() {}, nil
 	}
-	mgr, _, err := newServeEngine(log)
+	mgr, _, err := newServeEngine(ctx, log, device)
 	if err != nil {
 		return nil, nil, err
 	}

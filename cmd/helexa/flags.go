@@ -24,6 +24,12 @@ func addCacheDirFlag(cmd *cobra.Command, dst *string) {
 		", $"+envvars.HFHome.Name+"/hub, $XDG_CACHE_HOME/huggingface/hub or ~/.cache/huggingface/hub)")
 }
 
+// addDeviceFlag binds --device for the commands that run models.
+func addDeviceFlag(cmd *cobra.Command, dst *string) {
+	cmd.Flags().StringVar(dst, "device", "", fmt.Sprintf("where models run: auto, cpu, cuda or cuda:N (default $%s or %s)",
+		envvars.Device.Name, envvars.Device.Default))
+}
+
 // addNumCtxFlag binds --num-ctx for the commands that load a model.
 func addNumCtxFlag(cmd *cobra.Command, dst *int) {
 	cmd.Flags().IntVar(dst, "num-ctx", 0, fmt.Sprintf("context size in tokens (default $%s or %s, capped at the model's training context)",

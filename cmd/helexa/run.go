@@ -44,7 +44,8 @@ type runOptions struct {
 	Think         bool
 	ThinkSet      bool // --think was given (true or false)
 	HideThinking  bool
-	TP            int // tensor-parallel ranks (0: the default; helexa tp)
+	TP            int    // tensor-parallel ranks (0: the default; helexa tp)
+	Device        string // where an in-process engine runs the model (default HELEXA_DEVICE)
 }
 
 func newRunCmd(s streams) *cobra.Command {
@@ -90,6 +91,7 @@ func bindRunFlags(cmd *cobra.Command, opts *runOptions) {
 	f.Int64Var(&opts.Seed, "seed", -1, "random seed for reproducible sampling (-1 = random)")
 	addNumPredictFlag(cmd, &opts.NumPredict, 0, "maximum tokens to generate (0 = until the model stops or the context is full)", "")
 	addNumCtxFlag(cmd, &opts.NumCtx)
+	addDeviceFlag(cmd, &opts.Device)
 	f.BoolVar(&opts.Raw, "raw", false, "feed the prompt as is, without the chat template (one-shot only)")
 	f.BoolVar(&opts.Verbose, "verbose", false, "print load time, prompt and generation token counts and speeds to stderr")
 	f.BoolVar(&opts.Think, "think", false, "enable (--think) or disable (--think=false) thinking for models that support it (default: the model's template default)")
@@ -144,7 +146,7 @@ func runRun(ctx context.Context, opts runOptions, s streams) error {
 	router := &progressRouter{}
 	bars, finishBars := newProgress(s.Err)
 	router.set(bars)
-	svc, closeSvc, err := connect(ctx, log, router, s.Err, opts.Verbose)
+	svc, closeSvc, err := connect(ctx, log, router, s.Err, opts.Verbose, opts.Device)
 	if err != nil {
 		finishBars()
 		return err
@@ -241,8 +243,8 @@ func (h dropReported) WithGroup(name string) slog.Handler {
 }
 
 // connect uses the daemon at HELEXA_HOST when it answers, and an
-// in-process engine otherwise.
-func connect(ctx context.Context, log *slog.Logger, router *progressRouter, errw io.Writer, verbose bool) (runner.Service, func(), error) {
+// in-process engine on the device setting's device otherwise.
+func connect(ctx context.Context, log *slog.Logger, router *progressRouter, errw io.Writer, verbose bool, device string) (runner.Service, func(), error) {
 	client, err := api.NewClientFromEnv()
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", envvars.Host.Name, err)
@@ -259,7 +261,11 @@ func connect(ctx context.Context, log *slog.Logger, router *progressRouter, errw
 	if ctx.Err() != nil {
 		return nil, nil, ctx.Err()
 	}
-	mgr, err := newEngine(log, router.emit, func(c *runner.Config) { c.KeepAlive = -1 })
+	exec, err := localExecStarter(ctx, log, device)
+	if err != nil {
+		return nil, nil, err
+	}
+	mgr, err := newEngineWith(log, router.emit, func(c *runner.Config) { c.KeepAlive = -1 }, exec)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -27,6 +27,7 @@ type serveOptions struct {
 	Stop            bool          // stop the background daemon
 	ShutdownTimeout time.Duration // how long in-flight requests may take after a stop signal
 	PIDFile         string        // hidden: the detached daemon writes and removes its pid file
+	Device          string        // where models run (default HELEXA_DEVICE)
 }
 
 func newServeCmd(s streams) *cobra.Command {
@@ -57,6 +58,7 @@ or --insecure.`,
 	f.BoolVar(&opts.Detach, "detach", false, "start a background daemon, wait until it answers, print its address")
 	f.BoolVar(&opts.Stop, "stop", false, "stop the background daemon started with --detach")
 	f.DurationVar(&opts.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may run after a stop signal before they are cancelled")
+	addDeviceFlag(cmd, &opts.Device)
 	f.StringVar(&opts.PIDFile, "pid-file", "", "write the daemon's pid file (used by --detach)")
 	_ = f.MarkHidden("pid-file")
 	cmd.MarkFlagsMutuallyExclusive("detach", "stop")
@@ -84,7 +86,7 @@ func runServe(ctx context.Context, opts serveOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	mgr, puller, err := newServeEngine(slog.Default())
+	mgr, puller, err := newServeEngine(ctx, slog.Default(), opts.Device)
 	if err != nil {
 		return err
 	}
@@ -184,8 +186,8 @@ func isLoopback(host string) bool {
 // over the GGUF loader, resolving references through the Hugging Face
 // cache and running each model in a runner process (HELEXA_RUNNER), and
 // the puller behind /api/pull.
-func newServeEngine(log *slog.Logger) (*runner.Manager, api.Puller, error) {
-	exec, err := serveExecStarter(log)
+func newServeEngine(ctx context.Context, log *slog.Logger, device string) (*runner.Manager, api.Puller, error) {
+	exec, err := serveExecStarter(ctx, log, device)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -110,6 +110,9 @@ func detachDaemon(ctx context.Context, opts serveOptions, s streams) error {
 	defer logf.Close()
 	args := []string{"serve", "--host", opts.Host, "--pid-file", pidPath,
 		"--shutdown-timeout", opts.ShutdownTimeout.String()}
+	if opts.Device != "" {
+		args = append(args, "--device", opts.Device)
+	}
 	if opts.Insecure {
 		args = append(args, "--insecure")
 	}

@@ -65,6 +65,9 @@ var (
 	StateDir        = Var{"HELEXA_STATE_DIR", "", "directory for the daemon's pid and log files and the chat history (default: $XDG_STATE_HOME/helexa)"}
 	LogLevel        = Var{"HELEXA_LOG_LEVEL", "info", "log level: debug, info, warn, error"}
 	Runner          = Var{"HELEXA_RUNNER", "process", "where serve runs each loaded model: process (its own runner process, restarted if it dies) or inprocess (inside the daemon)"}
+	Device          = Var{"HELEXA_DEVICE", "auto", "where models run: auto (a CUDA GPU when the helexa-cuda runner and an NVIDIA driver are found, else the CPU), cpu, cuda or cuda:N"}
+	CUDARunner      = Var{"HELEXA_CUDA_RUNNER", "", "path of the helexa-cuda runner binary (default: next to helexa, then $PATH)"}
+	CUDAFault       = Var{"HELEXA_CUDA_FAULT", "", "tests only: a file path; when the file exists, the CUDA runner removes it and makes a real device failure in its next forward pass"}
 	RunnerTimeout   = Var{"HELEXA_RUNNER_TIMEOUT", "5m", "how long serve waits for a runner's reply to one step before killing it and poisoning the model"}
 	HFHubCache      = Var{"HF_HUB_CACHE", "", "Hugging Face cache root (models--org--name directories)"}
 	HFHome          = Var{"HF_HOME", "", "Hugging Face home; the cache is $HF_HOME/hub and the token $HF_HOME/token"}
@@ -81,7 +84,7 @@ var (
 // All lists every variable, in the order --help shows them.
 func All() []Var {
 	return []Var{Host, AllowedHosts, Origins, APIKey, MaxRequestBytes, KeepAlive, MaxLoadedModels, NumParallel, MaxQueue, NumCtx, ChunkSize, KVType, TP, CPUKernels,
-		NumThreads, Config, StateDir, LogLevel, Runner, RunnerTimeout, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, ChatTemplate, TestReplay, Fixtures, TestRunner}
+		NumThreads, Config, StateDir, LogLevel, Runner, Device, CUDARunner, CUDAFault, RunnerTimeout, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, ChatTemplate, TestReplay, Fixtures, TestRunner}
 }
 
 // Help renders the table shown at the end of `helexa --help`.

@@ -202,8 +202,14 @@ func (c *CPU) SwiGLU(gateT, upT, outT Tensor) {
 
 // MoERoute implements Backend.
 func (c *CPU) MoERoute(logitsT Tensor, k int, probsT Tensor, experts []int32, weights []float32) {
-	logits, probs := host(logitsT), host(probsT)
-	nRows, nExpert := logitsT.Rows(), logitsT.Cols()
+	RouteRows(host(logitsT), logitsT.Cols(), k, host(probsT), experts, weights)
+}
+
+// RouteRows is MoERoute on host rows of nExpert router logits: a backend
+// whose logits live elsewhere copies them here (the choices come back to
+// the host anyway).
+func RouteRows(logits []float32, nExpert, k int, probs []float32, experts []int32, weights []float32) {
+	nRows := len(logits) / nExpert
 	for r := 0; r < nRows; r++ {
 		softmax(logits[r*nExpert:(r+1)*nExpert], probs[r*nExpert:(r+1)*nExpert], 1)
 		p := probs[r*nExpert : (r+1)*nExpert]

@@ -1,0 +1,380 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"github.com/helexa/helexa/pkg/compute"
+)
+
+// Backend is the compute.Backend of one GPU. Like every backend it is
+// driven by one goroutine at a time; its device calls run on the device's
+// owner goroutine.
+type Backend struct {
+	d       *device
+	weights map[*compute.Weight]*devWeight
+	sorted  []*devWeight // by host address, for expert matrices (Weight.Mat)
+	vectors []cu.DevicePtr
+	factors map[*float32]cu.DevicePtr // RoPE frequency factors by host slice
+	// staging buffers for host arrays and F16 operands, grown as needed
+	ints   [6]devBuf
+	f16x   devBuf // activations converted to F16 for a GEMM
+	f16w   devBuf // a weight dequantized to F16 for a GEMM
+	host   []float32
+	plans  planCache
+	closed bool
+}
+
+var (
+	_ compute.Backend                = (*Backend)(nil)
+	_ compute.GeGLUBackend           = (*Backend)(nil)
+	_ compute.SoftcapBackend         = (*Backend)(nil)
+	_ compute.WindowAttentionBackend = (*Backend)(nil)
+)
+
+// Open starts a backend on GPU ordinal (its context, kernels and cuBLAS).
+func Open(ordinal int) (*Backend, error) {
+	d, err := openDevice(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	d.fault = os.Getenv(faultEnv)
+	return &Backend{d: d, weights: map[*compute.Weight]*devWeight{}, factors: map[*float32]cu.DevicePtr{}}, nil
+}
+
+// faultEnv is envvars.CUDAFault's name (pkg/cuda does not import the
+// CLI's declarations; the envvars test finds the name here).
+const faultEnv = "HELEXA_CUDA_FAULT"
+
+// Info describes the backend's GPU as it was when the backend opened.
+func (b *Backend) Info() Info { return b.d.info }
+
+// Name is what `helexa ps` shows as the model's processor.
+func (b *Backend) Name() string { return fmt.Sprintf("CUDA:%d %s", b.d.info.Index, b.d.info.Name) }
+
+// FreeMemory is the GPU's free memory now (0 after a device failure).
+func (b *Backend) FreeMemory() int64 {
+	var free int64
+	if err := b.d.do(func() (err error) { free, _, err = cu.MemInfo(); return err }); err != nil {
+		return 0
+	}
+	return free
+}
+
+// HasCublas reports whether GEMMs run on cuBLAS (else on matvec kernels).
+func (b *Backend) HasCublas() bool { return b.d.blas != nil }
+
+// must runs f on the device and panics with its failure: the operations
+// of compute.Backend without an error result report device failures so.
+func (b *Backend) must(f func() error) {
+	if err := b.d.do(f); err != nil {
+		panic(err)
+	}
+}
+
+// devBuf is a device buffer that grows to the largest size asked of it.
+type devBuf struct {
+	p   cu.DevicePtr
+	cap int64
+}
+
+// ensure returns a buffer of at least n bytes (on the owner goroutine).
+func (buf *devBuf) ensure(d *device, n int64) (cu.DevicePtr, error) {
+	if n <= buf.cap && buf.p != 0 {
+		return buf.p, nil
+	}
+	if buf.p != 0 {
+		cu.MemFree(buf.p)
+		buf.p, buf.cap = 0, 0
+	}
+	p, err := d.alloc(n)
+	if err != nil {
+		return 0, err
+	}
+	buf.p, buf.cap = p, n
+	return p, nil
+}
+
+func (buf *devBuf) free() {
+	if buf.p != 0 {
+		cu.MemFree(buf.p)
+		buf.p, buf.cap = 0, 0
+	}
+}
+
+// putInts copies vals into staging buffer i and returns its address (0
+// for an empty slice).
+func (b *Backend) putInts(i int, vals []int32) (cu.DevicePtr, error) {
+	if len(vals) == 0 {
+		return 0, nil
+	}
+	n := int64(len(vals)) * 4
+	p, err := b.ints[i].ensure(b.d, n)
+	if err != nil {
+		return 0, err
+	}
+	return p, upload(p, unsafe.Pointer(&vals[0]), n)
+}
+
+// putFloats is putInts for float32 values.
+func (b *Backend) putFloats(i int, vals []float32) (cu.DevicePtr, error) {
+	if len(vals) == 0 {
+		return 0, nil
+	}
+	return b.putInts(i, unsafe.Slice((*int32)(unsafe.Pointer(&vals[0])), len(vals)))
+}
+
+// tensor is a device tensor: rows × cols F32 values at p, inside mem.
+type tensor struct {
+	p          cu.DevicePtr
+	rows, cols int
+	mem        *allocation
+}
+
+// allocation is one cuMemAlloc shared by a tensor and its views.
+type allocation struct {
+	p      cu.DevicePtr
+	values int
+	freed  bool
+}
+
+func (t *tensor) Rows() int { return t.rows }
+func (t *tensor) Cols() int { return t.cols }
+
+// dev returns the device tensor behind t.
+func dev(t compute.Tensor) *tensor {
+	d, ok := t.(*tensor)
+	if !ok {
+		panic(fmt.Sprintf("cuda: tensor %T does not belong to the CUDA backend", t))
+	}
+	return d
+}
+
+// row is the address of row r.
+func (t *tensor) row(r int) uintptr { return uintptr(t.p) + uintptr(r*t.cols*4) }
+
+// NewTensor implements compute.Backend.
+func (b *Backend) NewTensor(rows, cols int) (compute.Tensor, error) {
+	if rows < 0 || cols < 0 {
+		return nil, fmt.Errorf("tensor of %d × %d", rows, cols)
+	}
+	var p cu.DevicePtr
+	if err := b.d.do(func() (err error) { p, err = b.d.alloc(int64(rows) * int64(cols) * 4); return err }); err != nil {
+		return nil, err
+	}
+	return &tensor{p: p, rows: rows, cols: cols, mem: &allocation{p: p, values: rows * cols}}, nil
+}
+
+// View implements compute.Backend.
+func (b *Backend) View(t compute.Tensor, rows, cols int) compute.Tensor {
+	d := dev(t)
+	if rows < 0 || cols < 0 || rows*cols > d.mem.values-int(d.p-d.mem.p)/4 {
+		panic(fmt.Sprintf("cuda: view %d × %d of a tensor of %d values", rows, cols, d.mem.values))
+	}
+	return &tensor{p: d.p, rows: rows, cols: cols, mem: d.mem}
+}
+
+// Free implements compute.Backend.
+func (b *Backend) Free(t compute.Tensor) {
+	d := dev(t)
+	if d.mem.freed || b.closed {
+		return
+	}
+	d.mem.freed = true
+	b.d.do(func() error { cu.MemFree(d.mem.p); return nil })
+}
+
+// Write implements compute.Backend.
+func (b *Backend) Write(t compute.Tensor, src []float32) error {
+	d := dev(t)
+	if len(src) != d.rows*d.cols {
+		return fmt.Errorf("write of %d values into a %d × %d tensor", len(src), d.rows, d.cols)
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	return b.d.do(func() error { return upload(d.p, unsafe.Pointer(&src[0]), int64(len(src))*4) })
+}
+
+// ReadRow implements compute.Backend.
+func (b *Backend) ReadRow(t compute.Tensor, r int, dst []float32) error {
+	d := dev(t)
+	if r < 0 || r >= d.rows || len(dst) < d.cols {
+		return fmt.Errorf("read of row %d (%d values) from a %d × %d tensor", r, len(dst), d.rows, d.cols)
+	}
+	if d.cols == 0 {
+		return nil
+	}
+	return b.d.do(func() error {
+		if err := cu.MemcpyDtoH(unsafe.Pointer(&dst[0]), cu.DevicePtr(d.row(r)), int64(d.cols)*4); err != nil {
+			return fmt.Errorf("copying row %d to the host: %w", r, err)
+		}
+		return nil
+	})
+}
+
+// devWeight is a prepared weight: its bytes on the device in format f.
+type devWeight struct {
+	w     *compute.Weight
+	p     cu.DevicePtr
+	f     format
+	start uintptr // host address of w.Data
+}
+
+// Prepare implements compute.Backend: the weight's bytes go to the
+// device, as they are for the types with kernels of their own, as F16
+// for the others.
+func (b *Backend) Prepare(w *compute.Weight) error {
+	if _, ok := b.weights[w]; ok || len(w.Data) == 0 {
+		return nil
+	}
+	f := deviceFormat(w.Type)
+	src, n := unsafe.Pointer(&w.Data[0]), int64(len(w.Data))
+	if !f.native {
+		h, err := hostF16(w)
+		if err != nil {
+			return err
+		}
+		src, n = unsafe.Pointer(&h[0]), int64(len(h))*2
+	}
+	var p cu.DevicePtr
+	err := b.d.do(func() (err error) {
+		if p, err = b.d.alloc(n); err != nil {
+			return err
+		}
+		return upload(p, src, n)
+	})
+	if err != nil {
+		return fmt.Errorf("uploading %s (%d bytes): %w", w.Name, n, err)
+	}
+	dw := &devWeight{w: w, p: p, f: f, start: uintptr(unsafe.Pointer(&w.Data[0]))}
+	b.weights[w] = dw
+	i := sort.Search(len(b.sorted), func(i int) bool { return b.sorted[i].start > dw.start })
+	b.sorted = append(b.sorted[:i], append([]*devWeight{dw}, b.sorted[i:]...)...)
+	return nil
+}
+
+// lookup finds w's device copy: w itself was prepared, or w is one
+// matrix of a prepared stack (Weight.Mat shares the stack's bytes).
+func (b *Backend) lookup(w *compute.Weight) (cu.DevicePtr, format, error) {
+	if dw, ok := b.weights[w]; ok {
+		return dw.p, dw.f, nil
+	}
+	if len(w.Data) == 0 {
+		return 0, format{}, fmt.Errorf("weight %s has no data", w.Name)
+	}
+	addr := uintptr(unsafe.Pointer(&w.Data[0]))
+	i := sort.Search(len(b.sorted), func(i int) bool { return b.sorted[i].start > addr }) - 1
+	if i < 0 {
+		return 0, format{}, fmt.Errorf("weight %s was not prepared on the GPU", w.Name)
+	}
+	dw := b.sorted[i]
+	off := addr - dw.start
+	if off+uintptr(len(w.Data)) > uintptr(len(dw.w.Data)) || dw.w.Type != w.Type || dw.w.Cols() != w.Cols() {
+		return 0, format{}, fmt.Errorf("weight %s was not prepared on the GPU", w.Name)
+	}
+	if !dw.f.native { // F16 rows of Cols values
+		off = off / uintptr(w.RowBytes()) * uintptr(w.Cols()) * 2
+	}
+	return dw.p + cu.DevicePtr(off), dw.f, nil
+}
+
+// PrepareVector implements compute.Backend.
+func (b *Backend) PrepareVector(v *compute.Vector) error {
+	if v.Dev != nil || len(v.Data) == 0 {
+		return nil
+	}
+	var p cu.DevicePtr
+	n := int64(len(v.Data)) * 4
+	if err := b.d.do(func() (err error) {
+		if p, err = b.d.alloc(n); err != nil {
+			return err
+		}
+		return upload(p, unsafe.Pointer(&v.Data[0]), n)
+	}); err != nil {
+		return fmt.Errorf("uploading %s: %w", v.Name, err)
+	}
+	v.Dev = p
+	b.vectors = append(b.vectors, p)
+	return nil
+}
+
+// vec is a prepared vector's device address.
+func vec(v *compute.Vector) uintptr {
+	p, ok := v.Dev.(cu.DevicePtr)
+	if !ok {
+		panic(fmt.Sprintf("cuda: vector %s was not prepared on the GPU", v.Name))
+	}
+	return uintptr(p)
+}
+
+// kvStore is a paged KV store in device memory: per layer, keys and
+// values of NumBlocks·BlockSize positions × KVDim.
+type kvStore struct {
+	compute.KVShape
+	k, v []cu.DevicePtr
+}
+
+func (s *kvStore) Shape() compute.KVShape { return s.KVShape }
+func (s *kvStore) BlockBytes() int64      { return s.BlockBytesOf() }
+func (s *kvStore) Bytes() int64           { return s.BlockBytesOf() * int64(s.NumBlocks) }
+
+// NewKV implements compute.Backend.
+func (b *Backend) NewKV(s compute.KVShape) (compute.KV, error) {
+	if s.Layers < 0 || s.NumBlocks <= 0 || s.BlockSize <= 0 || s.KVDim <= 0 {
+		return nil, fmt.Errorf("kv cache: bad shape %+v", s)
+	}
+	elem := int64(4)
+	if s.F16 {
+		elem = 2
+	}
+	layer := int64(s.NumBlocks) * int64(s.BlockSize) * int64(s.KVDim) * elem
+	st := &kvStore{KVShape: s}
+	err := b.d.do(func() error {
+		for range s.Layers {
+			k, err := b.d.alloc(layer)
+			if err != nil {
+				return err
+			}
+			st.k = append(st.k, k)
+			v, err := b.d.alloc(layer)
+			if err != nil {
+				return err
+			}
+			st.v = append(st.v, v)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("KV store of %d bytes: %w", st.Bytes(), err)
+	}
+	return st, nil
+}
+
+func kvOf(kv compute.KV) *kvStore {
+	s, ok := kv.(*kvStore)
+	if !ok {
+		panic(fmt.Sprintf("cuda: KV store %T does not belong to the CUDA backend", kv))
+	}
+	return s
+}
+
+// AllReduce implements compute.Backend: one GPU is one rank.
+func (b *Backend) AllReduce(compute.Tensor) error { return nil }
+
+// Close implements compute.Backend: the context goes with every
+// allocation in it.
+func (b *Backend) Close() error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	b.d.close()
+	return nil
+}

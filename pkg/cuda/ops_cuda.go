@@ -1,0 +1,366 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"github.com/helexa/helexa/pkg/compute"
+	"github.com/helexa/helexa/pkg/compute/quant"
+)
+
+// Embed implements compute.Backend: the table stays on the host (mapped
+// from the file); the selected rows are dequantized there and copied up.
+func (b *Backend) Embed(table *compute.Weight, tokens []int32, out compute.Tensor) error {
+	o, n := dev(out), table.Cols()
+	if o.rows*o.cols < len(tokens)*n {
+		return fmt.Errorf("embed: output of %d values for %d tokens × %d", o.rows*o.cols, len(tokens), n)
+	}
+	if cap(b.host) < len(tokens)*n {
+		b.host = make([]float32, len(tokens)*n)
+	}
+	h := b.host[:len(tokens)*n]
+	for i, t := range tokens {
+		if t < 0 || int(t) >= table.Rows() {
+			return fmt.Errorf("embed: token %d out of range [0, %d)", t, table.Rows())
+		}
+		if err := quant.Dequantize(table.Type, table.Row(int(t)), h[i*n:(i+1)*n]); err != nil {
+			return fmt.Errorf("embed %s: %w", table.Name, err)
+		}
+	}
+	if len(h) == 0 {
+		return nil
+	}
+	return b.d.do(func() error {
+		if err := b.maybeFault(); err != nil {
+			return err
+		}
+		return upload(o.p, unsafe.Pointer(&h[0]), int64(len(h))*4)
+	})
+}
+
+// maybeFault is the test hook of HELEXA_CUDA_FAULT: when the file it names
+// exists, the file is removed and a trapping kernel makes a real, sticky
+// device failure (reported by the next synchronising call).
+func (b *Backend) maybeFault() error {
+	if b.d.fault == "" {
+		return nil
+	}
+	if err := os.Remove(b.d.fault); err != nil {
+		return nil // no file: no fault
+	}
+	return b.d.launch("hx_trap", [3]int{1, 1, 1}, 1, newArgs(0))
+}
+
+// MatMul implements compute.Backend: small batches (decode) run the
+// weight type's matvec kernel, which reads each weight block once for up
+// to mvMaxRows activation rows; larger ones dequantize the weight to F16
+// and run a cuBLAS GEMM on F16 activations.
+func (b *Backend) MatMul(w *compute.Weight, xT, outT compute.Tensor) error {
+	x, out := dev(xT), dev(outT)
+	if x.cols != w.Cols() || out.cols != w.Rows() || out.rows != x.rows {
+		return fmt.Errorf("matmul %s (%d → %d): input %d × %d, output %d × %d", w.Name, w.Cols(), w.Rows(),
+			x.rows, x.cols, out.rows, out.cols)
+	}
+	wp, f, err := b.lookup(w)
+	if err != nil {
+		return err
+	}
+	rows, cols, n := w.Rows(), w.Cols(), x.rows
+	if n >= gemmMinRows && b.d.blas != nil {
+		return b.d.do(func() error { return b.gemm(wp, f, x, out, rows, cols) })
+	}
+	return b.d.do(func() error {
+		for _, c := range chunks(n) {
+			a := newArgs(6).ptr(out.row(c[0])).ptr(uintptr(wp)).ptr(x.row(c[0])).i32(rows).i32(cols).i32(c[1])
+			if err := b.d.launch(f.mvKernel(), [3]int{(rows + 3) / 4, 1, 1}, 128, a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// gemm runs out = x·Wᵀ through cuBLAS (on the owner goroutine).
+func (b *Backend) gemm(wp cu.DevicePtr, f format, x, out *tensor, rows, cols int) error {
+	n := x.rows
+	w16 := wp
+	if dq := f.dqKernel(); dq != "" {
+		p, err := b.f16w.ensure(b.d, int64(rows)*int64(cols)*2)
+		if err != nil {
+			return err
+		}
+		if err := b.d.launch(dq, [3]int{rows, 1, 1}, threads, newArgs(4).ptr(uintptr(p)).ptr(uintptr(wp)).i32(rows).i32(cols)); err != nil {
+			return err
+		}
+		w16 = p
+	}
+	x16, err := b.f16x.ensure(b.d, int64(n)*int64(cols)*2)
+	if err != nil {
+		return err
+	}
+	if err := b.d.launch("hx_f32_to_f16", [3]int{grid1D(n * cols), 1, 1}, threads,
+		newArgs(3).ptr(uintptr(x16)).ptr(uintptr(x.p)).i32(n*cols)); err != nil {
+		return err
+	}
+	return b.d.blas.gemmF16(uintptr(w16), uintptr(x16), uintptr(out.p), rows, cols, n)
+}
+
+// elementwise launches an element-wise kernel over n elements.
+func (b *Backend) elementwise(name string, n int, a *args) {
+	b.must(func() error { return b.d.launch(name, [3]int{grid1D(n), 1, 1}, threads, a) })
+}
+
+// RMSNorm implements compute.Backend.
+func (b *Backend) RMSNorm(xT compute.Tensor, weight *compute.Vector, eps float32, outT compute.Tensor) {
+	x, out := dev(xT), dev(outT)
+	cols := len(weight.Data)
+	rows := x.rows * x.cols / cols
+	a := newArgs(5).ptr(uintptr(out.p)).ptr(uintptr(x.p)).ptr(vec(weight)).i32(cols).f32(eps)
+	b.must(func() error { return b.d.launch("hx_rmsnorm", [3]int{rows, 1, 1}, threads, a) })
+}
+
+// RoPE implements compute.Backend.
+func (b *Backend) RoPE(xT compute.Tensor, pos []int32, heads, headDim int, r *compute.Rope) {
+	x := dev(xT)
+	neox := 0
+	if r.Mode == compute.RopeNeox {
+		neox = 1
+	}
+	b.must(func() error {
+		pp, err := b.putInts(0, pos)
+		if err != nil {
+			return err
+		}
+		ff, err := b.freqFactors(r.FreqFactors)
+		if err != nil {
+			return err
+		}
+		a := newArgs(10).ptr(uintptr(x.p)).ptr(uintptr(pp)).i32(len(pos)).i32(heads).i32(headDim).i32(r.Dims).
+			f32(r.Base).f32(r.FreqScale).ptr(uintptr(ff)).i32(neox)
+		return b.d.launch("hx_rope", [3]int{grid1D(len(pos) * heads * (r.Dims / 2)), 1, 1}, threads, a)
+	})
+}
+
+// freqFactors returns the device copy of a model's RoPE frequency
+// factors (uploaded once; 0 for none).
+func (b *Backend) freqFactors(ff []float32) (cu.DevicePtr, error) {
+	if len(ff) == 0 {
+		return 0, nil
+	}
+	if p, ok := b.factors[&ff[0]]; ok {
+		return p, nil
+	}
+	p, err := b.d.alloc(int64(len(ff)) * 4)
+	if err != nil {
+		return 0, err
+	}
+	if err := upload(p, unsafe.Pointer(&ff[0]), int64(len(ff))*4); err != nil {
+		return 0, err
+	}
+	b.factors[&ff[0]] = p
+	return p, nil
+}
+
+// StoreKV implements compute.Backend.
+func (b *Backend) StoreKV(kvs compute.KV, layer int, spans []compute.SeqSpan, kT, vT compute.Tensor) {
+	kv, k, v := kvOf(kvs), dev(kT), dev(vT)
+	name := "hx_store_kv_f32"
+	if kv.F16 {
+		name = "hx_store_kv_f16"
+	}
+	b.must(func() error {
+		e, err := b.plans.get(b.d, kv.KVShape, spans, 0, true)
+		if err != nil {
+			return err
+		}
+		rows := e.rows
+		a := newArgs(7).ptr(uintptr(kv.k[layer])).ptr(uintptr(kv.v[layer])).ptr(uintptr(k.p)).ptr(uintptr(v.p)).
+			ptr(uintptr(e.ptr[0])).i32(rows).i32(kv.KVDim)
+		return b.d.launch(name, [3]int{grid1D(rows * kv.KVDim), 1, 1}, threads, a)
+	})
+}
+
+// Attention implements compute.Backend.
+func (b *Backend) Attention(kvs compute.KV, layer int, spans []compute.SeqSpan, at *compute.Attn, q, out compute.Tensor) {
+	b.attention(kvs, layer, spans, at, 0, q, out)
+}
+
+// AttentionWindow implements compute.WindowAttentionBackend.
+func (b *Backend) AttentionWindow(kvs compute.KV, layer int, spans []compute.SeqSpan, at *compute.Attn, window int, q, out compute.Tensor) {
+	if window <= 0 {
+		panic("cuda: AttentionWindow with a window of no positions")
+	}
+	b.attention(kvs, layer, spans, at, window, q, out)
+}
+
+func (b *Backend) attention(kvs compute.KV, layer int, spans []compute.SeqSpan, at *compute.Attn, window int, qT, outT compute.Tensor) {
+	kv, q, out := kvOf(kvs), dev(qT), dev(outT)
+	name := "hx_attention_f32"
+	if kv.F16 {
+		name = "hx_attention_f16"
+	}
+	b.must(func() error {
+		e, err := b.plans.get(b.d, kv.KVShape, spans, window, false)
+		if err != nil {
+			return err
+		}
+		a := newArgs(13).ptr(uintptr(out.p)).ptr(uintptr(q.p)).ptr(uintptr(kv.k[layer])).ptr(uintptr(kv.v[layer])).
+			ptr(uintptr(e.ptr[1])).ptr(uintptr(e.ptr[2])).ptr(uintptr(e.ptr[3])).ptr(uintptr(e.ptr[4])).
+			i32(at.Heads).i32(at.KVHeads).i32(at.HeadDim).i32(kv.BlockSize).f32(at.Scale)
+		return b.d.launch(name, [3]int{e.rows, at.Heads, 1}, 128, a)
+	})
+}
+
+// planEntry is a kvPlan uploaded to the device: slot, pos, first, table,
+// tables.
+type planEntry struct {
+	key  []int32
+	rows int
+	bufs [5]devBuf
+	ptr  [5]cu.DevicePtr
+}
+
+// planCache keeps the last few uploaded plans (a pass alternates at most
+// between a store plan and an attention plan per KV store).
+type planCache struct {
+	entries []*planEntry
+}
+
+const planCacheSize = 4
+
+// get returns the uploaded plan of spans, planning and uploading it
+// unless the same spans were planned last (on the owner goroutine).
+func (c *planCache) get(d *device, s compute.KVShape, spans []compute.SeqSpan, window int, store bool) (*planEntry, error) {
+	key := planKey(spans, window, store)
+	for i, e := range c.entries {
+		if slices.Equal(e.key, key) {
+			c.entries = append(append([]*planEntry{e}, c.entries[:i]...), c.entries[i+1:]...)
+			return e, nil
+		}
+	}
+	p, err := planKV(s, spans, window, store)
+	if err != nil {
+		return nil, err
+	}
+	var e *planEntry
+	if len(c.entries) == planCacheSize {
+		e = c.entries[planCacheSize-1]
+		c.entries = c.entries[:planCacheSize-1]
+	} else {
+		e = &planEntry{}
+	}
+	e.key, e.rows = key, p.rows()
+	for i, vals := range [][]int32{p.slot, p.pos, p.first, p.table, p.tables} {
+		e.ptr[i] = 0
+		if len(vals) == 0 {
+			continue
+		}
+		ptr, err := e.bufs[i].ensure(d, int64(len(vals))*4)
+		if err != nil {
+			e.key = nil
+			return nil, err
+		}
+		if err := upload(ptr, unsafe.Pointer(&vals[0]), int64(len(vals))*4); err != nil {
+			e.key = nil
+			return nil, err
+		}
+		e.ptr[i] = ptr
+	}
+	c.entries = append([]*planEntry{e}, c.entries...)
+	return e, nil
+}
+
+// SwiGLU implements compute.Backend.
+func (b *Backend) SwiGLU(gate, up, out compute.Tensor) {
+	o := dev(out)
+	n := o.rows * o.cols
+	b.elementwise("hx_swiglu", n, newArgs(4).ptr(uintptr(o.p)).ptr(uintptr(dev(gate).p)).ptr(uintptr(dev(up).p)).i32(n))
+}
+
+// GeGLU implements compute.GeGLUBackend.
+func (b *Backend) GeGLU(gate, up, out compute.Tensor) {
+	o := dev(out)
+	n := o.rows * o.cols
+	b.elementwise("hx_geglu", n, newArgs(4).ptr(uintptr(o.p)).ptr(uintptr(dev(gate).p)).ptr(uintptr(dev(up).p)).i32(n))
+}
+
+// Softcap implements compute.SoftcapBackend.
+func (b *Backend) Softcap(t compute.Tensor, c float32) {
+	x := dev(t)
+	n := x.rows * x.cols
+	b.elementwise("hx_softcap", n, newArgs(3).ptr(uintptr(x.p)).i32(n).f32(c))
+}
+
+// Add implements compute.Backend.
+func (b *Backend) Add(dst, src compute.Tensor) {
+	d := dev(dst)
+	n := d.rows * d.cols
+	b.elementwise("hx_add", n, newArgs(3).ptr(uintptr(d.p)).ptr(uintptr(dev(src).p)).i32(n))
+}
+
+// AddRow implements compute.Backend.
+func (b *Backend) AddRow(xT compute.Tensor, bias *compute.Vector) {
+	x := dev(xT)
+	cols := len(bias.Data)
+	rows := x.rows * x.cols / cols
+	b.elementwise("hx_add_row", rows*cols, newArgs(4).ptr(uintptr(x.p)).ptr(vec(bias)).i32(rows).i32(cols))
+}
+
+// GatherRows implements compute.Backend.
+func (b *Backend) GatherRows(srcT compute.Tensor, rows []int32, dstT compute.Tensor) {
+	src, dst := dev(srcT), dev(dstT)
+	cols := src.cols
+	b.must(func() error {
+		p, err := b.putInts(1, rows)
+		if err != nil {
+			return err
+		}
+		a := newArgs(5).ptr(uintptr(dst.p)).ptr(uintptr(src.p)).ptr(uintptr(p)).i32(len(rows)).i32(cols)
+		return b.d.launch("hx_gather_rows", [3]int{grid1D(len(rows) * cols), 1, 1}, threads, a)
+	})
+}
+
+// ScaleRowsTo implements compute.Backend.
+func (b *Backend) ScaleRowsTo(srcT compute.Tensor, to []int32, scale []float32, dstT compute.Tensor) {
+	src, dst := dev(srcT), dev(dstT)
+	cols := src.cols
+	b.must(func() error {
+		tp, err := b.putInts(2, to)
+		if err != nil {
+			return err
+		}
+		sp, err := b.putFloats(3, scale[:len(to)])
+		if err != nil {
+			return err
+		}
+		a := newArgs(6).ptr(uintptr(dst.p)).ptr(uintptr(src.p)).ptr(uintptr(tp)).ptr(uintptr(sp)).i32(len(to)).i32(cols)
+		return b.d.launch("hx_scale_rows_to", [3]int{grid1D(len(to) * cols), 1, 1}, threads, a)
+	})
+}
+
+// SumRowGroups implements compute.Backend.
+func (b *Backend) SumRowGroups(srcT compute.Tensor, k int, outT compute.Tensor) {
+	src, out := dev(srcT), dev(outT)
+	rows, cols := out.rows, out.cols
+	b.elementwise("hx_sum_row_groups", rows*cols, newArgs(5).ptr(uintptr(out.p)).ptr(uintptr(src.p)).i32(k).i32(rows).i32(cols))
+}
+
+// MoERoute implements compute.Backend: the router logits come to the host
+// (the choices must anyway), are routed there, and the probabilities go
+// back.
+func (b *Backend) MoERoute(logitsT compute.Tensor, k int, probsT compute.Tensor, experts []int32, weights []float32) {
+	l, p := dev(logitsT), dev(probsT)
+	n := l.rows * l.cols
+	logits, probs := make([]float32, n), make([]float32, n)
+	b.must(func() error {
+		return cu.MemcpyDtoH(unsafe.Pointer(&logits[0]), l.p, int64(n)*4)
+	})
+	compute.RouteRows(logits, l.cols, k, probs, experts, weights)
+	b.must(func() error { return upload(p.p, unsafe.Pointer(&probs[0]), int64(n)*4) })
+}
