@@ -4,14 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
+	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/pkg/compute/quant"
+	"github.com/helexa/helexa/pkg/device"
 )
 
 // version and commit are set at build time (make build: -X main.version=…
@@ -79,25 +79,22 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// gpuRunner says whether a GPU and the helexa-cuda runner are present.
+// gpuRunner says whether a GPU and the helexa-cuda runner are present
+// (what HELEXA_DEVICE=auto looks for; it also asks the runner).
 func gpuRunner() string {
 	exe, _ := os.Executable()
-	path := filepath.Join(filepath.Dir(exe), "helexa-cuda")
-	if _, err := os.Stat(path); err != nil {
-		if p, err := exec.LookPath("helexa-cuda"); err == nil {
-			path = p
-		} else {
-			path = ""
-		}
+	path, err := device.FindRunner(envvars.CUDARunner.Get(), exe)
+	if err != nil {
+		path = ""
 	}
-	gpus, _ := filepath.Glob("/proc/driver/nvidia/gpus/*")
+	gpus := device.DriverGPUs("/proc/driver/nvidia/gpus")
 	switch {
-	case path == "" && len(gpus) == 0:
+	case path == "" && gpus == 0:
 		return "none (no NVIDIA GPU; helexa-cuda not installed): models run on the CPU"
 	case path == "":
-		return fmt.Sprintf("not installed (%d NVIDIA GPU(s) found; build it with `make cuda`): models run on the CPU", len(gpus))
-	case len(gpus) == 0:
+		return fmt.Sprintf("not installed (%d NVIDIA GPU(s) found; build it with `make cuda`): models run on the CPU", gpus)
+	case gpus == 0:
 		return path + " (no NVIDIA GPU found): models run on the CPU"
 	}
-	return fmt.Sprintf("%s (%d NVIDIA GPU(s))", path, len(gpus))
+	return fmt.Sprintf("%s (%d NVIDIA GPU(s)): models run on GPU 0 unless --device or %s says otherwise", path, gpus, envvars.Device.Name)
 }
