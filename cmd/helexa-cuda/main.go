@@ -102,7 +102,12 @@ func opener(ordinal int, log *slog.Logger) rpc.Opener {
 		if err != nil {
 			return nil, executor.Errorf(executor.KindDevice, "opening GPU %d: %v", ordinal, err)
 		}
-		log.Info("GPU open", "device", be.Name(), "free", be.FreeMemory(), "cublas", be.HasCublas())
+		free := be.FreeMemory()
+		log.Info("GPU open", "device", be.Name(), "free", free, "cublas", be.HasCublas())
+		if err := cuda.CheckFits(p.Path, free); err != nil {
+			be.Close()
+			return nil, executor.Errorf(executor.KindNoMemory, "loading on %s: %v", be.Name(), err)
+		}
 		opts := cpuexec.Options{
 			NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks, WinBlocks: p.WinBlocks,
 			Threads: p.Threads, ChunkSize: p.ChunkSize, KVBudget: p.KVBudget, Parallel: p.Parallel, KVType: p.KVType,

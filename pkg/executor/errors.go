@@ -25,6 +25,9 @@ const (
 	// KindUnsupported: the executor does not implement what was asked
 	// (an unknown RPC op, a logits mode a remote executor refuses).
 	KindUnsupported ErrorKind = "unsupported"
+	// KindNoMemory: the model or the request does not fit the device's
+	// free memory (a load refused by the GPU runner's pre-flight).
+	KindNoMemory ErrorKind = "no_memory"
 	// KindInternal: anything else.
 	KindInternal ErrorKind = "internal"
 )
@@ -48,6 +51,8 @@ func (e *Error) Is(target error) bool {
 		return e.Kind == KindBadRequest
 	case ErrClosed:
 		return e.Kind == KindClosed
+	case ErrNoMemory:
+		return e.Kind == KindNoMemory
 	case context.Canceled:
 		return e.Kind == KindCancelled
 	}
@@ -65,6 +70,10 @@ var ErrDevice = errors.New("executor device failure")
 
 // ErrBadRequest marks an error that is the request's own fault.
 var ErrBadRequest = errors.New("bad request")
+
+// ErrNoMemory marks a load or request that does not fit the device's
+// memory: not a failure of the model, and not the request's own fault.
+var ErrNoMemory = errors.New("not enough device memory")
 
 // ErrClosed is returned by an executor that was closed.
 var ErrClosed = errors.New("executor is closed")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/helexa/helexa/internal/fsutil"
+	"github.com/helexa/helexa/pkg/executor"
 )
 
 // Manager is the in-process engine: the registry of loaded models, each
@@ -295,6 +296,9 @@ func loadError(name string, err error) error {
 	var re *Error
 	if errors.As(err, &re) || isContextErr(err) {
 		return err
+	}
+	if errors.Is(err, executor.ErrNoMemory) {
+		return &Error{Kind: KindNoMemory, Msg: fmt.Sprintf("model %q does not fit", name), Err: err}
 	}
 	return &Error{Kind: KindInternal, Msg: fmt.Sprintf("loading model %q failed", name), Err: err}
 }

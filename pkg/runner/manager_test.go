@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -544,5 +545,25 @@ func TestUnloadMidRequestIsNotPoison(t *testing.T) {
 	}
 	if ps, _ := m.PS(context.Background()); len(ps) != 0 {
 		t.Errorf("still loaded: %+v", ps)
+	}
+}
+
+// TestLoadErrorKinds: a load the device cannot hold (the GPU runner's
+// pre-flight, across the RPC as an executor error) is insufficient
+// memory, 503, not an internal error.
+func TestLoadErrorKinds(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want Kind
+	}{
+		{executor.Errorf(executor.KindNoMemory, "the weights take 9 GiB and the GPU has 4 GiB free"), KindNoMemory},
+		{fmt.Errorf("opening: %w", executor.Errorf(executor.KindNoMemory, "no room")), KindNoMemory},
+		{errors.New("a corrupt file"), KindInternal},
+		{Errorf(KindBadRequest, "bad"), KindBadRequest},
+	} {
+		var re *Error
+		if err := loadError("m", tc.err); !errors.As(err, &re) || re.Kind != tc.want {
+			t.Errorf("loadError(%v) = %v, want kind %s", tc.err, err, tc.want)
+		}
 	}
 }
