@@ -18,7 +18,7 @@ type args struct {
 func newArgs(n int) *args { return &args{slots: make([]uint64, 0, n)} }
 
 // ptr appends a device pointer (0 is a null pointer).
-func (a *args) ptr(p uintptr) *args {
+func (a *args) ptr(p devPtr) *args {
 	a.slots = append(a.slots, uint64(p))
 	return a
 }

@@ -3,7 +3,6 @@
 package cuda
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"unsafe"
@@ -13,14 +12,14 @@ import (
 	"github.com/helexa/helexa/pkg/cuda/kernels"
 )
 
-// Info describes one GPU (the runner's --probe prints a list of them).
-type Info struct {
-	Index      int    `json:"index"`
-	Name       string `json:"name"`
-	Major      int    `json:"major"`
-	Minor      int    `json:"minor"`
-	TotalBytes int64  `json:"total_bytes"`
-	FreeBytes  int64  `json:"free_bytes"`
+// Open starts a backend on GPU ordinal: its primary context on a
+// goroutine locked to an OS thread, the kernels, and cuBLAS when found.
+func Open(ordinal int) (*Backend, error) {
+	d, err := openDevice(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	return newBackend(d), nil
 }
 
 // Probe lists the GPUs the driver sees, with their free memory.
@@ -29,35 +28,32 @@ func Probe() ([]Info, error) {
 	if err != nil {
 		return nil, fmt.Errorf("counting CUDA devices: %w", err)
 	}
-	var out []Info
+	out := []Info{}
 	for i := 0; i < n; i++ {
-		d, err := Open(i)
+		d, err := openDevice(i)
 		if err != nil {
 			return nil, err
 		}
-		info := d.Info()
-		d.Close()
-		out = append(out, info)
+		out = append(out, d.info())
+		d.close()
 	}
 	return out, nil
 }
 
-// device is one GPU's context, owned by a goroutine locked to its OS
-// thread: every driver call goes through do.
+// device is the real driver: one GPU's context, owned by a goroutine
+// locked to its OS thread; every driver call runs there (do).
 type device struct {
-	info  Info
-	dev   cu.Device
-	ctx   cu.CUContext
-	mod   cu.Module
-	fns   map[string]cu.Function
-	work  chan func()
-	blas  *cublas // nil: cuBLAS could not be opened; matmuls use the matvec kernels
-	fault string  // tests only: see envvars.CUDAFault
-	err   error   // the first device failure: every later call returns it
+	inf  Info
+	dev  cu.Device
+	ctx  cu.CUContext
+	mod  cu.Module
+	fns  map[string]cu.Function
+	work chan func()
+	blas *cublas // nil: cuBLAS could not be opened
+	err  error   // the first device failure: every later call returns it
 }
 
-// errClosed is returned by operations on a closed backend.
-var errClosed = errors.New("cuda: the device is closed")
+var _ driver = (*device)(nil)
 
 // openDevice starts the owner goroutine, makes the device's primary
 // context current on it and loads the kernels.
@@ -72,7 +68,8 @@ func openDevice(ordinal int) (*device, error) {
 }
 
 // own is the owner goroutine: it runs the closures sent on work until the
-// channel closes, then releases the context.
+// channel closes, then releases the context (and with it every
+// allocation).
 func (d *device) own(ordinal int, ready chan<- error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -113,7 +110,7 @@ func (d *device) setup(ordinal int) error {
 	if err != nil {
 		return fmt.Errorf("CUDA device %d: memory info: %w", ordinal, err)
 	}
-	d.info = Info{Index: ordinal, Name: name, Major: major, Minor: minor, TotalBytes: total, FreeBytes: free}
+	d.inf = Info{Index: ordinal, Name: name, Major: major, Minor: minor, TotalBytes: total, FreeBytes: free}
 	ptx, err := kernels.PTX(major, minor)
 	if err != nil {
 		return fmt.Errorf("CUDA device %d (%s): %w", ordinal, name, err)
@@ -128,12 +125,10 @@ func (d *device) setup(ordinal int) error {
 		}
 		d.fns[n] = f
 	}
-	d.blas = openCublas() // nil when no libcublas is installed
+	d.blas = openCublas()
 	return nil
 }
 
-// do runs f on the owner goroutine. After a device failure it returns
-// that failure without running f: a sticky CUDA error ruins the context.
 func (d *device) do(f func() error) error {
 	if d.work == nil {
 		return errClosed
@@ -146,7 +141,7 @@ func (d *device) do(f func() error) error {
 		}
 		err := f()
 		if err != nil {
-			d.err = fmt.Errorf("CUDA device %d: %w", d.info.Index, err)
+			d.err = fmt.Errorf("CUDA device %d: %w", d.inf.Index, err)
 			err = d.err
 		}
 		done <- err
@@ -154,7 +149,6 @@ func (d *device) do(f func() error) error {
 	return <-done
 }
 
-// close ends the owner goroutine (after the work already sent).
 func (d *device) close() {
 	if d.work != nil {
 		close(d.work)
@@ -162,8 +156,15 @@ func (d *device) close() {
 	}
 }
 
-// launch runs kernel name over grid × block threads with packed args; it
-// is called on the owner goroutine.
+func (d *device) info() Info { return d.inf }
+
+func (d *device) gemmer() gemmer {
+	if d.blas == nil {
+		return nil
+	}
+	return d.blas
+}
+
 func (d *device) launch(name string, grid [3]int, block int, a *args) error {
 	f, ok := d.fns[name]
 	if !ok {
@@ -175,26 +176,38 @@ func (d *device) launch(name string, grid [3]int, block int, a *args) error {
 	return nil
 }
 
-// alloc returns bytes of device memory (at least one byte), zeroed.
-func (d *device) alloc(bytes int64) (cu.DevicePtr, error) {
-	p, err := cu.MemAlloc(max(bytes, 1))
+func (d *device) alloc(n int64) (devPtr, error) {
+	p, err := cu.MemAlloc(max(n, 1))
 	if err != nil {
-		return 0, fmt.Errorf("allocating %d bytes: %w", bytes, err)
+		return 0, fmt.Errorf("allocating %d bytes: %w", n, err)
 	}
-	if err := cu.MemsetD8(p, 0, max(bytes, 1)); err != nil {
+	if err := cu.MemsetD8(p, 0, max(n, 1)); err != nil {
 		cu.MemFree(p)
-		return 0, fmt.Errorf("clearing %d bytes: %w", bytes, err)
+		return 0, fmt.Errorf("clearing %d bytes: %w", n, err)
 	}
-	return p, nil
+	return devPtr(p), nil
 }
 
-// upload copies n bytes from host memory at src to dst.
-func upload(dst cu.DevicePtr, src unsafe.Pointer, n int64) error {
+func (d *device) free(p devPtr) { cu.MemFree(cu.DevicePtr(p)) }
+
+func (d *device) upload(dst devPtr, src unsafe.Pointer, n int64) error {
 	if n == 0 {
 		return nil
 	}
-	if err := cu.MemcpyHtoD(dst, src, n); err != nil {
+	if err := cu.MemcpyHtoD(cu.DevicePtr(dst), src, n); err != nil {
 		return fmt.Errorf("copying %d bytes to the device: %w", n, err)
 	}
 	return nil
 }
+
+func (d *device) download(dst unsafe.Pointer, src devPtr, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	if err := cu.MemcpyDtoH(dst, cu.DevicePtr(src), n); err != nil {
+		return fmt.Errorf("copying %d bytes to the host: %w", n, err)
+	}
+	return nil
+}
+
+func (d *device) memInfo() (free, total int64, err error) { return cu.MemInfo() }

@@ -167,7 +167,7 @@ func TestDeviceFormat(t *testing.T) {
 		{dtype.F16, true, "hx_mv_f16", ""},
 		{dtype.Q3_K, false, "hx_mv_f16", ""},
 		{dtype.BF16, false, "hx_mv_f16", ""},
-		{dtype.F32, false, "hx_mv_f16", ""},
+		{dtype.F32, true, "hx_mv_f32", ""},
 	} {
 		f := deviceFormat(tc.t)
 		if f.native != tc.native || f.mvKernel() != tc.mv || f.dqKernel() != tc.dq {

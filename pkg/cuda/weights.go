@@ -18,10 +18,12 @@ type format struct {
 	suffix string
 }
 
-// nativeFormats are the types with their own matvec and dequantize
-// kernels.
+// nativeFormats are the types with their own matvec kernels (and, but
+// for F16 and F32, which GEMMs take as they are, dequantize kernels). F32
+// weights stay F32 so that F32 models keep their exactness.
 var nativeFormats = map[dtype.Type]string{
 	dtype.Q8_0: "q8_0", dtype.Q4_0: "q4_0", dtype.Q4_K: "q4_k", dtype.Q5_K: "q5_k", dtype.Q6_K: "q6_k", dtype.F16: "f16",
+	dtype.F32: "f32",
 }
 
 // deviceFormat picks a weight type's device format: the native kernels'
@@ -37,7 +39,7 @@ func deviceFormat(t dtype.Type) format {
 // no dequantizing).
 func (f format) mvKernel() string { return "hx_mv_" + f.suffix }
 func (f format) dqKernel() string {
-	if f.suffix == "f16" {
+	if f.suffix == "f16" || f.suffix == "f32" {
 		return ""
 	}
 	return "hx_dq_" + f.suffix

@@ -1,5 +1,3 @@
-//go:build cuda
-
 package cuda
 
 import (
@@ -7,8 +5,6 @@ import (
 	"os"
 	"slices"
 	"unsafe"
-
-	"gorgonia.org/cu"
 
 	"github.com/helexa/helexa/pkg/compute"
 	"github.com/helexa/helexa/pkg/compute/quant"
@@ -40,7 +36,7 @@ func (b *Backend) Embed(table *compute.Weight, tokens []int32, out compute.Tenso
 		if err := b.maybeFault(); err != nil {
 			return err
 		}
-		return upload(o.p, unsafe.Pointer(&h[0]), int64(len(h))*4)
+		return b.d.upload(o.p, unsafe.Pointer(&h[0]), int64(len(h))*4)
 	})
 }
 
@@ -48,10 +44,10 @@ func (b *Backend) Embed(table *compute.Weight, tokens []int32, out compute.Tenso
 // exists, the file is removed and a trapping kernel makes a real, sticky
 // device failure (reported by the next synchronising call).
 func (b *Backend) maybeFault() error {
-	if b.d.fault == "" {
+	if b.fault == "" {
 		return nil
 	}
-	if err := os.Remove(b.d.fault); err != nil {
+	if err := os.Remove(b.fault); err != nil {
 		return nil // no file: no fault
 	}
 	return b.d.launch("hx_trap", [3]int{1, 1, 1}, 1, newArgs(0))
@@ -72,12 +68,12 @@ func (b *Backend) MatMul(w *compute.Weight, xT, outT compute.Tensor) error {
 		return err
 	}
 	rows, cols, n := w.Rows(), w.Cols(), x.rows
-	if n >= gemmMinRows && b.d.blas != nil {
+	if n >= gemmMinRows && b.d.gemmer() != nil {
 		return b.d.do(func() error { return b.gemm(wp, f, x, out, rows, cols) })
 	}
 	return b.d.do(func() error {
 		for _, c := range chunks(n) {
-			a := newArgs(6).ptr(out.row(c[0])).ptr(uintptr(wp)).ptr(x.row(c[0])).i32(rows).i32(cols).i32(c[1])
+			a := newArgs(6).ptr(out.row(c[0])).ptr(wp).ptr(x.row(c[0])).i32(rows).i32(cols).i32(c[1])
 			if err := b.d.launch(f.mvKernel(), [3]int{(rows + 3) / 4, 1, 1}, 128, a); err != nil {
 				return err
 			}
@@ -86,16 +82,22 @@ func (b *Backend) MatMul(w *compute.Weight, xT, outT compute.Tensor) error {
 	})
 }
 
-// gemm runs out = x·Wᵀ through cuBLAS (on the owner goroutine).
-func (b *Backend) gemm(wp cu.DevicePtr, f format, x, out *tensor, rows, cols int) error {
+// gemm runs out = x·Wᵀ through cuBLAS (on the owner goroutine): F32
+// weights with the F32 activations as they are; the others as F16 (a
+// quantized weight dequantized first) with the activations converted.
+func (b *Backend) gemm(wp devPtr, f format, x, out *tensor, rows, cols int) error {
 	n := x.rows
+	g := b.d.gemmer()
+	if f.suffix == "f32" {
+		return g.gemmF32(wp, x.p, out.p, rows, cols, n)
+	}
 	w16 := wp
 	if dq := f.dqKernel(); dq != "" {
 		p, err := b.f16w.ensure(b.d, int64(rows)*int64(cols)*2)
 		if err != nil {
 			return err
 		}
-		if err := b.d.launch(dq, [3]int{rows, 1, 1}, threads, newArgs(4).ptr(uintptr(p)).ptr(uintptr(wp)).i32(rows).i32(cols)); err != nil {
+		if err := b.d.launch(dq, [3]int{rows, 1, 1}, threads, newArgs(4).ptr(p).ptr(wp).i32(rows).i32(cols)); err != nil {
 			return err
 		}
 		w16 = p
@@ -105,10 +107,10 @@ func (b *Backend) gemm(wp cu.DevicePtr, f format, x, out *tensor, rows, cols int
 		return err
 	}
 	if err := b.d.launch("hx_f32_to_f16", [3]int{grid1D(n * cols), 1, 1}, threads,
-		newArgs(3).ptr(uintptr(x16)).ptr(uintptr(x.p)).i32(n*cols)); err != nil {
+		newArgs(3).ptr(x16).ptr(x.p).i32(n*cols)); err != nil {
 		return err
 	}
-	return b.d.blas.gemmF16(uintptr(w16), uintptr(x16), uintptr(out.p), rows, cols, n)
+	return g.gemmF16(w16, x16, out.p, rows, cols, n)
 }
 
 // elementwise launches an element-wise kernel over n elements.
@@ -121,7 +123,7 @@ func (b *Backend) RMSNorm(xT compute.Tensor, weight *compute.Vector, eps float32
 	x, out := dev(xT), dev(outT)
 	cols := len(weight.Data)
 	rows := x.rows * x.cols / cols
-	a := newArgs(5).ptr(uintptr(out.p)).ptr(uintptr(x.p)).ptr(vec(weight)).i32(cols).f32(eps)
+	a := newArgs(5).ptr(out.p).ptr(x.p).ptr(vec(weight)).i32(cols).f32(eps)
 	b.must(func() error { return b.d.launch("hx_rmsnorm", [3]int{rows, 1, 1}, threads, a) })
 }
 
@@ -141,15 +143,15 @@ func (b *Backend) RoPE(xT compute.Tensor, pos []int32, heads, headDim int, r *co
 		if err != nil {
 			return err
 		}
-		a := newArgs(10).ptr(uintptr(x.p)).ptr(uintptr(pp)).i32(len(pos)).i32(heads).i32(headDim).i32(r.Dims).
-			f32(r.Base).f32(r.FreqScale).ptr(uintptr(ff)).i32(neox)
+		a := newArgs(10).ptr(x.p).ptr(pp).i32(len(pos)).i32(heads).i32(headDim).i32(r.Dims).
+			f32(r.Base).f32(r.FreqScale).ptr(ff).i32(neox)
 		return b.d.launch("hx_rope", [3]int{grid1D(len(pos) * heads * (r.Dims / 2)), 1, 1}, threads, a)
 	})
 }
 
 // freqFactors returns the device copy of a model's RoPE frequency
 // factors (uploaded once; 0 for none).
-func (b *Backend) freqFactors(ff []float32) (cu.DevicePtr, error) {
+func (b *Backend) freqFactors(ff []float32) (devPtr, error) {
 	if len(ff) == 0 {
 		return 0, nil
 	}
@@ -160,7 +162,7 @@ func (b *Backend) freqFactors(ff []float32) (cu.DevicePtr, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := upload(p, unsafe.Pointer(&ff[0]), int64(len(ff))*4); err != nil {
+	if err := b.d.upload(p, unsafe.Pointer(&ff[0]), int64(len(ff))*4); err != nil {
 		return 0, err
 	}
 	b.factors[&ff[0]] = p
@@ -180,8 +182,8 @@ func (b *Backend) StoreKV(kvs compute.KV, layer int, spans []compute.SeqSpan, kT
 			return err
 		}
 		rows := e.rows
-		a := newArgs(7).ptr(uintptr(kv.k[layer])).ptr(uintptr(kv.v[layer])).ptr(uintptr(k.p)).ptr(uintptr(v.p)).
-			ptr(uintptr(e.ptr[0])).i32(rows).i32(kv.KVDim)
+		a := newArgs(7).ptr(kv.k[layer]).ptr(kv.v[layer]).ptr(k.p).ptr(v.p).
+			ptr(e.ptr[0]).i32(rows).i32(kv.KVDim)
 		return b.d.launch(name, [3]int{grid1D(rows * kv.KVDim), 1, 1}, threads, a)
 	})
 }
@@ -210,8 +212,8 @@ func (b *Backend) attention(kvs compute.KV, layer int, spans []compute.SeqSpan, 
 		if err != nil {
 			return err
 		}
-		a := newArgs(13).ptr(uintptr(out.p)).ptr(uintptr(q.p)).ptr(uintptr(kv.k[layer])).ptr(uintptr(kv.v[layer])).
-			ptr(uintptr(e.ptr[1])).ptr(uintptr(e.ptr[2])).ptr(uintptr(e.ptr[3])).ptr(uintptr(e.ptr[4])).
+		a := newArgs(13).ptr(out.p).ptr(q.p).ptr(kv.k[layer]).ptr(kv.v[layer]).
+			ptr(e.ptr[1]).ptr(e.ptr[2]).ptr(e.ptr[3]).ptr(e.ptr[4]).
 			i32(at.Heads).i32(at.KVHeads).i32(at.HeadDim).i32(kv.BlockSize).f32(at.Scale)
 		return b.d.launch(name, [3]int{e.rows, at.Heads, 1}, 128, a)
 	})
@@ -223,7 +225,7 @@ type planEntry struct {
 	key  []int32
 	rows int
 	bufs [5]devBuf
-	ptr  [5]cu.DevicePtr
+	ptr  [5]devPtr
 }
 
 // planCache keeps the last few uploaded plans (a pass alternates at most
@@ -236,7 +238,7 @@ const planCacheSize = 4
 
 // get returns the uploaded plan of spans, planning and uploading it
 // unless the same spans were planned last (on the owner goroutine).
-func (c *planCache) get(d *device, s compute.KVShape, spans []compute.SeqSpan, window int, store bool) (*planEntry, error) {
+func (c *planCache) get(d driver, s compute.KVShape, spans []compute.SeqSpan, window int, store bool) (*planEntry, error) {
 	key := planKey(spans, window, store)
 	for i, e := range c.entries {
 		if slices.Equal(e.key, key) {
@@ -266,7 +268,7 @@ func (c *planCache) get(d *device, s compute.KVShape, spans []compute.SeqSpan, w
 			e.key = nil
 			return nil, err
 		}
-		if err := upload(ptr, unsafe.Pointer(&vals[0]), int64(len(vals))*4); err != nil {
+		if err := d.upload(ptr, unsafe.Pointer(&vals[0]), int64(len(vals))*4); err != nil {
 			e.key = nil
 			return nil, err
 		}
@@ -280,28 +282,28 @@ func (c *planCache) get(d *device, s compute.KVShape, spans []compute.SeqSpan, w
 func (b *Backend) SwiGLU(gate, up, out compute.Tensor) {
 	o := dev(out)
 	n := o.rows * o.cols
-	b.elementwise("hx_swiglu", n, newArgs(4).ptr(uintptr(o.p)).ptr(uintptr(dev(gate).p)).ptr(uintptr(dev(up).p)).i32(n))
+	b.elementwise("hx_swiglu", n, newArgs(4).ptr(o.p).ptr(dev(gate).p).ptr(dev(up).p).i32(n))
 }
 
 // GeGLU implements compute.GeGLUBackend.
 func (b *Backend) GeGLU(gate, up, out compute.Tensor) {
 	o := dev(out)
 	n := o.rows * o.cols
-	b.elementwise("hx_geglu", n, newArgs(4).ptr(uintptr(o.p)).ptr(uintptr(dev(gate).p)).ptr(uintptr(dev(up).p)).i32(n))
+	b.elementwise("hx_geglu", n, newArgs(4).ptr(o.p).ptr(dev(gate).p).ptr(dev(up).p).i32(n))
 }
 
 // Softcap implements compute.SoftcapBackend.
 func (b *Backend) Softcap(t compute.Tensor, c float32) {
 	x := dev(t)
 	n := x.rows * x.cols
-	b.elementwise("hx_softcap", n, newArgs(3).ptr(uintptr(x.p)).i32(n).f32(c))
+	b.elementwise("hx_softcap", n, newArgs(3).ptr(x.p).i32(n).f32(c))
 }
 
 // Add implements compute.Backend.
 func (b *Backend) Add(dst, src compute.Tensor) {
 	d := dev(dst)
 	n := d.rows * d.cols
-	b.elementwise("hx_add", n, newArgs(3).ptr(uintptr(d.p)).ptr(uintptr(dev(src).p)).i32(n))
+	b.elementwise("hx_add", n, newArgs(3).ptr(d.p).ptr(dev(src).p).i32(n))
 }
 
 // AddRow implements compute.Backend.
@@ -309,7 +311,7 @@ func (b *Backend) AddRow(xT compute.Tensor, bias *compute.Vector) {
 	x := dev(xT)
 	cols := len(bias.Data)
 	rows := x.rows * x.cols / cols
-	b.elementwise("hx_add_row", rows*cols, newArgs(4).ptr(uintptr(x.p)).ptr(vec(bias)).i32(rows).i32(cols))
+	b.elementwise("hx_add_row", rows*cols, newArgs(4).ptr(x.p).ptr(vec(bias)).i32(rows).i32(cols))
 }
 
 // GatherRows implements compute.Backend.
@@ -321,7 +323,7 @@ func (b *Backend) GatherRows(srcT compute.Tensor, rows []int32, dstT compute.Ten
 		if err != nil {
 			return err
 		}
-		a := newArgs(5).ptr(uintptr(dst.p)).ptr(uintptr(src.p)).ptr(uintptr(p)).i32(len(rows)).i32(cols)
+		a := newArgs(5).ptr(dst.p).ptr(src.p).ptr(p).i32(len(rows)).i32(cols)
 		return b.d.launch("hx_gather_rows", [3]int{grid1D(len(rows) * cols), 1, 1}, threads, a)
 	})
 }
@@ -339,7 +341,7 @@ func (b *Backend) ScaleRowsTo(srcT compute.Tensor, to []int32, scale []float32, 
 		if err != nil {
 			return err
 		}
-		a := newArgs(6).ptr(uintptr(dst.p)).ptr(uintptr(src.p)).ptr(uintptr(tp)).ptr(uintptr(sp)).i32(len(to)).i32(cols)
+		a := newArgs(6).ptr(dst.p).ptr(src.p).ptr(tp).ptr(sp).i32(len(to)).i32(cols)
 		return b.d.launch("hx_scale_rows_to", [3]int{grid1D(len(to) * cols), 1, 1}, threads, a)
 	})
 }
@@ -348,7 +350,7 @@ func (b *Backend) ScaleRowsTo(srcT compute.Tensor, to []int32, scale []float32, 
 func (b *Backend) SumRowGroups(srcT compute.Tensor, k int, outT compute.Tensor) {
 	src, out := dev(srcT), dev(outT)
 	rows, cols := out.rows, out.cols
-	b.elementwise("hx_sum_row_groups", rows*cols, newArgs(5).ptr(uintptr(out.p)).ptr(uintptr(src.p)).i32(k).i32(rows).i32(cols))
+	b.elementwise("hx_sum_row_groups", rows*cols, newArgs(5).ptr(out.p).ptr(src.p).i32(k).i32(rows).i32(cols))
 }
 
 // MoERoute implements compute.Backend: the router logits come to the host
@@ -359,8 +361,8 @@ func (b *Backend) MoERoute(logitsT compute.Tensor, k int, probsT compute.Tensor,
 	n := l.rows * l.cols
 	logits, probs := make([]float32, n), make([]float32, n)
 	b.must(func() error {
-		return cu.MemcpyDtoH(unsafe.Pointer(&logits[0]), l.p, int64(n)*4)
+		return b.d.download(unsafe.Pointer(&logits[0]), l.p, int64(n)*4)
 	})
 	compute.RouteRows(logits, l.cols, k, probs, experts, weights)
-	b.must(func() error { return upload(p.p, unsafe.Pointer(&probs[0]), int64(n)*4) })
+	b.must(func() error { return b.d.upload(p.p, unsafe.Pointer(&probs[0]), int64(n)*4) })
 }

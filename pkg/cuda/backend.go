@@ -1,5 +1,3 @@
-//go:build cuda
-
 package cuda
 
 import (
@@ -8,8 +6,6 @@ import (
 	"sort"
 	"unsafe"
 
-	"gorgonia.org/cu"
-
 	"github.com/helexa/helexa/pkg/compute"
 )
 
@@ -17,11 +13,12 @@ import (
 // driven by one goroutine at a time; its device calls run on the device's
 // owner goroutine.
 type Backend struct {
-	d       *device
+	d       driver
+	fault   string // tests only: see faultEnv
 	weights map[*compute.Weight]*devWeight
 	sorted  []*devWeight // by host address, for expert matrices (Weight.Mat)
-	vectors []cu.DevicePtr
-	factors map[*float32]cu.DevicePtr // RoPE frequency factors by host slice
+	vectors []devPtr
+	factors map[*float32]devPtr // RoPE frequency factors by host slice
 	// staging buffers for host arrays and F16 operands, grown as needed
 	ints   [6]devBuf
 	f16x   devBuf // activations converted to F16 for a GEMM
@@ -38,14 +35,9 @@ var (
 	_ compute.WindowAttentionBackend = (*Backend)(nil)
 )
 
-// Open starts a backend on GPU ordinal (its context, kernels and cuBLAS).
-func Open(ordinal int) (*Backend, error) {
-	d, err := openDevice(ordinal)
-	if err != nil {
-		return nil, err
-	}
-	d.fault = os.Getenv(faultEnv)
-	return &Backend{d: d, weights: map[*compute.Weight]*devWeight{}, factors: map[*float32]cu.DevicePtr{}}, nil
+// newBackend is the backend over an open driver.
+func newBackend(d driver) *Backend {
+	return &Backend{d: d, fault: os.Getenv(faultEnv), weights: map[*compute.Weight]*devWeight{}, factors: map[*float32]devPtr{}}
 }
 
 // faultEnv is envvars.CUDAFault's name (pkg/cuda does not import the
@@ -53,22 +45,25 @@ func Open(ordinal int) (*Backend, error) {
 const faultEnv = "HELEXA_CUDA_FAULT"
 
 // Info describes the backend's GPU as it was when the backend opened.
-func (b *Backend) Info() Info { return b.d.info }
+func (b *Backend) Info() Info { return b.d.info() }
 
 // Name is what `helexa ps` shows as the model's processor.
-func (b *Backend) Name() string { return fmt.Sprintf("CUDA:%d %s", b.d.info.Index, b.d.info.Name) }
+func (b *Backend) Name() string {
+	i := b.d.info()
+	return fmt.Sprintf("CUDA:%d %s", i.Index, i.Name)
+}
 
 // FreeMemory is the GPU's free memory now (0 after a device failure).
 func (b *Backend) FreeMemory() int64 {
 	var free int64
-	if err := b.d.do(func() (err error) { free, _, err = cu.MemInfo(); return err }); err != nil {
+	if err := b.d.do(func() (err error) { free, _, err = b.d.memInfo(); return err }); err != nil {
 		return 0
 	}
 	return free
 }
 
 // HasCublas reports whether GEMMs run on cuBLAS (else on matvec kernels).
-func (b *Backend) HasCublas() bool { return b.d.blas != nil }
+func (b *Backend) HasCublas() bool { return b.d.gemmer() != nil }
 
 // must runs f on the device and panics with its failure: the operations
 // of compute.Backend without an error result report device failures so.
@@ -80,17 +75,17 @@ func (b *Backend) must(f func() error) {
 
 // devBuf is a device buffer that grows to the largest size asked of it.
 type devBuf struct {
-	p   cu.DevicePtr
+	p   devPtr
 	cap int64
 }
 
 // ensure returns a buffer of at least n bytes (on the owner goroutine).
-func (buf *devBuf) ensure(d *device, n int64) (cu.DevicePtr, error) {
+func (buf *devBuf) ensure(d driver, n int64) (devPtr, error) {
 	if n <= buf.cap && buf.p != 0 {
 		return buf.p, nil
 	}
 	if buf.p != 0 {
-		cu.MemFree(buf.p)
+		d.free(buf.p)
 		buf.p, buf.cap = 0, 0
 	}
 	p, err := d.alloc(n)
@@ -101,16 +96,9 @@ func (buf *devBuf) ensure(d *device, n int64) (cu.DevicePtr, error) {
 	return p, nil
 }
 
-func (buf *devBuf) free() {
-	if buf.p != 0 {
-		cu.MemFree(buf.p)
-		buf.p, buf.cap = 0, 0
-	}
-}
-
 // putInts copies vals into staging buffer i and returns its address (0
 // for an empty slice).
-func (b *Backend) putInts(i int, vals []int32) (cu.DevicePtr, error) {
+func (b *Backend) putInts(i int, vals []int32) (devPtr, error) {
 	if len(vals) == 0 {
 		return 0, nil
 	}
@@ -119,11 +107,11 @@ func (b *Backend) putInts(i int, vals []int32) (cu.DevicePtr, error) {
 	if err != nil {
 		return 0, err
 	}
-	return p, upload(p, unsafe.Pointer(&vals[0]), n)
+	return p, b.d.upload(p, unsafe.Pointer(&vals[0]), n)
 }
 
 // putFloats is putInts for float32 values.
-func (b *Backend) putFloats(i int, vals []float32) (cu.DevicePtr, error) {
+func (b *Backend) putFloats(i int, vals []float32) (devPtr, error) {
 	if len(vals) == 0 {
 		return 0, nil
 	}
@@ -132,14 +120,14 @@ func (b *Backend) putFloats(i int, vals []float32) (cu.DevicePtr, error) {
 
 // tensor is a device tensor: rows × cols F32 values at p, inside mem.
 type tensor struct {
-	p          cu.DevicePtr
+	p          devPtr
 	rows, cols int
 	mem        *allocation
 }
 
 // allocation is one cuMemAlloc shared by a tensor and its views.
 type allocation struct {
-	p      cu.DevicePtr
+	p      devPtr
 	values int
 	freed  bool
 }
@@ -157,14 +145,14 @@ func dev(t compute.Tensor) *tensor {
 }
 
 // row is the address of row r.
-func (t *tensor) row(r int) uintptr { return uintptr(t.p) + uintptr(r*t.cols*4) }
+func (t *tensor) row(r int) devPtr { return t.p + devPtr(r*t.cols*4) }
 
 // NewTensor implements compute.Backend.
 func (b *Backend) NewTensor(rows, cols int) (compute.Tensor, error) {
 	if rows < 0 || cols < 0 {
 		return nil, fmt.Errorf("tensor of %d × %d", rows, cols)
 	}
-	var p cu.DevicePtr
+	var p devPtr
 	if err := b.d.do(func() (err error) { p, err = b.d.alloc(int64(rows) * int64(cols) * 4); return err }); err != nil {
 		return nil, err
 	}
@@ -187,7 +175,7 @@ func (b *Backend) Free(t compute.Tensor) {
 		return
 	}
 	d.mem.freed = true
-	b.d.do(func() error { cu.MemFree(d.mem.p); return nil })
+	b.d.do(func() error { b.d.free(d.mem.p); return nil })
 }
 
 // Write implements compute.Backend.
@@ -199,7 +187,7 @@ func (b *Backend) Write(t compute.Tensor, src []float32) error {
 	if len(src) == 0 {
 		return nil
 	}
-	return b.d.do(func() error { return upload(d.p, unsafe.Pointer(&src[0]), int64(len(src))*4) })
+	return b.d.do(func() error { return b.d.upload(d.p, unsafe.Pointer(&src[0]), int64(len(src))*4) })
 }
 
 // ReadRow implements compute.Backend.
@@ -212,7 +200,7 @@ func (b *Backend) ReadRow(t compute.Tensor, r int, dst []float32) error {
 		return nil
 	}
 	return b.d.do(func() error {
-		if err := cu.MemcpyDtoH(unsafe.Pointer(&dst[0]), cu.DevicePtr(d.row(r)), int64(d.cols)*4); err != nil {
+		if err := b.d.download(unsafe.Pointer(&dst[0]), d.row(r), int64(d.cols)*4); err != nil {
 			return fmt.Errorf("copying row %d to the host: %w", r, err)
 		}
 		return nil
@@ -222,7 +210,7 @@ func (b *Backend) ReadRow(t compute.Tensor, r int, dst []float32) error {
 // devWeight is a prepared weight: its bytes on the device in format f.
 type devWeight struct {
 	w     *compute.Weight
-	p     cu.DevicePtr
+	p     devPtr
 	f     format
 	start uintptr // host address of w.Data
 }
@@ -243,12 +231,12 @@ func (b *Backend) Prepare(w *compute.Weight) error {
 		}
 		src, n = unsafe.Pointer(&h[0]), int64(len(h))*2
 	}
-	var p cu.DevicePtr
+	var p devPtr
 	err := b.d.do(func() (err error) {
 		if p, err = b.d.alloc(n); err != nil {
 			return err
 		}
-		return upload(p, src, n)
+		return b.d.upload(p, src, n)
 	})
 	if err != nil {
 		return fmt.Errorf("uploading %s (%d bytes): %w", w.Name, n, err)
@@ -262,7 +250,7 @@ func (b *Backend) Prepare(w *compute.Weight) error {
 
 // lookup finds w's device copy: w itself was prepared, or w is one
 // matrix of a prepared stack (Weight.Mat shares the stack's bytes).
-func (b *Backend) lookup(w *compute.Weight) (cu.DevicePtr, format, error) {
+func (b *Backend) lookup(w *compute.Weight) (devPtr, format, error) {
 	if dw, ok := b.weights[w]; ok {
 		return dw.p, dw.f, nil
 	}
@@ -282,7 +270,7 @@ func (b *Backend) lookup(w *compute.Weight) (cu.DevicePtr, format, error) {
 	if !dw.f.native { // F16 rows of Cols values
 		off = off / uintptr(w.RowBytes()) * uintptr(w.Cols()) * 2
 	}
-	return dw.p + cu.DevicePtr(off), dw.f, nil
+	return dw.p + devPtr(off), dw.f, nil
 }
 
 // PrepareVector implements compute.Backend.
@@ -290,13 +278,13 @@ func (b *Backend) PrepareVector(v *compute.Vector) error {
 	if v.Dev != nil || len(v.Data) == 0 {
 		return nil
 	}
-	var p cu.DevicePtr
+	var p devPtr
 	n := int64(len(v.Data)) * 4
 	if err := b.d.do(func() (err error) {
 		if p, err = b.d.alloc(n); err != nil {
 			return err
 		}
-		return upload(p, unsafe.Pointer(&v.Data[0]), n)
+		return b.d.upload(p, unsafe.Pointer(&v.Data[0]), n)
 	}); err != nil {
 		return fmt.Errorf("uploading %s: %w", v.Name, err)
 	}
@@ -306,19 +294,19 @@ func (b *Backend) PrepareVector(v *compute.Vector) error {
 }
 
 // vec is a prepared vector's device address.
-func vec(v *compute.Vector) uintptr {
-	p, ok := v.Dev.(cu.DevicePtr)
+func vec(v *compute.Vector) devPtr {
+	p, ok := v.Dev.(devPtr)
 	if !ok {
 		panic(fmt.Sprintf("cuda: vector %s was not prepared on the GPU", v.Name))
 	}
-	return uintptr(p)
+	return p
 }
 
 // kvStore is a paged KV store in device memory: per layer, keys and
 // values of NumBlocks·BlockSize positions × KVDim.
 type kvStore struct {
 	compute.KVShape
-	k, v []cu.DevicePtr
+	k, v []devPtr
 }
 
 func (s *kvStore) Shape() compute.KVShape { return s.KVShape }

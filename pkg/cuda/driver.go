@@ -1,0 +1,55 @@
+package cuda
+
+import (
+	"errors"
+	"unsafe"
+)
+
+// devPtr is an address in the driver's memory (device memory on a GPU,
+// host memory under the emulator).
+type devPtr uintptr
+
+// driver is what the backend needs of a GPU: the real one
+// (gorgonia.org/cu, build tag cuda) or the CPU emulator of the kernels
+// (pkg/cuda/emu), on which the backend's tests run whole models.
+type driver interface {
+	// do runs f where driver calls may be made (the real driver's owner
+	// goroutine). A failure of f is a device failure: do returns it, and
+	// every later call returns it without running f.
+	do(f func() error) error
+	// The calls below run inside do.
+	alloc(n int64) (devPtr, error) // zeroed memory
+	free(p devPtr)
+	upload(dst devPtr, src unsafe.Pointer, n int64) error
+	download(dst unsafe.Pointer, src devPtr, n int64) error
+	launch(name string, grid [3]int, block int, a *args) error
+	memInfo() (free, total int64, err error)
+	// gemmer is cuBLAS, or nil without it (matmuls then run on the
+	// matvec kernels).
+	gemmer() gemmer
+	// info describes the device; close releases it (after the work
+	// already sent).
+	info() Info
+	close()
+}
+
+// gemmer computes out (F32) = x·Wᵀ for w (rows × cols) and x (n × cols),
+// all row-major (see planGemm), both F16 (gemmF16) or both F32 (gemmF32,
+// without reduced-precision shortcuts); inside do.
+type gemmer interface {
+	gemmF16(w, x, out devPtr, rows, cols, n int) error
+	gemmF32(w, x, out devPtr, rows, cols, n int) error
+}
+
+// Info describes one GPU (the runner's --probe prints a list of them).
+type Info struct {
+	Index      int    `json:"index"`
+	Name       string `json:"name"`
+	Major      int    `json:"major"`
+	Minor      int    `json:"minor"`
+	TotalBytes int64  `json:"total_bytes"`
+	FreeBytes  int64  `json:"free_bytes"`
+}
+
+// errClosed is returned by operations on a closed device.
+var errClosed = errors.New("cuda: the device is closed")

@@ -1,0 +1,162 @@
+package emu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/helexa/helexa/pkg/compute"
+	"github.com/helexa/helexa/pkg/compute/quant"
+	"github.com/helexa/helexa/pkg/dtype"
+)
+
+// weightTypes are the formats with kernels: the matvec and (for the
+// quantized ones) dequantization kernels, and column counts to test (whole
+// blocks).
+var weightTypes = []struct {
+	typ    dtype.Type
+	suffix string
+	cols   []int
+}{
+	{dtype.F32, "f32", []int{1, 33, 100}},
+	{dtype.F16, "f16", []int{1, 33, 100}},
+	{dtype.Q8_0, "q8_0", []int{32, 96, 512}},
+	{dtype.Q4_0, "q4_0", []int{32, 160, 512}},
+	{dtype.Q4_K, "q4_k", []int{256, 768, 4096}},
+	{dtype.Q5_K, "q5_k", []int{256, 768}},
+	{dtype.Q6_K, "q6_k", []int{256, 768}},
+}
+
+// randWeight returns a random rows × cols weight of type typ (quantized by
+// pkg/compute/quant) and its dequantized values: rows of different
+// magnitudes, some blocks much smaller than the others (their scales span
+// the range), a few large outliers.
+func randWeight(t *testing.T, r *rand.Rand, typ dtype.Type, rows, cols int) (*compute.Weight, []float32) {
+	t.Helper()
+	src := make([]float32, rows*cols)
+	for i := range src {
+		scale := 0.5 + float64(i/cols%3)
+		if i/32%5 == 3 {
+			scale *= 0.01
+		}
+		src[i] = float32(r.NormFloat64() * scale)
+		if r.IntN(97) == 0 {
+			src[i] *= 8
+		}
+	}
+	rb, err := typ.RowBytes(int64(cols))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, int(rb)*rows)
+	if err := quant.Quantize(typ, src, data); err != nil {
+		t.Fatal(err)
+	}
+	w, err := compute.NewWeight("w", typ, []int{cols, rows}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deq := make([]float32, rows*cols)
+	if err := quant.Dequantize(typ, data, deq); err != nil {
+		t.Fatal(err)
+	}
+	return w, deq
+}
+
+// weightArg is the kernel argument of a weight: []float32 for F32,
+// []uint16 for F16, its bytes otherwise.
+func weightArg(w *compute.Weight) Arg {
+	if w.Type == dtype.F32 {
+		f := make([]float32, len(w.Data)/4)
+		for i := range f {
+			f[i] = math.Float32frombits(binary.LittleEndian.Uint32(w.Data[4*i:]))
+		}
+		return f
+	}
+	if w.Type != dtype.F16 {
+		return w.Data
+	}
+	h := make([]uint16, len(w.Data)/2)
+	for i := range h {
+		h[i] = binary.LittleEndian.Uint16(w.Data[2*i:])
+	}
+	return h
+}
+
+func TestMatVec(t *testing.T) {
+	be := newCPU(t)
+	r := rand.New(rand.NewPCG(9, 1))
+	for _, wt := range weightTypes {
+		for _, cols := range wt.cols {
+			for _, rows := range []int{1, 6, 13} {
+				w, deq := randWeight(t, r, wt.typ, rows, cols)
+				for _, nx := range []int{1, 2, 3, 4, 5, 6, 7, 8, 11} {
+					name := fmt.Sprintf("%s %d×%d nx=%d", wt.typ, rows, cols, nx)
+					x := randVec(r, nx*cols, 2)
+					got := nanVec(nx * rows)
+					must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4+1), dim(128), got, weightArg(w), x, rows, cols, nx))
+
+					xt, ot := tensor(t, be, nx, cols, x), tensor(t, be, nx, rows, nil)
+					if err := be.MatMul(w, xt, ot); err != nil {
+						t.Fatal(err)
+					}
+					cpu := values(t, be, ot)
+					for j := 0; j < nx; j++ {
+						for row := 0; row < rows; row++ {
+							// the exact product of the dequantized weights
+							// (the GPU's arithmetic up to summation order)
+							// relative to Σ|w·x|; the CPU's, which
+							// multiplies 8-bit activations (an error of up
+							// to max|x|/254 per element, which averages out
+							// only over long rows), relative to |w|·|x|
+							var dot, mag, ww, xx float64
+							for c := 0; c < cols; c++ {
+								wv, xv := float64(deq[row*cols+c]), float64(x[j*cols+c])
+								dot += wv * xv
+								mag += math.Abs(wv * xv)
+								ww, xx = ww+wv*wv, xx+xv*xv
+							}
+							g := float64(got[j*rows+row])
+							if d := math.Abs(g - dot); !(d <= 1e-5*mag) {
+								t.Fatalf("%s: out[%d][%d] = %g, the exact product %g (Σ|w·x| %g)", name, j, row, g, dot, mag)
+							}
+							norms, tol := math.Sqrt(ww*xx), 2e-3
+							if cols < 256 {
+								tol = 8e-3
+							}
+							if d := math.Abs(g - float64(cpu[j*rows+row])); !(d <= tol*norms) {
+								t.Fatalf("%s: out[%d][%d] = %g, the CPU's %g (|w|·|x| %g)", name, j, row, g, cpu[j*rows+row], norms)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestDequantize(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 1))
+	for _, wt := range weightTypes {
+		if wt.typ == dtype.F16 || wt.typ == dtype.F32 {
+			continue
+		}
+		for _, cols := range wt.cols {
+			for _, rows := range []int{1, 3} {
+				w, deq := randWeight(t, r, wt.typ, rows, cols)
+				got := make([]uint16, rows*cols)
+				for i := range got {
+					got[i] = 0x7e01 // a NaN no conversion gives
+				}
+				must(t, Launch("hx_dq_"+wt.suffix, dim(rows+1), dim(256), got, w.Data, rows, cols))
+				want := make([]uint16, rows*cols)
+				for i, v := range deq {
+					want[i] = quant.Float32ToFP16(v)
+				}
+				exact(t, fmt.Sprintf("dequantize %s %d×%d", wt.typ, rows, cols), got, want)
+			}
+		}
+	}
+}

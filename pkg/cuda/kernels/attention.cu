@@ -1,0 +1,175 @@
+// Attention over a paged KV store (one layer), F32 or F16 keys and values.
+#include "common.cuh"
+
+// HX_ATT_WARPS is the warps of an attention block (block 128), each taking
+// a share of the positions; HX_ATT_CHUNK the positions a warp scores at
+// once (independent reductions in flight).
+#define HX_ATT_WARPS 4
+#define HX_ATT_CHUNK 4
+// HX_ATT_MAXD is the largest head dimension.
+#define HX_ATT_MAXD 256
+
+__device__ __forceinline__ float hx_kv_at(const float* p) { return *p; }
+__device__ __forceinline__ float hx_kv_at(const unsigned short* p) { return hx_h2f(*p); }
+
+// hx_attend is the body of the attention kernels for head dimension D,
+// 32·(NK−1) < D ≤ 32·NK. Block (r, h) computes query row r, head h: the
+// positions p of [rowFirst[r], rowPos[r]] are shared out to the warps in
+// chunks of HX_ATT_CHUNK (warp w takes chunks w, w+4, …); lane l holds
+// elements l + 32k (those below D) of the head. Each warp keeps an online softmax
+// (running max m, sum l, weighted values acc), and the warps' partial
+// results are combined through shared memory sh (HX_ATT_WARPS·(MAXD+2)
+// floats).
+template <class KV, int NK>
+__device__ __forceinline__ void hx_attend(float* __restrict__ out, const float* __restrict__ q, const KV* __restrict__ kc,
+                                          const KV* __restrict__ vc, const int* __restrict__ rowPos,
+                                          const int* __restrict__ rowFirst, const int* __restrict__ rowTable,
+                                          const int* __restrict__ tables, int heads, int kvHeads, int D,
+                                          int blockSize, float scale, float* sh) {
+	const int r = blockIdx.x, h = blockIdx.y;
+	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	const int first = rowFirst[r], last = rowPos[r];
+	const int* table = tables + rowTable[r];
+	const size_t kvDim = (size_t)kvHeads * D;
+	const size_t kvOff = (size_t)(h / (heads / kvHeads)) * D + lane;
+	const float* qh = q + ((size_t)r * heads + h) * D + lane;
+
+	// the lane's elements past D (D not a multiple of 32) count as zeros
+	const int nk = (D - lane + 31) / 32; // elements this lane holds
+	float qv[NK], acc[NK];
+#pragma unroll
+	for (int k = 0; k < NK; k++) {
+		qv[k] = k < nk ? qh[32 * k] : 0.0f;
+		acc[k] = 0.0f;
+	}
+	float m = -INFINITY, l = 0.0f;
+	for (int p0 = first + warp * HX_ATT_CHUNK; p0 <= last; p0 += HX_ATT_WARPS * HX_ATT_CHUNK) {
+		float s[HX_ATT_CHUNK];
+		size_t off[HX_ATT_CHUNK];
+#pragma unroll
+		for (int t = 0; t < HX_ATT_CHUNK; t++) {
+			const int p = p0 + t;
+			s[t] = 0.0f;
+			off[t] = 0;
+			if (p <= last) {
+				off[t] = ((size_t)table[p / blockSize] * blockSize + p % blockSize) * kvDim + kvOff;
+				const KV* kp = kc + off[t];
+#pragma unroll
+				for (int k = 0; k < NK; k++) {
+					if (k < nk) s[t] += qv[k] * hx_kv_at(kp + 32 * k);
+				}
+			}
+		}
+		// every lane reduces every score: the shuffles stay full-warp
+#pragma unroll
+		for (int t = 0; t < HX_ATT_CHUNK; t++) s[t] = hx_warp_sum(s[t]);
+		float mNew = m;
+#pragma unroll
+		for (int t = 0; t < HX_ATT_CHUNK; t++) {
+			s[t] = p0 + t <= last ? s[t] * scale : -INFINITY;
+			mNew = fmaxf(mNew, s[t]);
+		}
+		const float corr = expf(m - mNew); // 0 for the first chunk (m = −inf)
+		l *= corr;
+#pragma unroll
+		for (int k = 0; k < NK; k++) acc[k] *= corr;
+#pragma unroll
+		for (int t = 0; t < HX_ATT_CHUNK; t++) {
+			if (p0 + t > last) continue;
+			const float e = expf(s[t] - mNew);
+			l += e;
+			const KV* vp = vc + off[t];
+#pragma unroll
+			for (int k = 0; k < NK; k++) {
+				if (k < nk) acc[k] += e * hx_kv_at(vp + 32 * k);
+			}
+		}
+		m = mNew;
+	}
+
+	float* shM = sh;                     // [HX_ATT_WARPS]
+	float* shL = sh + HX_ATT_WARPS;      // [HX_ATT_WARPS]
+	float* shAcc = sh + 2 * HX_ATT_WARPS; // [HX_ATT_WARPS][D]
+#pragma unroll
+	for (int k = 0; k < NK; k++) {
+		if (k < nk) shAcc[warp * D + lane + 32 * k] = acc[k];
+	}
+	if (lane == 0) {
+		shM[warp] = m;
+		shL[warp] = l;
+	}
+	__syncthreads();
+	float mx = -INFINITY;
+#pragma unroll
+	for (int w = 0; w < HX_ATT_WARPS; w++) mx = fmaxf(mx, shM[w]);
+	float f[HX_ATT_WARPS], sum = 0.0f;
+#pragma unroll
+	for (int w = 0; w < HX_ATT_WARPS; w++) {
+		f[w] = shM[w] == -INFINITY ? 0.0f : expf(shM[w] - mx); // a warp without positions adds nothing
+		sum += f[w] * shL[w];
+	}
+	const float inv = sum > 0.0f ? 1.0f / sum : 0.0f; // no positions at all: zeros
+	float* o = out + ((size_t)r * heads + h) * D;
+	for (int i = threadIdx.x; i < D; i += blockDim.x) {
+		float v = 0.0f;
+#pragma unroll
+		for (int w = 0; w < HX_ATT_WARPS; w++) v += f[w] * shAcc[w * D + i];
+		o[i] = v * inv;
+	}
+}
+
+// hx_attention dispatches on the head dimension (at most 256; a larger or
+// non-positive one traps, as do kvHeads not dividing heads).
+template <class KV>
+__device__ __forceinline__ void hx_attention(float* out, const float* q, const KV* kc, const KV* vc, const int* rowPos,
+                                             const int* rowFirst, const int* rowTable, const int* tables, int heads,
+                                             int kvHeads, int headDim, int blockSize, float scale, float* sh) {
+	if ((int)blockIdx.y >= heads) return;
+	if (headDim <= 0 || headDim > HX_ATT_MAXD || kvHeads <= 0 || heads % kvHeads != 0) __trap();
+#define HX_ATT_CASE(NK)                                                                                               \
+	case NK:                                                                                                          \
+		hx_attend<KV, NK>(out, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads, headDim, blockSize, scale, \
+		                  sh);                                                                                       \
+		break;
+	switch ((headDim + 31) / 32) {
+		HX_ATT_CASE(1)
+		HX_ATT_CASE(2)
+		HX_ATT_CASE(3)
+		HX_ATT_CASE(4)
+		HX_ATT_CASE(5)
+		HX_ATT_CASE(6)
+		HX_ATT_CASE(7)
+		HX_ATT_CASE(8)
+	}
+#undef HX_ATT_CASE
+}
+
+// Causal attention of query rows over one layer of a paged KV store (kc,
+// vc: the layer's [NumBlocks·BlockSize][kvHeads·headDim] keys and values).
+// Query row r (heads × headDim values of q; out the same) attends the
+// positions p in [rowFirst[r], rowPos[r]]; position p lives at slot
+// tables[rowTable[r] + p/blockSize]·blockSize + p%blockSize; head h reads KV
+// head h/(heads/kvHeads). Scores scale·(q·k), softmax in F32 with the max
+// subtracted, out = Σ softmax·v. headDim ≤ 256 (fastest a multiple of
+// 32). Grid (rows, heads), block 128.
+extern "C" __global__ void hx_attention_f32(float* __restrict__ out, const float* __restrict__ q,
+                                            const float* __restrict__ kc, const float* __restrict__ vc,
+                                            const int* __restrict__ rowPos, const int* __restrict__ rowFirst,
+                                            const int* __restrict__ rowTable, const int* __restrict__ tables, int heads,
+                                            int kvHeads, int headDim, int blockSize, float scale) {
+	__shared__ float sh[HX_ATT_WARPS * (HX_ATT_MAXD + 2)];
+	hx_attention<float>(out, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads, headDim, blockSize, scale,
+	                    sh);
+}
+
+// hx_attention_f32 over an F16 store.
+extern "C" __global__ void hx_attention_f16(float* __restrict__ out, const float* __restrict__ q,
+                                            const unsigned short* __restrict__ kc,
+                                            const unsigned short* __restrict__ vc, const int* __restrict__ rowPos,
+                                            const int* __restrict__ rowFirst, const int* __restrict__ rowTable,
+                                            const int* __restrict__ tables, int heads, int kvHeads, int headDim,
+                                            int blockSize, float scale) {
+	__shared__ float sh[HX_ATT_WARPS * (HX_ATT_MAXD + 2)];
+	hx_attention<unsigned short>(out, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads, headDim,
+	                             blockSize, scale, sh);
+}

@@ -1,0 +1,147 @@
+// Element-wise and row-copy kernels: one element per thread over a
+// grid-stride loop (launched with ceil(N/256) blocks of 256, N as each
+// kernel says), so any grid covers N and an overshooting grid is harmless.
+#include "common.cuh"
+
+// HX_FOR_N runs the statement for every index i < n of this thread's
+// grid-stride share.
+#define HX_FOR_N(i, n) \
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)
+
+// out = silu(gate)·up = gate/(1+exp(−gate))·up. N = n.
+extern "C" __global__ void hx_swiglu(float* __restrict__ out, const float* __restrict__ gate, const float* __restrict__ up,
+                                     int n) {
+	HX_FOR_N(i, n) {
+		const float g = gate[i];
+		out[i] = g / (1.0f + expf(-g)) * up[i];
+	}
+}
+
+// hx_gelu is ggml's tanh-approximated GELU in F32 (gelu.go's geluF32).
+__device__ __forceinline__ float hx_gelu(float x) {
+	const float coefA = 0.044715f, sqrt2OverPi = 0.79788456080286535587989211986876f;
+	return 0.5f * x * (1.0f + tanhf(sqrt2OverPi * x * (1.0f + coefA * x * x)));
+}
+
+// out = gelu(gate)·up (GELU computed in F32, without the CPU's F16 table).
+// N = n.
+extern "C" __global__ void hx_geglu(float* __restrict__ out, const float* __restrict__ gate, const float* __restrict__ up,
+                                    int n) {
+	HX_FOR_N(i, n) { out[i] = hx_gelu(gate[i]) * up[i]; }
+}
+
+// x = tanh(x/c)·c, as the CPU: x·(1/c), tanh, ·c. N = n.
+extern "C" __global__ void hx_softcap(float* __restrict__ x, int n, float c) {
+	const float inv = 1.0f / c;
+	HX_FOR_N(i, n) { x[i] = tanhf(x[i] * inv) * c; }
+}
+
+// dst += src. N = n.
+extern "C" __global__ void hx_add(float* __restrict__ dst, const float* __restrict__ src, int n) {
+	HX_FOR_N(i, n) { dst[i] += src[i]; }
+}
+
+// x[r][c] += bias[c] for rows × cols values. N = rows·cols.
+extern "C" __global__ void hx_add_row(float* __restrict__ x, const float* __restrict__ bias, int rows, int cols) {
+	HX_FOR_N(i, rows * cols) { x[i] += bias[i % cols]; }
+}
+
+// dst row i = src row idx[i], for n rows of cols. N = n·cols.
+extern "C" __global__ void hx_gather_rows(float* __restrict__ dst, const float* __restrict__ src,
+                                          const int* __restrict__ idx, int n, int cols) {
+	HX_FOR_N(i, n * cols) {
+		const int r = i / cols, c = i - r * cols;
+		dst[i] = src[(size_t)idx[r] * cols + c];
+	}
+}
+
+// dst row to[i] = scale[i]·src row i, for n rows of cols (other rows of
+// dst untouched). N = n·cols.
+extern "C" __global__ void hx_scale_rows_to(float* __restrict__ dst, const float* __restrict__ src,
+                                            const int* __restrict__ to, const float* __restrict__ scale, int n,
+                                            int cols) {
+	HX_FOR_N(i, n * cols) {
+		const int r = i / cols, c = i - r * cols;
+		dst[(size_t)to[r] * cols + c] = src[i] * scale[r];
+	}
+}
+
+// out[r] = src[r·k] + src[r·k+1] + … + src[r·k+k−1] (rows of cols), added
+// in that order. N = rows·cols.
+extern "C" __global__ void hx_sum_row_groups(float* __restrict__ out, const float* __restrict__ src, int k, int rows,
+                                             int cols) {
+	HX_FOR_N(i, rows * cols) {
+		const int r = i / cols, c = i - r * cols;
+		const float* s = src + (size_t)r * k * cols + c;
+		float acc = s[0];
+		for (int j = 1; j < k; j++) acc += s[(size_t)j * cols];
+		out[i] = acc;
+	}
+}
+
+// out = F16 bits of in, rounded to nearest even. N = n.
+extern "C" __global__ void hx_f32_to_f16(unsigned short* __restrict__ out, const float* __restrict__ in, int n) {
+	HX_FOR_N(i, n) { out[i] = hx_f2h(in[i]); }
+}
+
+// Rows of k and v (kvDim wide) to their slots of one layer's KV store:
+// kc[slot[r]·kvDim + i] = k[r·kvDim + i], and vc from v. N = rows·kvDim.
+extern "C" __global__ void hx_store_kv_f32(float* __restrict__ kc, float* __restrict__ vc, const float* __restrict__ k,
+                                           const float* __restrict__ v, const int* __restrict__ slot, int rows,
+                                           int kvDim) {
+	HX_FOR_N(i, rows * kvDim) {
+		const int r = i / kvDim, c = i - r * kvDim;
+		const size_t o = (size_t)slot[r] * kvDim + c;
+		kc[o] = k[i];
+		vc[o] = v[i];
+	}
+}
+
+// hx_store_kv_f32 into an F16 store (rounded to nearest even).
+extern "C" __global__ void hx_store_kv_f16(unsigned short* __restrict__ kc, unsigned short* __restrict__ vc,
+                                           const float* __restrict__ k, const float* __restrict__ v,
+                                           const int* __restrict__ slot, int rows, int kvDim) {
+	HX_FOR_N(i, rows * kvDim) {
+		const int r = i / kvDim, c = i - r * kvDim;
+		const size_t o = (size_t)slot[r] * kvDim + c;
+		kc[o] = hx_f2h(k[i]);
+		vc[o] = hx_f2h(v[i]);
+	}
+}
+
+// Rotary position embedding in place. x holds rows of heads × headDim; for
+// row r, head h and pair i < dims/2 the angle is pos[r]·base^(−2i/dims),
+// divided by freqFactors[i] (when not null), times freqScale. neox = 0
+// rotates (x[2i], x[2i+1]) of the head, neox = 1 (x[i], x[i+dims/2]); the
+// values past dims pass through. N = rows·heads·(dims/2).
+//
+// The angle is computed as the CPU backend does (rope.go, after ggml-cpu):
+// theta_scale = base^(−2/dims) in double rounded to F32, then the F32
+// recurrence theta_{i+1} = theta_i·theta_scale from theta_0 = pos, so the
+// angles equal the CPU's bit for bit; only sin and cos (F32 here, double
+// rounded to F32 there) differ, by an ulp or so.
+extern "C" __global__ void hx_rope(float* __restrict__ x, const int* __restrict__ pos, int rows, int heads, int headDim,
+                                   int dims, float base, float freqScale, const float* __restrict__ freqFactors,
+                                   int neox) {
+	const int half = dims / 2;
+	if (half <= 0) return;
+	const float thetaScale = (float)pow((double)base, (double)(-2.0f / (float)dims));
+	HX_FOR_N(t, rows * heads * half) {
+		const int i = t % half, rh = t / half;
+		const int h = rh % heads, row = rh / heads;
+		float theta = (float)pos[row];
+		for (int j = 0; j < i; j++) theta *= thetaScale;
+		if (freqFactors != nullptr) theta /= freqFactors[i];
+		theta *= freqScale;
+		float s, c;
+		sincosf(theta, &s, &c);
+		float* v = x + ((size_t)row * heads + h) * headDim;
+		const int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
+		const float x0 = v[a], x1 = v[b];
+		v[a] = x0 * c - x1 * s;
+		v[b] = x0 * s + x1 * c;
+	}
+}
+
+// hx_trap makes a sticky device failure (a test hook). Grid 1, block 1.
+extern "C" __global__ void hx_trap() { __trap(); }

@@ -1,0 +1,132 @@
+// Matrix-vector products with F32, F16 and quantized weights (decode): out is
+// nx × rows (out[j·rows + row]), x is nx × cols, the weight rows × cols in
+// its format. Grid (ceil(rows/4)), block 128: warp w of block b computes
+// row 4b + w for every activation row (up to 8 at once, more in groups of
+// 8), reading each weight block once and keeping one partial sum per
+// activation row; F32 activations and accumulation, a warp reduction at
+// the end. cols is a multiple of the format's block size.
+#include "common.cuh"
+
+// HX_MV_ROWS is the rows of a block (one per warp); HX_MV_NX the
+// activation rows computed per pass over the weights.
+#define HX_MV_ROWS 4
+#define HX_MV_NX 8
+
+// hx_mv_finish reduces the partial sums and writes them (lane j writes
+// activation row j's).
+template <int NX>
+__device__ __forceinline__ void hx_mv_finish(float* acc, float* out, int row, int rows, int lane) {
+#pragma unroll
+	for (int j = 0; j < NX; j++) {
+		const float s = hx_warp_sum(acc[j]);
+		if (lane == j) out[(size_t)j * rows + row] = s;
+	}
+}
+
+// hx_mv_blocks is the product for NX activation rows with a quantized
+// format T: lane l decodes elements 32i + l of every block of the row.
+template <class T, int NX>
+__device__ __forceinline__ void hx_mv_blocks(float* __restrict__ out, const unsigned char* __restrict__ w,
+                                             const float* __restrict__ x, int row, int rows, int cols, int lane) {
+	constexpr int PL = T::BS / 32;
+	const int nb = cols / T::BS;
+	const unsigned char* wr = w + (size_t)row * nb * T::TS;
+	float acc[NX];
+#pragma unroll
+	for (int j = 0; j < NX; j++) acc[j] = 0.0f;
+	// one element per lane per block: unroll for loads in flight; a
+	// K-quant block already gives each lane 8
+#pragma unroll(PL == 1 ? 4 : 1)
+	for (int b = 0; b < nb; b++) {
+		float v[PL];
+		T::lane(wr + (size_t)b * T::TS, lane, v);
+		const float* xb = x + (size_t)b * T::BS + lane;
+#pragma unroll
+		for (int i = 0; i < PL; i++) {
+#pragma unroll
+			for (int j = 0; j < NX; j++) acc[j] += v[i] * xb[(size_t)j * cols + 32 * i];
+		}
+	}
+	hx_mv_finish<NX>(acc, out, row, rows, lane);
+}
+
+__device__ __forceinline__ float hx_w_at(const unsigned short* p) { return hx_h2f(*p); }
+__device__ __forceinline__ float hx_w_at(const float* p) { return *p; }
+
+// hx_mv_dense is the product for NX activation rows with F16 or F32
+// weights (W): lane l takes elements l, l+32, … of the row (any cols).
+template <class W, int NX>
+__device__ __forceinline__ void hx_mv_dense(float* __restrict__ out, const W* __restrict__ w,
+                                            const float* __restrict__ x, int row, int rows, int cols, int lane) {
+	const W* wr = w + (size_t)row * cols;
+	float acc[NX];
+#pragma unroll
+	for (int j = 0; j < NX; j++) acc[j] = 0.0f;
+#pragma unroll 4
+	for (int e = lane; e < cols; e += 32) {
+		const float v = hx_w_at(wr + e);
+#pragma unroll
+		for (int j = 0; j < NX; j++) acc[j] += v * x[(size_t)j * cols + e];
+	}
+	hx_mv_finish<NX>(acc, out, row, rows, lane);
+}
+
+// hx_mv runs the product for every group of up to HX_MV_NX activation rows;
+// body is hx_mv_blocks<T, NX> or hx_mv_dense<W, NX> by way of the functor F.
+template <class F, class W>
+__device__ __forceinline__ void hx_mv(float* out, const W* w, const float* x, int rows, int cols, int nx) {
+	const int lane = threadIdx.x & 31;
+	const int row = blockIdx.x * HX_MV_ROWS + (threadIdx.x >> 5);
+	if (row >= rows) return; // the whole warp leaves together
+	for (int j0 = 0; j0 < nx; j0 += HX_MV_NX) {
+		const float* xj = x + (size_t)j0 * cols;
+		float* oj = out + (size_t)j0 * rows;
+		switch (nx - j0 < HX_MV_NX ? nx - j0 : HX_MV_NX) {
+		case 1: F::template run<1>(oj, w, xj, row, rows, cols, lane); break;
+		case 2: F::template run<2>(oj, w, xj, row, rows, cols, lane); break;
+		case 3: F::template run<3>(oj, w, xj, row, rows, cols, lane); break;
+		case 4: F::template run<4>(oj, w, xj, row, rows, cols, lane); break;
+		case 5: F::template run<5>(oj, w, xj, row, rows, cols, lane); break;
+		case 6: F::template run<6>(oj, w, xj, row, rows, cols, lane); break;
+		case 7: F::template run<7>(oj, w, xj, row, rows, cols, lane); break;
+		default: F::template run<8>(oj, w, xj, row, rows, cols, lane); break;
+		}
+	}
+}
+
+template <class T>
+struct hx_mv_quant {
+	template <int NX>
+	__device__ __forceinline__ static void run(float* out, const unsigned char* w, const float* x, int row, int rows,
+	                                           int cols, int lane) {
+		hx_mv_blocks<T, NX>(out, w, x, row, rows, cols, lane);
+	}
+};
+
+template <class W>
+struct hx_mv_dense_body {
+	template <int NX>
+	__device__ __forceinline__ static void run(float* out, const W* w, const float* x, int row, int rows, int cols,
+	                                           int lane) {
+		hx_mv_dense<W, NX>(out, w, x, row, rows, cols, lane);
+	}
+};
+
+extern "C" __global__ void hx_mv_f16(float* out, const unsigned short* w, const float* x, int rows, int cols, int nx) {
+	hx_mv<hx_mv_dense_body<unsigned short>>(out, w, x, rows, cols, nx);
+}
+
+extern "C" __global__ void hx_mv_f32(float* out, const float* w, const float* x, int rows, int cols, int nx) {
+	hx_mv<hx_mv_dense_body<float>>(out, w, x, rows, cols, nx);
+}
+
+#define HX_MV_KERNEL(name, T)                                                                                    \
+	extern "C" __global__ void name(float* out, const unsigned char* w, const float* x, int rows, int cols, int nx) { \
+		hx_mv<hx_mv_quant<T>>(out, w, x, rows, cols, nx);                                                        \
+	}
+
+HX_MV_KERNEL(hx_mv_q8_0, hx_q8_0)
+HX_MV_KERNEL(hx_mv_q4_0, hx_q4_0)
+HX_MV_KERNEL(hx_mv_q4_k, hx_q4_k)
+HX_MV_KERNEL(hx_mv_q5_k, hx_q5_k)
+HX_MV_KERNEL(hx_mv_q6_k, hx_q6_k)
