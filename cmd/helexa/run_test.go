@@ -18,6 +18,7 @@ import (
 
 	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/api"
+	"github.com/helexa/helexa/pkg/device"
 	"github.com/helexa/helexa/pkg/hub/hubtest"
 	"github.com/helexa/helexa/pkg/models/chat"
 	"github.com/helexa/helexa/pkg/models/gguf"
@@ -77,6 +78,7 @@ func TestRunOneShotInProcess(t *testing.T) {
 	}{
 		{name: "raw prompt argument", opts: func(o *runOptions) { o.Raw, o.NumPredict = true, 4 }, args: []string{"Once upon a time"}, wantOut: ", there was a"},
 		{name: "raw prompt on stdin", opts: func(o *runOptions) { o.Raw, o.NumPredict = true, 4 }, stdin: "Once upon a time\n", wantOut: ", there was a"},
+		{name: "on the CPU by name", opts: func(o *runOptions) { o.Raw, o.NumPredict, o.Device = true, 4, "cpu" }, args: []string{"Once upon a time"}, wantOut: ", there was a"},
 		{name: "chat with verbose", opts: func(o *runOptions) { o.NumPredict, o.Verbose = 5, true }, args: []string{"Once upon a time"},
 			wantErr: []string{"load time:", "prompt:", "generated:  5 tokens"}},
 	}
@@ -115,6 +117,15 @@ func TestRunBadInput(t *testing.T) {
 		{"missing file", func(*runOptions) {}, []string{"./no/such/model.gguf", "hi"}, "does not exist"},
 		{"no prompt", func(*runOptions) {}, []string{model}, "no prompt"},
 		{"prompt too long", func(o *runOptions) { o.Raw, o.NumCtx = true, 16 }, []string{model, strings.Repeat("Once upon a time ", 20)}, "--num-ctx"},
+		{"unknown device", func(o *runOptions) { o.Device = "metal" }, []string{model, "hi"}, "want auto, cpu, cuda or cuda:N"},
+	}
+	if device.DriverGPUs("/proc/driver/nvidia/gpus") == 0 {
+		tests = append(tests, struct {
+			name string
+			opts func(*runOptions)
+			args []string
+			want string
+		}{"cuda without a GPU", func(o *runOptions) { o.Device = "cuda" }, []string{model, "hi"}, "device cuda:0: no NVIDIA GPU driver"})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

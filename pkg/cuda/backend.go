@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"unsafe"
 
@@ -20,9 +21,10 @@ type Backend struct {
 	vectors []devPtr
 	factors map[*float32]devPtr // RoPE frequency factors by host slice
 	// staging buffers for host arrays and F16 operands, grown as needed
-	ints   [6]devBuf
-	f16x   devBuf // activations converted to F16 for a GEMM
-	f16w   devBuf // a weight dequantized to F16 for a GEMM
+	ints   [4]devBuf
+	sent   [4][]int32 // what each ints buffer holds (a pass sends the same positions to every layer)
+	f16x   devBuf     // activations converted to F16 for a GEMM
+	f16w   devBuf     // a weight dequantized to F16 for a GEMM
 	host   []float32
 	plans  planCache
 	closed bool
@@ -102,12 +104,20 @@ func (b *Backend) putInts(i int, vals []int32) (devPtr, error) {
 	if len(vals) == 0 {
 		return 0, nil
 	}
+	if slices.Equal(b.sent[i], vals) && b.ints[i].p != 0 {
+		return b.ints[i].p, nil
+	}
 	n := int64(len(vals)) * 4
 	p, err := b.ints[i].ensure(b.d, n)
 	if err != nil {
 		return 0, err
 	}
-	return p, b.d.upload(p, unsafe.Pointer(&vals[0]), n)
+	b.sent[i] = b.sent[i][:0] // unknown until the upload succeeds
+	if err := b.d.upload(p, unsafe.Pointer(&vals[0]), n); err != nil {
+		return 0, err
+	}
+	b.sent[i] = append(b.sent[i][:0], vals...)
+	return p, nil
 }
 
 // putFloats is putInts for float32 values.
