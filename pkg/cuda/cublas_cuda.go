@@ -31,8 +31,11 @@ const (
 	cublasGemmDefault = -1
 )
 
-// cublasLibs are the sonames tried in order.
-var cublasLibs = []string{"libcublas.so.12", "libcublas.so.13", "libcublas.so.11", "libcublas.so"}
+// cublasLibs are the libraries tried in order: by soname (the loader's
+// path), then where NVIDIA's toolkit installs them when ld.so.conf does not
+// name its folder.
+var cublasLibs = []string{"libcublas.so.12", "libcublas.so.13", "libcublas.so.11", "libcublas.so",
+	"/usr/local/cuda/lib64/libcublas.so.12", "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.11"}
 
 // openCublas opens the first cuBLAS found and creates a handle in the
 // current context; nil when none loads (the backend then runs every
