@@ -210,4 +210,24 @@ func (d *device) download(dst unsafe.Pointer, src devPtr, n int64) error {
 	return nil
 }
 
+func (d *device) copyD(dst, src devPtr, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	if err := cu.MemcpyDtoD(cu.DevicePtr(dst), cu.DevicePtr(src), n); err != nil {
+		return fmt.Errorf("copying %d bytes on the device: %w", n, err)
+	}
+	return nil
+}
+
+func (d *device) zero(p devPtr, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	if err := cu.MemsetD8(cu.DevicePtr(p), 0, n); err != nil {
+		return fmt.Errorf("clearing %d bytes: %w", n, err)
+	}
+	return nil
+}
+
 func (d *device) memInfo() (free, total int64, err error) { return cu.MemInfo() }

@@ -22,6 +22,8 @@ type driver interface {
 	free(p devPtr)
 	upload(dst devPtr, src unsafe.Pointer, n int64) error
 	download(dst unsafe.Pointer, src devPtr, n int64) error
+	copyD(dst, src devPtr, n int64) error // device to device
+	zero(p devPtr, n int64) error
 	launch(name string, grid [3]int, block int, a *args) error
 	memInfo() (free, total int64, err error)
 	// gemmer is cuBLAS, or nil without it (matmuls then run on the

@@ -108,6 +108,28 @@ func (d *emuDriver) download(dst unsafe.Pointer, src devPtr, n int64) error {
 	return nil
 }
 
+func (d *emuDriver) copyD(dst, src devPtr, n int64) error {
+	dm, do, err := d.find(dst, n)
+	if err != nil {
+		return err
+	}
+	sm, so, err := d.find(src, n)
+	if err != nil {
+		return err
+	}
+	copy(dm.Bytes()[do:do+int(n)], sm.Bytes()[so:so+int(n)])
+	return nil
+}
+
+func (d *emuDriver) zero(p devPtr, n int64) error {
+	m, off, err := d.find(p, n)
+	if err != nil {
+		return err
+	}
+	clear(m.Bytes()[off : off+int(n)])
+	return nil
+}
+
 func (d *emuDriver) launch(name string, grid [3]int, block int, a *args) error {
 	return emu.LaunchRaw(name, grid, [3]int{block, 1, 1}, a.slots)
 }

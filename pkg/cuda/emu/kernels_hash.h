@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "e0fcba4c205901e59805c4a7ee7b28c0d55b45dc1c1fe6bba0f8de32e2d042e7"
+#define HX_KERNELS_SOURCE_SHA256 "c93627431304d5c8527856e3e6b53b0897a6c5ede3fa24f99f5b5ad4442bb1b8"

@@ -6,3 +6,4 @@
 #include "attention.cu"
 #include "matvec.cu"
 #include "dequant.cu"
+#include "recurrent.cu"

@@ -23,11 +23,19 @@ __device__ __forceinline__ float hx_gelu(float x) {
 	return 0.5f * x * (1.0f + tanhf(sqrt2OverPi * x * (1.0f + coefA * x * x)));
 }
 
-// out = gelu(gate)·up (GELU computed in F32, without the CPU's F16 table).
-// N = n.
+// hx_gelu_f16 is ggml-cpu's GELU (the CPU backend's too): inside ±10, the
+// F16 of the GELU of the F16 of x (what its F16 table holds); 0 below, x
+// above. llama.cpp's references come from the CPU, so the GPU rounds alike.
+__device__ __forceinline__ float hx_gelu_f16(float x) {
+	if (x <= -10.0f) return 0.0f;
+	if (x >= 10.0f) return x;
+	return hx_h2f(hx_f2h(hx_gelu(hx_h2f(hx_f2h(x)))));
+}
+
+// out = gelu(gate)·up, GELU as hx_gelu_f16. N = n.
 extern "C" __global__ void hx_geglu(float* __restrict__ out, const float* __restrict__ gate, const float* __restrict__ up,
                                     int n) {
-	HX_FOR_N(i, n) { out[i] = hx_gelu(gate[i]) * up[i]; }
+	HX_FOR_N(i, n) { out[i] = hx_gelu_f16(gate[i]) * up[i]; }
 }
 
 // x = tanh(x/c)·c, as the CPU: x·(1/c), tanh, ·c. N = n.
