@@ -3,6 +3,8 @@ package cuda
 import (
 	"errors"
 	"unsafe"
+
+	hxdevice "github.com/helexa/helexa/pkg/device"
 )
 
 // devPtr is an address in the driver's memory (device memory on a GPU,
@@ -43,15 +45,9 @@ type gemmer interface {
 	gemmF32(w, x, out devPtr, rows, cols, n int) error
 }
 
-// Info describes one GPU (the runner's --probe prints a list of them).
-type Info struct {
-	Index      int    `json:"index"`
-	Name       string `json:"name"`
-	Major      int    `json:"major"`
-	Minor      int    `json:"minor"`
-	TotalBytes int64  `json:"total_bytes"`
-	FreeBytes  int64  `json:"free_bytes"`
-}
+// Info describes one GPU: what the runner's --probe prints, in the shape
+// helexa's device choice reads.
+type Info = hxdevice.GPU
 
 // errClosed is returned by operations on a closed device.
 var errClosed = errors.New("cuda: the device is closed")
