@@ -4,7 +4,7 @@ STATICCHECK_VERSION ?= v0.6.1
 BIN := bin/helexa
 FUZZTIME ?= 5s
 
-.PHONY: build test test-race lint fuzz bench clean node-deps cuda ptx test-gpu
+.PHONY: build test test-race lint fuzz bench clean node-deps cuda ptx test-gpu gpu-bundle
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -65,6 +65,12 @@ ptx:
 # (scripts/test-gpu.sh; it reuses bin/ binaries built elsewhere).
 test-gpu:
 	scripts/test-gpu.sh
+
+# Packs binaries, test binaries and a fixture subset into
+# .cache/gpu/bundle.tar.xz for a GPU machine without Go or network access
+# (scripts/gpu-bundle.sh says how to use it).
+gpu-bundle:
+	scripts/gpu-bundle.sh
 
 clean:
 	rm -rf bin

@@ -1,41 +1,60 @@
 #!/usr/bin/env bash
 # make test-gpu: helexa's checks that need an NVIDIA GPU, in one command.
 #
-#  1. every fixture model (and every tiny family model) through helexa-cuda
+#  1. the fixture models (and every tiny family model) through helexa-cuda
 #     against the same llama.cpp references and tolerances as the CPU;
 #  2. the poison-and-recover test (a real CUDA failure injected through
 #     HELEXA_CUDA_FAULT; the model shows poisoned; the next request works);
 #  3. helexa bench -p 512 -n 128 --streams 1,2,4,8 on the synthetic
 #     Qwen3-0.6B and Llama-3.2-1B shapes (Q4_K_M), on the GPU.
 #
-# Binaries already in bin/ are used as they are (build them elsewhere with
-# `make build cuda` and copy them over); missing ones are built. Fixtures
-# come from ../shared/fixtures or $HELEXA_FIXTURES. The benchmark models
-# are written to $GPU_BENCH_DIR (default .cache/gpu-bench) once.
+# Two ways to run it. With Go: binaries missing from bin/ are built and the
+# tests run with `go test`; fixtures come from ../shared/fixtures or
+# $HELEXA_FIXTURES. Without Go (a GPU machine with no toolchain and no
+# network): unpack the bundle scripts/gpu-bundle.sh made into .cache/gpu
+# first; its binaries, test binaries and fixtures are used (the reference
+# test skips the fixtures the bundle leaves out). GPU_TEST_RUN narrows the
+# reference subtests (a -run pattern below TestReferenceOnGPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
+bundle=$root/.cache/gpu
 
-[ -x bin/helexa ] || make build
-[ -x bin/helexa-cuda ] || make cuda
-export HELEXA_CUDA_RUNNER="$PWD/bin/helexa-cuda"
+if [ -x "$bundle/bin/helexa-cuda" ]; then
+	bin=$bundle/bin
+	export HELEXA_FIXTURES=${HELEXA_FIXTURES:-$bundle/fixtures}
+	sub=${GPU_TEST_RUN:-.}
+	gotest() { # PACKAGE-DIR TEST-BINARY -run PATTERN
+		(cd "$1" && "$bin/$2" -test.count=1 -test.timeout=30m -test.v -test.run "$3")
+	}
+else
+	[ -x bin/helexa ] || make build
+	[ -x bin/helexa-cuda ] || make cuda
+	bin=$root/bin
+	sub=${GPU_TEST_RUN:-.}
+	gotest() {
+		(cd "$1" && go test -count=1 -timeout 30m -v -run "$3" .)
+	}
+fi
+export HELEXA_CUDA_RUNNER="$bin/helexa-cuda" HELEXA_TEST_BIN="$bin/helexa"
 
 echo "== GPUs"
-if ! bin/helexa-cuda --probe; then
+if ! "$bin/helexa-cuda" --probe; then
 	echo "test-gpu: helexa-cuda finds no usable GPU (see above)" >&2
 	exit 1
 fi
 
 echo "== fixture references on the GPU"
-go test -count=1 -timeout 30m -run '^TestReferenceOnGPU$' -v ./pkg/executor/cpuexec/
+gotest pkg/executor/cpuexec cpuexec.test "^TestReferenceOnGPU\$/$sub"
 
 echo "== poison and recover"
-go test -count=1 -timeout 10m -run '^TestGPUPoisonAndRecover$' -v ./cmd/helexa/
+gotest cmd/helexa helexa-cmd.test '^TestGPUPoisonAndRecover$'
 
 echo "== bench"
 dir=${GPU_BENCH_DIR:-.cache/gpu-bench}
 mkdir -p "$dir"
 for shape in qwen3-0.6b llama-3.2-1b; do
 	f="$dir/$shape-q4_k_m.gguf"
-	[ -f "$f" ] || bin/helexa debug synth --shape "$shape" --quant q4_k_m -o "$f"
-	bin/helexa bench "$f" -p 512 -n 128 -r 3 --streams 1,2,4,8 --device cuda
+	[ -f "$f" ] || "$bin/helexa" debug synth --shape "$shape" --quant q4_k_m -o "$f"
+	"$bin/helexa" bench "$f" -p 512 -n 128 -r 3 --streams 1,2,4,8 --device cuda
 done

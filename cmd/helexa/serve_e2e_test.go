@@ -17,6 +17,7 @@ import (
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
 
+	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/api"
 	"github.com/helexa/helexa/pkg/runner"
@@ -53,10 +54,13 @@ func logOnFailure(t *testing.T, logs *syncBuffer) {
 func startDaemon(t *testing.T, apiKey string, env ...string) (addr string, stop func() error, logs *syncBuffer) {
 	t.Helper()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "helexa")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building helexa: %v\n%s", err, out)
+	bin := envvars.TestBin.Get()
+	if bin == "" {
+		bin = filepath.Join(dir, "helexa")
+		build := exec.Command("go", "build", "-o", bin, ".")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("building helexa: %v\n%s", err, out)
+		}
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

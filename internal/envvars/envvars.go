@@ -78,13 +78,14 @@ var (
 	ChatTemplate    = Var{"HELEXA_CHAT_TEMPLATE", "", "path of a Jinja chat template used instead of every model's own (its tool-call and reasoning formats are chosen from it)"}
 	TestReplay      = Var{"HELEXA_TEST_REPLAY", "", "tests only: path of a text file every loaded model writes (encoded with its tokenizer, then end of sequence) instead of sampling"}
 	Fixtures        = Var{"HELEXA_FIXTURES", "", "tests only: the shared fixtures directory (default: ../shared/fixtures beside the repository)"}
+	TestBin         = Var{"HELEXA_TEST_BIN", "", "tests only: a built helexa binary the end-to-end tests start instead of building one (make test-gpu on a machine without Go)"}
 	TestRunner      = Var{"HELEXA_TEST_RUNNER", "", "tests only: 1 makes a package's test binary serve as a runner process"}
 )
 
 // All lists every variable, in the order --help shows them.
 func All() []Var {
 	return []Var{Host, AllowedHosts, Origins, APIKey, MaxRequestBytes, KeepAlive, MaxLoadedModels, NumParallel, MaxQueue, NumCtx, ChunkSize, KVType, TP, CPUKernels,
-		NumThreads, Config, StateDir, LogLevel, Runner, Device, CUDARunner, CUDAFault, RunnerTimeout, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, ChatTemplate, TestReplay, Fixtures, TestRunner}
+		NumThreads, Config, StateDir, LogLevel, Runner, Device, CUDARunner, CUDAFault, RunnerTimeout, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, ChatTemplate, TestReplay, Fixtures, TestBin, TestRunner}
 }
 
 // Help renders the table shown at the end of `helexa --help`.
