@@ -25,7 +25,6 @@ type Backend struct {
 	sent   [4][]int32 // what each ints buffer holds (a pass sends the same positions to every layer)
 	f16x   devBuf     // activations converted to F16 for a GEMM
 	f16w   devBuf     // a weight dequantized to F16 for a GEMM
-	host   []float32
 	plans  planCache
 	closed bool
 }

@@ -7,36 +7,38 @@ import (
 	"unsafe"
 
 	"github.com/helexa/helexa/pkg/compute"
-	"github.com/helexa/helexa/pkg/compute/quant"
 )
 
-// Embed implements compute.Backend: the table stays on the host (mapped
-// from the file); the selected rows are dequantized there and copied up.
-func (b *Backend) Embed(table *compute.Weight, tokens []int32, out compute.Tensor) error {
-	o, n := dev(out), table.Cols()
+// Embed implements compute.Backend: the rows are decoded on the device
+// from the prepared table (the same decoders as the matmuls'), exactly as
+// the CPU decodes them (F16 for the types converted at load).
+func (b *Backend) Embed(table *compute.Weight, tokens []int32, outT compute.Tensor) error {
+	o, n := dev(outT), table.Cols()
 	if o.rows*o.cols < len(tokens)*n {
 		return fmt.Errorf("embed: output of %d values for %d tokens × %d", o.rows*o.cols, len(tokens), n)
 	}
-	if cap(b.host) < len(tokens)*n {
-		b.host = make([]float32, len(tokens)*n)
-	}
-	h := b.host[:len(tokens)*n]
-	for i, t := range tokens {
+	for _, t := range tokens {
 		if t < 0 || int(t) >= table.Rows() {
 			return fmt.Errorf("embed: token %d out of range [0, %d)", t, table.Rows())
 		}
-		if err := quant.Dequantize(table.Type, table.Row(int(t)), h[i*n:(i+1)*n]); err != nil {
-			return fmt.Errorf("embed %s: %w", table.Name, err)
-		}
 	}
-	if len(h) == 0 {
+	wp, f, err := b.lookup(table)
+	if err != nil {
+		return err
+	}
+	if len(tokens) == 0 {
 		return nil
 	}
 	return b.d.do(func() error {
 		if err := b.maybeFault(); err != nil {
 			return err
 		}
-		return b.d.upload(o.p, unsafe.Pointer(&h[0]), int64(len(h))*4)
+		ids, err := b.putInts(0, tokens)
+		if err != nil {
+			return err
+		}
+		a := newArgs(5).ptr(o.p).ptr(wp).ptr(ids).i32(len(tokens)).i32(n)
+		return b.d.launch(f.rowsKernel(), [3]int{len(tokens), 1, 1}, threads, a)
 	})
 }
 

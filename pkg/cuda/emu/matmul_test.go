@@ -160,3 +160,24 @@ func TestDequantize(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbedRows checks the embedding lookup of every type against the
+// CPU's dequantization, bit for bit, for repeated and out-of-order ids.
+func TestEmbedRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 1))
+	for _, wt := range weightTypes {
+		cols := wt.cols[len(wt.cols)-1]
+		const rows = 7
+		w, deq := randWeight(t, r, wt.typ, rows, cols)
+		ids := []int32{6, 0, 3, 3, 1}
+		got := nanVec(len(ids) * cols)
+		must(t, Launch("hx_rows_"+wt.suffix, dim(len(ids)+1), dim(256), got, weightArg(w), ids, len(ids), cols))
+		for i, id := range ids {
+			for j := 0; j < cols; j++ {
+				if g, want := got[i*cols+j], deq[int(id)*cols+j]; g != want {
+					t.Fatalf("%s row %d (id %d) element %d: %v, want %v", wt.typ, i, id, j, g, want)
+				}
+			}
+		}
+	}
+}

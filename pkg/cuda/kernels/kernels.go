@@ -63,6 +63,8 @@ func Names() []string {
 		"hx_mv_f32", "hx_mv_f16", "hx_mv_q8_0", "hx_mv_q4_0", "hx_mv_q4_k", "hx_mv_q5_k", "hx_mv_q6_k",
 		// dequantization to F16: grid rows, block 256
 		"hx_dq_q8_0", "hx_dq_q4_0", "hx_dq_q4_k", "hx_dq_q5_k", "hx_dq_q6_k",
+		// embedding lookup: grid n, block 256
+		"hx_rows_f32", "hx_rows_f16", "hx_rows_q8_0", "hx_rows_q4_0", "hx_rows_q4_k", "hx_rows_q5_k", "hx_rows_q6_k",
 		// recurrent layers (recurrent.cu): per span, or element-wise
 		"hx_conv_silu", "hx_l2norm_heads", "hx_delta_net", "hx_split_heads", "hx_sigmoid_mul",
 	}
