@@ -179,7 +179,7 @@ func Resolve(ctx context.Context, s Spec, env Env) (Choice, error) {
 	if s.Auto {
 		return Choice{Kind: CPU, Why: err.Error()}, nil
 	}
-	return Choice{}, fmt.Errorf("device %s: %w", s, err)
+	return Choice{}, fmt.Errorf("device %s: %w (or run on the CPU: --device cpu)", s, err)
 }
 
 func resolveCUDA(ctx context.Context, index int, env Env) (Choice, error) {
