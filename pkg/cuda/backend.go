@@ -21,12 +21,14 @@ type Backend struct {
 	vectors []devPtr
 	factors map[*float32]devPtr // RoPE frequency factors by host slice
 	// staging buffers for host arrays and F16 operands, grown as needed
-	ints   [4]devBuf
-	sent   [4][]int32 // what each ints buffer holds (a pass sends the same positions to every layer)
-	f16x   devBuf     // activations converted to F16 for a GEMM
-	f16w   devBuf     // a weight dequantized to F16 for a GEMM
-	plans  planCache
-	closed bool
+	ints [4]devBuf
+	sent [4][]int32 // what each ints buffer holds (a pass sends the same positions to every layer)
+	f16x devBuf     // activations converted to F16 for a GEMM
+	f16w devBuf     // a weight dequantized to F16 for a GEMM
+	// attnPart holds split decode attention's partial results
+	attnPart devBuf
+	plans    planCache
+	closed   bool
 }
 
 var (

@@ -205,19 +205,34 @@ func (b *Backend) AttentionWindow(kvs compute.KV, layer int, spans []compute.Seq
 
 func (b *Backend) attention(kvs compute.KV, layer int, spans []compute.SeqSpan, at *compute.Attn, window int, qT, outT compute.Tensor) {
 	kv, q, out := kvOf(kvs), dev(qT), dev(outT)
-	name := "hx_attention_f32"
+	suffix := "f32"
 	if kv.F16 {
-		name = "hx_attention_f16"
+		suffix = "f16"
 	}
+	chunk, splits := planSplits(spans, window, q.rows*at.Heads)
 	b.must(func() error {
 		e, err := b.plans.get(b.d, kv.KVShape, spans, window, false)
 		if err != nil {
 			return err
 		}
-		a := newArgs(13).ptr(out.p).ptr(q.p).ptr(kv.k[layer]).ptr(kv.v[layer]).
-			ptr(e.ptr[1]).ptr(e.ptr[2]).ptr(e.ptr[3]).ptr(e.ptr[4]).
-			i32(at.Heads).i32(at.KVHeads).i32(at.HeadDim).i32(kv.BlockSize).f32(at.Scale)
-		return b.d.launch(name, [3]int{e.rows, at.Heads, 1}, 128, a)
+		args := func(dst devPtr) *args {
+			return newArgs(15).ptr(dst).ptr(q.p).ptr(kv.k[layer]).ptr(kv.v[layer]).
+				ptr(e.ptr[1]).ptr(e.ptr[2]).ptr(e.ptr[3]).ptr(e.ptr[4]).
+				i32(at.Heads).i32(at.KVHeads).i32(at.HeadDim).i32(kv.BlockSize).f32(at.Scale)
+		}
+		if splits == 1 {
+			return b.d.launch("hx_attention_"+suffix, [3]int{e.rows, at.Heads, 1}, 128, args(out.p))
+		}
+		part, err := b.attnPart.ensure(b.d, int64(e.rows*at.Heads*splits*(at.HeadDim+2))*4)
+		if err != nil {
+			return err
+		}
+		if err := b.d.launch("hx_attention_part_"+suffix, [3]int{e.rows, at.Heads, splits}, 128,
+			args(part).i32(chunk).i32(splits)); err != nil {
+			return err
+		}
+		return b.d.launch("hx_attention_merge", [3]int{e.rows, at.Heads, 1}, 128,
+			newArgs(5).ptr(out.p).ptr(part).i32(at.Heads).i32(at.HeadDim).i32(splits))
 	})
 }
 

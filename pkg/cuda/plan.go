@@ -119,3 +119,33 @@ func planKey(spans []compute.SeqSpan, window int, store bool) []int32 {
 	}
 	return k
 }
+
+// Split decode attention: when a batch has few (row, head) pairs, each
+// pair's positions are shared out to several blocks of splitPositions
+// (more for contexts past maxSplits of them), whose partial softmaxes a
+// second kernel merges, so that a long context keeps the GPU busy.
+const (
+	splitPairs     = 128 // batches with fewer (row, head) pairs split
+	splitPositions = 64
+	maxSplits      = 64
+)
+
+// planSplits picks the split of attention over spans (window > 0: a
+// sliding window) for a batch of pairs (row, head) pairs: chunk positions
+// per block and the number of splits (1: no split).
+func planSplits(spans []compute.SeqSpan, window, pairs int) (chunk, splits int) {
+	longest := 0
+	for _, sp := range spans {
+		n := sp.Pos + sp.N // the last row sees positions [0, Pos+N)
+		if window > 0 {
+			n = min(n, window)
+		}
+		longest = max(longest, n)
+	}
+	if pairs >= splitPairs || longest <= 2*splitPositions {
+		return longest, 1
+	}
+	splits = min((longest+splitPositions-1)/splitPositions, maxSplits)
+	chunk = (longest + splits - 1) / splits
+	return chunk, splits
+}

@@ -222,3 +222,29 @@ func TestHostF16(t *testing.T) {
 		t.Errorf("a native weight takes %d bytes on the device, want its %d", deviceBytes(q), len(data8))
 	}
 }
+
+func TestPlanSplits(t *testing.T) {
+	long := []compute.SeqSpan{{N: 1, Pos: 999}} // decode at position 999: 1000 positions
+	for _, tc := range []struct {
+		name          string
+		spans         []compute.SeqSpan
+		window, pairs int
+		chunk, splits int
+		longest       int // the positions the splits must cover
+	}{
+		{"short context", []compute.SeqSpan{{N: 1, Pos: 100}}, 0, 16, 101, 1, 101},
+		{"long decode", long, 0, 16, 63, 16, 1000},
+		{"many pairs", long, 0, 512, 1000, 1, 1000},
+		{"window bounds it", long, 100, 16, 100, 1, 100},
+		{"very long", []compute.SeqSpan{{N: 1, Pos: 99999}}, 0, 8, 1563, 64, 100000},
+		{"longest span counts", []compute.SeqSpan{{N: 1, Pos: 10}, {Row: 1, N: 2, Pos: 298}}, 0, 32, 60, 5, 300},
+	} {
+		chunk, splits := planSplits(tc.spans, tc.window, tc.pairs)
+		if chunk != tc.chunk || splits != tc.splits {
+			t.Errorf("%s: chunk %d, %d splits; want %d, %d", tc.name, chunk, splits, tc.chunk, tc.splits)
+		}
+		if chunk*splits < tc.longest {
+			t.Errorf("%s: %d splits of %d do not cover %d positions", tc.name, splits, chunk, tc.longest)
+		}
+	}
+}

@@ -134,14 +134,28 @@ func testAttention(t *testing.T, heads, kvHeads, headDim, window int, f16 bool) 
 	// as one position too many with a tiny weight
 	got := nanVec(rows * width)
 	grid := [3]int{rows, heads, 1}
+	var k, v Arg = kc, vc
+	suffix := "f32"
 	if f16 {
-		must(t, Launch("hx_attention_f16", grid, dim(128), got, q, kh, vh, rowPos, rowFirst, rowTable, tables,
-			heads, kvHeads, headDim, attnBlockSize, a.Scale))
-		check(t, "attention", got, want, 1e-5, 1)
-	} else {
-		must(t, Launch("hx_attention_f32", grid, dim(128), got, q, kc, vc, rowPos, rowFirst, rowTable, tables,
-			heads, kvHeads, headDim, attnBlockSize, a.Scale))
-		check(t, "attention", got, want, 1e-5, 1)
+		k, v, suffix = kh, vh, "f16"
+	}
+	must(t, Launch("hx_attention_"+suffix, grid, dim(128), got, q, k, v, rowPos, rowFirst, rowTable, tables,
+		heads, kvHeads, headDim, attnBlockSize, a.Scale))
+	check(t, "attention", got, want, 1e-5, 1)
+
+	// split decode attention: chunks of several sizes (one that leaves
+	// some splits of short rows without positions), merged, give the same
+	for _, chunk := range []int{1, 7, 16} {
+		splits := 0
+		for i, p := range rowPos {
+			splits = max(splits, (int(p)-int(rowFirst[i])+chunk)/chunk)
+		}
+		part := nanVec(rows * heads * splits * (headDim + 2))
+		must(t, Launch("hx_attention_part_"+suffix, [3]int{rows, heads, splits}, dim(128), part, q, k, v, rowPos, rowFirst,
+			rowTable, tables, heads, kvHeads, headDim, attnBlockSize, a.Scale, chunk, splits))
+		got := nanVec(rows * width)
+		must(t, Launch("hx_attention_merge", [3]int{rows, heads, 1}, dim(128), got, part, heads, headDim, splits))
+		check(t, fmt.Sprintf("split attention (chunk %d, %d splits)", chunk, splits), got, want, 1e-5, 1)
 	}
 }
 

@@ -23,6 +23,9 @@
 #define hx_attention_f32 hxemu_hx_attention_f32
 #define hx_attention_f16 hxemu_hx_attention_f16
 #define hx_mv_f32 hxemu_hx_mv_f32
+#define hx_attention_part_f32 hxemu_hx_attention_part_f32
+#define hx_attention_part_f16 hxemu_hx_attention_part_f16
+#define hx_attention_merge hxemu_hx_attention_merge
 #define hx_rows_f32 hxemu_hx_rows_f32
 #define hx_rows_f16 hxemu_hx_rows_f16
 #define hx_rows_q8_0 hxemu_hx_rows_q8_0
@@ -187,6 +190,7 @@ const KernelInfo kKernels[] = {
     HX_K(hx_dq_q4_k),       HX_K(hx_dq_q5_k),      HX_K(hx_dq_q6_k),
     HX_K(hx_conv_silu),     HX_K(hx_l2norm_heads), HX_K(hx_delta_net),     HX_K(hx_split_heads),
     HX_K(hx_sigmoid_mul),
+    HX_K(hx_attention_part_f32), HX_K(hx_attention_part_f16), HX_K(hx_attention_merge),
     HX_K(hx_rows_f32), HX_K(hx_rows_f16), HX_K(hx_rows_q8_0), HX_K(hx_rows_q4_0), HX_K(hx_rows_q4_k), HX_K(hx_rows_q5_k), HX_K(hx_rows_q6_k),
 
     HX_K(emu_test_shuffles), HX_K(emu_test_shared), HX_K(emu_test_early_return), HX_K(emu_test_half_warp),

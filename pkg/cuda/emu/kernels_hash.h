@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "9a134900b6819ca3a2ca5e27b3e93f426a2940a5feb9f13734c7c0e0bf33bffc"
+#define HX_KERNELS_SOURCE_SHA256 "218a521e35d1222f1f98bc60733491943f158321dc053aefa9eb17ee0db4891f"

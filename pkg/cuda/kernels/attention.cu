@@ -20,15 +20,25 @@ __device__ __forceinline__ float hx_kv_at(const unsigned short* p) { return hx_h
 // (running max m, sum l, weighted values acc), and the warps' partial
 // results are combined through shared memory sh (HX_ATT_WARPS·(MAXD+2)
 // floats).
+//
+// With part set (split decode), block (r, h, z) takes only the chunk
+// positions from rowFirst[r] + z·chunk and writes, instead of out, its
+// partial result to part (splits × (D+2) floats per (row, head): max,
+// sum, unnormalised weighted values) for hx_attention_merge.
 template <class KV, int NK>
-__device__ __forceinline__ void hx_attend(float* __restrict__ out, const float* __restrict__ q, const KV* __restrict__ kc,
+__device__ __forceinline__ void hx_attend(float* __restrict__ out, float* __restrict__ part, int chunk, int splits,
+                                          const float* __restrict__ q, const KV* __restrict__ kc,
                                           const KV* __restrict__ vc, const int* __restrict__ rowPos,
                                           const int* __restrict__ rowFirst, const int* __restrict__ rowTable,
                                           const int* __restrict__ tables, int heads, int kvHeads, int D,
                                           int blockSize, float scale, float* sh) {
 	const int r = blockIdx.x, h = blockIdx.y;
 	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-	const int first = rowFirst[r], last = rowPos[r];
+	int first = rowFirst[r], last = rowPos[r];
+	if (part != nullptr) {
+		first += (int)blockIdx.z * chunk;
+		if (first + chunk - 1 < last) last = first + chunk - 1;
+	}
 	const int* table = tables + rowTable[r];
 	const size_t kvDim = (size_t)kvHeads * D;
 	const size_t kvOff = (size_t)(h / (heads / kvHeads)) * D + lane;
@@ -108,6 +118,20 @@ __device__ __forceinline__ void hx_attend(float* __restrict__ out, const float* 
 		f[w] = shM[w] == -INFINITY ? 0.0f : expf(shM[w] - mx); // a warp without positions adds nothing
 		sum += f[w] * shL[w];
 	}
+	if (part != nullptr) {
+		float* pp = part + (((size_t)r * heads + h) * splits + blockIdx.z) * (D + 2);
+		if (threadIdx.x == 0) {
+			pp[0] = mx;
+			pp[1] = sum;
+		}
+		for (int i = threadIdx.x; i < D; i += blockDim.x) {
+			float v = 0.0f;
+#pragma unroll
+			for (int w = 0; w < HX_ATT_WARPS; w++) v += f[w] * shAcc[w * D + i];
+			pp[2 + i] = v;
+		}
+		return;
+	}
 	const float inv = sum > 0.0f ? 1.0f / sum : 0.0f; // no positions at all: zeros
 	float* o = out + ((size_t)r * heads + h) * D;
 	for (int i = threadIdx.x; i < D; i += blockDim.x) {
@@ -121,15 +145,16 @@ __device__ __forceinline__ void hx_attend(float* __restrict__ out, const float* 
 // hx_attention dispatches on the head dimension (at most 256; a larger or
 // non-positive one traps, as do kvHeads not dividing heads).
 template <class KV>
-__device__ __forceinline__ void hx_attention(float* out, const float* q, const KV* kc, const KV* vc, const int* rowPos,
-                                             const int* rowFirst, const int* rowTable, const int* tables, int heads,
-                                             int kvHeads, int headDim, int blockSize, float scale, float* sh) {
+__device__ __forceinline__ void hx_attention(float* out, float* part, int chunk, int splits, const float* q, const KV* kc,
+                                             const KV* vc, const int* rowPos, const int* rowFirst, const int* rowTable,
+                                             const int* tables, int heads, int kvHeads, int headDim, int blockSize,
+                                             float scale, float* sh) {
 	if ((int)blockIdx.y >= heads) return;
 	if (headDim <= 0 || headDim > HX_ATT_MAXD || kvHeads <= 0 || heads % kvHeads != 0) __trap();
 #define HX_ATT_CASE(NK)                                                                                               \
 	case NK:                                                                                                          \
-		hx_attend<KV, NK>(out, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads, headDim, blockSize, scale, \
-		                  sh);                                                                                       \
+		hx_attend<KV, NK>(out, part, chunk, splits, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads,     \
+		                  headDim, blockSize, scale, sh);                                                            \
 		break;
 	switch ((headDim + 31) / 32) {
 		HX_ATT_CASE(1)
@@ -158,8 +183,8 @@ extern "C" __global__ void hx_attention_f32(float* __restrict__ out, const float
                                             const int* __restrict__ rowTable, const int* __restrict__ tables, int heads,
                                             int kvHeads, int headDim, int blockSize, float scale) {
 	__shared__ float sh[HX_ATT_WARPS * (HX_ATT_MAXD + 2)];
-	hx_attention<float>(out, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads, headDim, blockSize, scale,
-	                    sh);
+	hx_attention<float>(out, nullptr, 0, 1, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads, headDim,
+	                    blockSize, scale, sh);
 }
 
 // hx_attention_f32 over an F16 store.
@@ -170,6 +195,64 @@ extern "C" __global__ void hx_attention_f16(float* __restrict__ out, const float
                                             const int* __restrict__ tables, int heads, int kvHeads, int headDim,
                                             int blockSize, float scale) {
 	__shared__ float sh[HX_ATT_WARPS * (HX_ATT_MAXD + 2)];
-	hx_attention<unsigned short>(out, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads, headDim,
-	                             blockSize, scale, sh);
+	hx_attention<unsigned short>(out, nullptr, 0, 1, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads,
+	                             headDim, blockSize, scale, sh);
+}
+
+// Split decode attention (few rows, long contexts): hx_attention_part_* is
+// hx_attention_* where block (r, h, z) of grid (rows, heads, splits) takes
+// the chunk positions from rowFirst[r] + z·chunk and writes its partial
+// softmax to part (rows × heads × splits × (headDim+2) floats: max, sum,
+// unnormalised weighted values); hx_attention_merge then combines the
+// splits of each (row, head) into out. Block 128 for both.
+extern "C" __global__ void hx_attention_part_f32(float* __restrict__ part, const float* __restrict__ q,
+                                                 const float* __restrict__ kc, const float* __restrict__ vc,
+                                                 const int* __restrict__ rowPos, const int* __restrict__ rowFirst,
+                                                 const int* __restrict__ rowTable, const int* __restrict__ tables,
+                                                 int heads, int kvHeads, int headDim, int blockSize, float scale,
+                                                 int chunk, int splits) {
+	__shared__ float sh[HX_ATT_WARPS * (HX_ATT_MAXD + 2)];
+	if (chunk <= 0 || splits <= 0) __trap();
+	hx_attention<float>(nullptr, part, chunk, splits, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads,
+	                    headDim, blockSize, scale, sh);
+}
+
+// hx_attention_part_f32 over an F16 store.
+extern "C" __global__ void hx_attention_part_f16(float* __restrict__ part, const float* __restrict__ q,
+                                                 const unsigned short* __restrict__ kc,
+                                                 const unsigned short* __restrict__ vc, const int* __restrict__ rowPos,
+                                                 const int* __restrict__ rowFirst, const int* __restrict__ rowTable,
+                                                 const int* __restrict__ tables, int heads, int kvHeads, int headDim,
+                                                 int blockSize, float scale, int chunk, int splits) {
+	__shared__ float sh[HX_ATT_WARPS * (HX_ATT_MAXD + 2)];
+	if (chunk <= 0 || splits <= 0) __trap();
+	hx_attention<unsigned short>(nullptr, part, chunk, splits, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads,
+	                             kvHeads, headDim, blockSize, scale, sh);
+}
+
+// Combines the splits of hx_attention_part_*: out = Σ_z e^(m_z − m)·acc_z /
+// Σ_z e^(m_z − m)·l_z (splits without positions add nothing; a row with no
+// positions at all gets zeros). Grid (rows, heads), block 128.
+extern "C" __global__ void hx_attention_merge(float* __restrict__ out, const float* __restrict__ part, int heads,
+                                              int headDim, int splits) {
+	const int r = blockIdx.x, h = blockIdx.y;
+	if (h >= heads) return;
+	const float* pp = part + ((size_t)r * heads + h) * splits * (headDim + 2);
+	float mx = -INFINITY;
+	for (int z = 0; z < splits; z++) mx = fmaxf(mx, pp[(size_t)z * (headDim + 2)]);
+	float den = 0.0f;
+	for (int z = 0; z < splits; z++) {
+		const float m = pp[(size_t)z * (headDim + 2)];
+		if (m != -INFINITY) den += expf(m - mx) * pp[(size_t)z * (headDim + 2) + 1];
+	}
+	const float inv = den > 0.0f ? 1.0f / den : 0.0f;
+	float* o = out + ((size_t)r * heads + h) * headDim;
+	for (int i = threadIdx.x; i < headDim; i += blockDim.x) {
+		float v = 0.0f;
+		for (int z = 0; z < splits; z++) {
+			const float m = pp[(size_t)z * (headDim + 2)];
+			if (m != -INFINITY) v += expf(m - mx) * pp[(size_t)z * (headDim + 2) + 2 + i];
+		}
+		o[i] = v * inv;
+	}
 }
