@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,5 +54,52 @@ func TestGPUPoisonAndRecover(t *testing.T) {
 	}
 	if ps := psModels(t, addr); ps[0].State != runner.StateReady || ps[0].RunnerPID == pid {
 		t.Fatalf("ps after recovery %+v, want ready in a new runner", ps[0])
+	}
+}
+
+// TestServeStartsTheCUDARunner: with HELEXA_DEVICE=cuda and
+// HELEXA_CUDA_RUNNER naming a runner, serve probes it and starts it (with
+// --device) for each model, driving it over the runner RPC. The runner
+// here is a script that answers the probe with one GPU and otherwise
+// records its arguments and runs `helexa runner` (the CPU underneath: the
+// wiring is what is tested, on any machine).
+func TestServeStartsTheCUDARunner(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the helexa binary")
+	}
+	dir := t.TempDir()
+	bin := envvars.TestBin.Get()
+	if bin == "" {
+		bin = filepath.Join(dir, "helexa")
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			t.Fatalf("building helexa: %v\n%s", err, out)
+		}
+		t.Setenv(envvars.TestBin.Name, bin)
+	}
+	argsLog := filepath.Join(dir, "runner-args")
+	runner := filepath.Join(dir, "fake-cuda")
+	script := fmt.Sprintf(`#!/bin/sh
+if [ "$1" = --probe ]; then
+	echo '[{"index":0,"name":"Fake GPU","major":9,"minor":0,"total_bytes":1000000000,"free_bytes":900000000}]'
+	exit 0
+fi
+echo "$@" >> %q
+exec %q runner
+`, argsLog, bin)
+	if err := os.WriteFile(runner, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	model := fixtures.Path(t, "models", "stories260K.gguf")
+	addr, _, logs := startDaemon(t, "", envvars.Device.Name+"=cuda", envvars.CUDARunner.Name+"="+runner)
+	defer logOnFailure(t, logs)
+	if got := greedyText(t, addr, model); got == "" {
+		t.Fatal("no text through the runner")
+	}
+	args, err := os.ReadFile(argsLog)
+	if err != nil || strings.TrimSpace(string(args)) != "--device 0" {
+		t.Fatalf("the runner was started with %q (%v), want --device 0", args, err)
+	}
+	if !strings.Contains(logs.String(), "Fake GPU") {
+		t.Errorf("the daemon did not log the GPU it chose:\n%s", logs.String())
 	}
 }

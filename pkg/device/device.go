@@ -167,7 +167,9 @@ type Env struct {
 
 // Resolve turns a setting into a choice. An explicit cuda setting that
 // cannot be met is an error that says what is missing; auto falls back on
-// the CPU and says why.
+// the CPU and says why. Without a runner named in env.Runner, a GPU needs
+// the NVIDIA driver's listing under env.DriverRoot before the runner found
+// beside helexa or on PATH is asked.
 func Resolve(ctx context.Context, s Spec, env Env) (Choice, error) {
 	if !s.Auto && s.Kind == CPU {
 		return Choice{Kind: CPU}, nil
@@ -189,7 +191,8 @@ func resolveCUDA(ctx context.Context, index int, env Env) (Choice, error) {
 	if env.Probe == nil {
 		env.Probe = Probe
 	}
-	if DriverGPUs(env.DriverRoot) == 0 {
+	// A runner named explicitly is trusted to know: its probe decides.
+	if env.Runner == "" && DriverGPUs(env.DriverRoot) == 0 {
 		return Choice{}, errors.New("no NVIDIA GPU driver (nothing in " + env.DriverRoot + ")")
 	}
 	runner, err := FindRunner(env.Runner, env.Exe)

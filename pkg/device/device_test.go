@@ -75,10 +75,14 @@ func TestResolve(t *testing.T) {
 		{"cuda:1", "cuda:1", 2, probeOK, CUDA, "B", "", ""},
 		{"cuda:5 missing", "cuda:5", 2, probeOK, "", "", "no CUDA device 5", ""},
 		{"cuda without a driver", "cuda", 0, probeOK, "", "", "no NVIDIA GPU driver", ""},
+		{"a named runner's probe decides", "cuda", -1, probeOK, CUDA, "NVIDIA H100", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := fakeHost(t, tc.gpus)
+			env := fakeHost(t, max(tc.gpus, 0))
 			env.Probe = tc.probe
+			if tc.gpus < 0 { // HELEXA_CUDA_RUNNER names the runner
+				env.Runner = filepath.Join(filepath.Dir(env.Exe), RunnerName)
+			}
 			s, err := Parse(tc.spec)
 			if err != nil {
 				t.Fatal(err)
