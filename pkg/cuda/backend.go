@@ -19,6 +19,7 @@ type Backend struct {
 	weights map[*compute.Weight]*devWeight
 	sorted  []*devWeight // by host address, for expert matrices (Weight.Mat)
 	vectors []devPtr
+	wbytes  int64 // device bytes of the prepared weights and vectors
 	factors map[*float32]devPtr // RoPE frequency factors by host slice
 	// staging buffers for host arrays and F16 operands, grown as needed
 	ints [4]devBuf
@@ -64,6 +65,9 @@ func (b *Backend) FreeMemory() int64 {
 	}
 	return free
 }
+
+// WeightBytes is the device memory the prepared weights and vectors take.
+func (b *Backend) WeightBytes() int64 { return b.wbytes }
 
 // HasCublas reports whether GEMMs run on cuBLAS (else on matvec kernels).
 func (b *Backend) HasCublas() bool { return b.d.gemmer() != nil }
@@ -252,6 +256,7 @@ func (b *Backend) Prepare(w *compute.Weight) error {
 	if err != nil {
 		return fmt.Errorf("uploading %s (%d bytes): %w", w.Name, n, err)
 	}
+	b.wbytes += n
 	dw := &devWeight{w: w, p: p, f: f, start: uintptr(unsafe.Pointer(&w.Data[0]))}
 	b.weights[w] = dw
 	i := sort.Search(len(b.sorted), func(i int) bool { return b.sorted[i].start > dw.start })
@@ -301,6 +306,7 @@ func (b *Backend) PrepareVector(v *compute.Vector) error {
 	}
 	v.Dev = p
 	b.vectors = append(b.vectors, p)
+	b.wbytes += n
 	return nil
 }
 

@@ -248,3 +248,34 @@ func TestPlanSplits(t *testing.T) {
 		}
 	}
 }
+
+// TestWeightBytes: the emulated backend counts what its weights take on
+// the device: the file's bytes for a native type, F16 for a converted one.
+func TestWeightBytes(t *testing.T) {
+	const cols, rows = 64, 3
+	src := make([]float32, cols*rows)
+	for i := range src {
+		src[i] = float32(math.Cos(float64(i)))
+	}
+	var want int64
+	b := OpenEmulated(1 << 24)
+	defer b.Close()
+	for _, typ := range []dtype.Type{dtype.Q8_0, dtype.Q4_1} {
+		rb, _ := typ.RowBytes(cols)
+		data := make([]byte, rb*rows)
+		if err := quant.Quantize(typ, src, data); err != nil {
+			t.Fatal(err)
+		}
+		w, err := compute.NewWeight(typ.String(), typ, []int{cols, rows}, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Prepare(w); err != nil {
+			t.Fatal(err)
+		}
+		want += deviceBytes(w)
+	}
+	if got := b.WeightBytes(); got != want || want != 3*34*2+cols*rows*2 {
+		t.Errorf("weights take %d device bytes, want %d", got, want)
+	}
+}

@@ -73,6 +73,9 @@ type Device interface {
 	Name() string
 	// FreeMemory is the device memory still free, in bytes.
 	FreeMemory() int64
+	// WeightBytes is the device memory the prepared weights take (types
+	// converted at load take more than in the file).
+	WeightBytes() int64
 }
 
 // defaultSeqsPerPool is how many full-context sequences the default KV pool
@@ -155,7 +158,7 @@ func New(m *modelfile.Model, opts Options) (*Executor, error) {
 		nextID: 1, be: be}
 	l.info = executor.Info{Arch: model.Arch, NCtx: opts.NumCtx, NCtxTrain: hp.NCtxTrain, NVocab: hp.NVocab,
 		BlockSize: opts.BlockSize, NumBlocks: opts.NumBlocks, BlockBytes: kv.BlockBytes(),
-		Processor: processorName(&opts), WeightsBytes: m.FileSize(), Recurrent: model.Recurrent(), StateBytes: model.StateBytes(),
+		Processor: processorName(&opts), WeightsBytes: weightsBytes(m, &opts), Recurrent: model.Recurrent(), StateBytes: model.StateBytes(),
 		StateSnapshots: model.Recurrent()}
 	if win != nil {
 		l.info.Window, l.info.WinNumBlocks, l.info.WinBlockBytes = hp.Window, opts.WinBlocks, win.BlockBytes()
@@ -200,6 +203,15 @@ func prepareBackend(model *arch.Model, opts *Options) (compute.Backend, error) {
 func deviceKVBudget(free int64) int64 {
 	reserve := max(free/10, 512<<20)
 	return max(free-reserve, 0)
+}
+
+// weightsBytes is the memory the weights take: the mapped file on the
+// CPU, what the device holds on a device.
+func weightsBytes(m *modelfile.Model, o *Options) int64 {
+	if o.Device != nil {
+		return o.Device.WeightBytes()
+	}
+	return m.FileSize()
 }
 
 func processorName(o *Options) string {
@@ -325,7 +337,7 @@ func (l *Executor) Memory() executor.MemoryInfo {
 	if l.opts.Device != nil {
 		free = l.opts.Device.FreeMemory()
 	}
-	return executor.MemoryInfo{WeightsBytes: l.file.FileSize(), KVBytes: kv + states + l.snapshotBytes(), FreeBytes: free}
+	return executor.MemoryInfo{WeightsBytes: weightsBytes(l.file, &l.opts), KVBytes: kv + states + l.snapshotBytes(), FreeBytes: free}
 }
 
 // NewSeq implements Executor.

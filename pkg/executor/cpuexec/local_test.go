@@ -241,9 +241,10 @@ type fakeDevice struct {
 	closed bool
 }
 
-func (d *fakeDevice) Name() string      { return "FAKE:0" }
-func (d *fakeDevice) FreeMemory() int64 { return d.free }
-func (d *fakeDevice) Close() error      { d.closed = true; return d.CPU.Close() }
+func (d *fakeDevice) Name() string       { return "FAKE:0" }
+func (d *fakeDevice) FreeMemory() int64  { return d.free }
+func (d *fakeDevice) WeightBytes() int64 { return 12345 }
+func (d *fakeDevice) Close() error       { d.closed = true; return d.CPU.Close() }
 
 // TestDeviceSizesPoolFromFreeMemory: on a device the default pool holds
 // what the memory left after the weights holds (less the reserve), never
@@ -266,8 +267,8 @@ func TestDeviceSizesPoolFromFreeMemory(t *testing.T) {
 			if info.Processor != "FAKE:0" || info.NumBlocks != tc.want {
 				t.Errorf("processor %q, %d blocks; want FAKE:0, %d", info.Processor, info.NumBlocks, tc.want)
 			}
-			if got := ex.Memory().FreeBytes; got != tc.free {
-				t.Errorf("free %d, want the device's %d", got, tc.free)
+			if mem := ex.Memory(); mem.FreeBytes != tc.free || mem.WeightsBytes != 12345 || info.WeightsBytes != 12345 {
+				t.Errorf("memory %+v, weights in info %d; want the device's free %d and weights 12345", mem, info.WeightsBytes, tc.free)
 			}
 			ex.Close()
 			if !dev.closed {
