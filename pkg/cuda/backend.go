@@ -19,7 +19,7 @@ type Backend struct {
 	weights map[*compute.Weight]*devWeight
 	sorted  []*devWeight // by host address, for expert matrices (Weight.Mat)
 	vectors []devPtr
-	wbytes  int64 // device bytes of the prepared weights and vectors
+	wbytes  int64               // device bytes of the prepared weights and vectors
 	factors map[*float32]devPtr // RoPE frequency factors by host slice
 	// staging buffers for host arrays and F16 operands, grown as needed
 	ints [4]devBuf
