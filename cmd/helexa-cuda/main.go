@@ -16,6 +16,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -104,19 +105,19 @@ func opener(ordinal int, log *slog.Logger) rpc.Opener {
 		}
 		free := be.FreeMemory()
 		log.Info("GPU open", "device", be.Name(), "free", free, "cublas", be.HasCublas())
-		if err := cuda.CheckFits(p.Path, free); err != nil {
-			be.Close()
-			return nil, executor.Errorf(executor.KindNoMemory, "loading on %s: %v", be.Name(), err)
-		}
 		opts := cpuexec.Options{
 			NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks, WinBlocks: p.WinBlocks,
 			Threads: p.Threads, ChunkSize: p.ChunkSize, KVBudget: p.KVBudget, Parallel: p.Parallel, KVType: p.KVType,
 			Device: be,
 		}
-		ex, err := cpuexec.Load(ctx, p.Path, opts)
+		ex, err := cpuexec.Load(ctx, p.Path, opts) // the backend's CheckFits is the pre-flight
 		if err != nil {
 			be.Close()
-			return nil, executor.Errorf(executor.KindBadRequest, "loading %s on %s: %v", p.Path, be.Name(), err)
+			kind := executor.KindBadRequest
+			if errors.Is(err, cuda.ErrNoRoom) {
+				kind = executor.KindNoMemory
+			}
+			return nil, executor.Errorf(kind, "loading %s on %s: %v", p.Path, be.Name(), err)
 		}
 		return ex, nil
 	}

@@ -130,3 +130,11 @@ type Backend interface {
 	// Close releases the backend's workers and memory.
 	Close() error
 }
+
+// FitBackend is a backend whose memory is finite and apart from the
+// host's (a GPU): an optional extension. Before the first weight is
+// prepared, CheckFits fails when the model's weights and vectors would not
+// fit, with an error that says by how much.
+type FitBackend interface {
+	CheckFits(ws []*Weight, vs []*Vector) error
+}

@@ -13,7 +13,9 @@ import (
 )
 
 // OpenEmulated is a backend whose GPU is the CPU emulator of the kernels
-// (pkg/cuda/emu) with total bytes of "device" memory: the same backend
+// (pkg/cuda/emu) with total bytes of "device" memory (a cap on what it may
+// allocate, taken from the host only as it is used; a load keeps 512 MiB
+// of it free, as on a GPU): the same backend
 // code, kernels and launch parameters as on a GPU, so that tests run whole
 // models through them on any machine. Every allocation ends at an
 // inaccessible page, so a kernel that reads or writes past a buffer

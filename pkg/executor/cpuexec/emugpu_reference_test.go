@@ -2,10 +2,12 @@ package cpuexec_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/cuda"
 	"github.com/helexa/helexa/pkg/dtype"
 	"github.com/helexa/helexa/pkg/executor"
@@ -22,7 +24,7 @@ func openEmulatedGPU(chunk int) refOpener {
 	return func(t *testing.T, path string) (executor.Executor, *routeRecorder) {
 		rec := &routeRecorder{}
 		ex, err := cpuexec.Load(context.Background(), path, cpuexec.Options{NumCtx: refNumCtx, NumBlocks: refNumBlocks,
-			Parallel: 1, ChunkSize: chunk, Routing: rec.hook, Device: cuda.OpenEmulated(1 << 30)})
+			Parallel: 1, ChunkSize: chunk, Routing: rec.hook, Device: cuda.OpenEmulated(4 << 30)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +105,7 @@ func compareEmulatedGPU(t *testing.T, a string, prompt []int32, tol float64) {
 		t.Fatal(err)
 	}
 	defer cpu.Close()
-	opts.Device = cuda.OpenEmulated(1 << 28)
+	opts.Device = cuda.OpenEmulated(4 << 30)
 	gpu, err := cpuexec.Load(context.Background(), path, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -165,4 +167,22 @@ func maxAbs(v []float32) float64 {
 		m = max(m, float64(max(x, -x)))
 	}
 	return m
+}
+
+// TestEmulatedGPULoadTooBig: a model whose weights do not fit the device's
+// free memory (with the reserve) is refused before any upload, with
+// cuda.ErrNoRoom and a way out in the message.
+func TestEmulatedGPULoadTooBig(t *testing.T) {
+	path := fixtures.Path(t, "models", "llama-q-Q8_0.gguf") // ≈ 1.9 MiB of weights
+	_, err := cpuexec.Load(context.Background(), path, cpuexec.Options{NumCtx: 64, NumBlocks: 8,
+		Device: cuda.OpenEmulated(512<<20 + 1<<20)})
+	if !errors.Is(err, cuda.ErrNoRoom) || !strings.Contains(err.Error(), "--device cpu") {
+		t.Fatalf("loading 1.9 MiB of weights into 1 MiB past the reserve: %v", err)
+	}
+	ex, err := cpuexec.Load(context.Background(), path, cpuexec.Options{NumCtx: 64, NumBlocks: 8,
+		Device: cuda.OpenEmulated(512<<20 + 4<<20)})
+	if err != nil {
+		t.Fatalf("with 4 MiB past the reserve: %v", err)
+	}
+	ex.Close()
 }

@@ -138,25 +138,43 @@ func (m *Model) Prepare(be compute.Backend) error {
 	for _, l := range m.layers {
 		l.params(ps)
 	}
-	seen := map[*compute.Weight]bool{}
-	for _, w := range ps.ws {
-		if w == nil || seen[w] {
-			continue // absent, or tied (the output head is the embedding)
+	ws, vs := ps.unique()
+	if fb, ok := be.(compute.FitBackend); ok {
+		if err := fb.CheckFits(ws, vs); err != nil {
+			return err
 		}
-		seen[w] = true
+	}
+	for _, w := range ws {
 		if err := be.Prepare(w); err != nil {
 			return fmt.Errorf("preparing %s: %w", w.Name, err)
 		}
 	}
-	for _, v := range ps.vs {
-		if v == nil {
-			continue
-		}
+	for _, v := range vs {
 		if err := be.PrepareVector(v); err != nil {
 			return fmt.Errorf("preparing %s: %w", v.Name, err)
 		}
 	}
 	return nil
+}
+
+// unique is the set's weights (absent ones and repeats left out: a tied
+// output head is the embedding) and vectors (absent ones left out).
+func (ps *paramSet) unique() ([]*compute.Weight, []*compute.Vector) {
+	var ws []*compute.Weight
+	seen := map[*compute.Weight]bool{}
+	for _, w := range ps.ws {
+		if w != nil && !seen[w] {
+			seen[w] = true
+			ws = append(ws, w)
+		}
+	}
+	var vs []*compute.Vector
+	for _, v := range ps.vs {
+		if v != nil {
+			vs = append(vs, v)
+		}
+	}
+	return ws, vs
 }
 
 // optionalOps are the operations a backend may have beyond compute.Backend,
