@@ -17,8 +17,7 @@ type Backend struct {
 	d       driver
 	fault   string // tests only: see faultEnv
 	weights map[*compute.Weight]*devWeight
-	sorted  []*devWeight // by host address, for expert matrices (Weight.Mat)
-	vectors []devPtr
+	sorted  []*devWeight        // by host address, for expert matrices (Weight.Mat)
 	wbytes  int64               // device bytes of the prepared weights and vectors
 	factors map[*float32]devPtr // RoPE frequency factors by host slice
 	// staging buffers for host arrays and F16 operands, grown as needed
@@ -26,6 +25,9 @@ type Backend struct {
 	sent [4][]int32 // what each ints buffer holds (a pass sends the same positions to every layer)
 	f16x devBuf     // activations converted to F16 for a GEMM
 	f16w devBuf     // a weight dequantized to F16 for a GEMM
+	// route holds MoERoute's host copies of router logits and
+	// probabilities, reused across layers and steps
+	route []float32
 	// attnPart holds split decode attention's partial results
 	attnPart devBuf
 	plans    planCache
@@ -305,7 +307,6 @@ func (b *Backend) PrepareVector(v *compute.Vector) error {
 		return fmt.Errorf("uploading %s: %w", v.Name, err)
 	}
 	v.Dev = p
-	b.vectors = append(b.vectors, p)
 	b.wbytes += n
 	return nil
 }

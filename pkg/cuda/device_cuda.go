@@ -15,7 +15,7 @@ import (
 // Open starts a backend on GPU ordinal: its primary context on a
 // goroutine locked to an OS thread, the kernels, and cuBLAS when found.
 func Open(ordinal int) (*Backend, error) {
-	d, err := openDevice(ordinal)
+	d, err := openDevice(ordinal, true)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +30,7 @@ func Probe() ([]Info, error) {
 	}
 	out := []Info{}
 	for i := 0; i < n; i++ {
-		d, err := openDevice(i)
+		d, err := openDevice(i, false) // the description only: no kernels, no cuBLAS
 		if err != nil {
 			return nil, err
 		}
@@ -55,12 +55,13 @@ type device struct {
 
 var _ driver = (*device)(nil)
 
-// openDevice starts the owner goroutine, makes the device's primary
-// context current on it and loads the kernels.
-func openDevice(ordinal int) (*device, error) {
+// openDevice starts the owner goroutine and makes the device's primary
+// context current on it; with compute it also loads the kernels and
+// cuBLAS (a probe needs neither).
+func openDevice(ordinal int, compute bool) (*device, error) {
 	d := &device{work: make(chan func()), fns: map[string]cu.Function{}}
 	ready := make(chan error)
-	go d.own(ordinal, ready)
+	go d.own(ordinal, compute, ready)
 	if err := <-ready; err != nil {
 		return nil, err
 	}
@@ -70,10 +71,14 @@ func openDevice(ordinal int) (*device, error) {
 // own is the owner goroutine: it runs the closures sent on work until the
 // channel closes, then releases the context (and with it every
 // allocation).
-func (d *device) own(ordinal int, ready chan<- error) {
+func (d *device) own(ordinal int, compute bool, ready chan<- error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := d.setup(ordinal); err != nil {
+	err := d.setup(ordinal)
+	if err == nil && compute {
+		err = d.load()
+	}
+	if err != nil {
 		ready <- err
 		return
 	}
@@ -84,7 +89,9 @@ func (d *device) own(ordinal int, ready chan<- error) {
 	if d.blas != nil {
 		d.blas.close()
 	}
-	d.mod.Unload()
+	if len(d.fns) > 0 {
+		d.mod.Unload()
+	}
 	d.dev.ReleasePrimaryCtx()
 }
 
@@ -111,9 +118,16 @@ func (d *device) setup(ordinal int) error {
 		return fmt.Errorf("CUDA device %d: memory info: %w", ordinal, err)
 	}
 	d.inf = Info{Index: ordinal, Name: name, Major: major, Minor: minor, TotalBytes: total, FreeBytes: free}
-	ptx, err := kernels.PTX(major, minor)
+	return nil
+}
+
+// load loads the kernels for the device's compute capability and opens
+// cuBLAS (nil when none is installed).
+func (d *device) load() error {
+	ordinal := d.inf.Index
+	ptx, err := kernels.PTX(d.inf.Major, d.inf.Minor)
 	if err != nil {
-		return fmt.Errorf("CUDA device %d (%s): %w", ordinal, name, err)
+		return fmt.Errorf("CUDA device %d (%s): %w", ordinal, d.inf.Name, err)
 	}
 	if d.mod, err = cu.LoadData(ptx); err != nil {
 		return fmt.Errorf("CUDA device %d: loading the kernels: %w", ordinal, err)

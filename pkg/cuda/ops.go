@@ -376,7 +376,10 @@ func (b *Backend) SumRowGroups(srcT compute.Tensor, k int, outT compute.Tensor) 
 func (b *Backend) MoERoute(logitsT compute.Tensor, k int, probsT compute.Tensor, experts []int32, weights []float32) {
 	l, p := dev(logitsT), dev(probsT)
 	n := l.rows * l.cols
-	logits, probs := make([]float32, n), make([]float32, n)
+	if cap(b.route) < 2*n {
+		b.route = make([]float32, 2*n)
+	}
+	logits, probs := b.route[:n], b.route[n:2*n]
 	b.must(func() error {
 		return b.d.download(unsafe.Pointer(&logits[0]), l.p, int64(n)*4)
 	})

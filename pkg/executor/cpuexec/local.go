@@ -197,13 +197,8 @@ func prepareBackend(model *arch.Model, opts *Options) (compute.Backend, error) {
 }
 
 // deviceKVBudget is the part of a device's free memory (after the
-// weights) the default KV pool may take: what is left after a reserve
-// for activations, scratch and the math library's workspace (a tenth,
-// at least 512 MiB).
-func deviceKVBudget(free int64) int64 {
-	reserve := max(free/10, 512<<20)
-	return max(free-reserve, 0)
-}
+// weights) the default KV pool may take: what the reserve leaves.
+func deviceKVBudget(free int64) int64 { return max(free-executor.DeviceReserve(free), 0) }
 
 // weightsBytes is the memory the weights take: the mapped file on the
 // CPU, what the device holds on a device.
