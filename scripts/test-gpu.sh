@@ -15,7 +15,12 @@
 # first; its binaries, test binaries and fixtures are used (the reference
 # test skips the fixtures the bundle leaves out). GPU_TEST_RUN narrows the
 # reference subtests (a -run pattern below TestReferenceOnGPU).
-set -euo pipefail
+#
+# Every step runs even when one before it failed (a GPU machine's time is
+# short); GPU_LOG_DIR, when set, gets one log per step; the script ends
+# with a line per step and fails if any did. GPU_TEST_TIMEOUT and
+# GPU_BENCH_TIMEOUT cap the test steps and each bench run (default 30m).
+set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 bundle=$root/.cache/gpu
@@ -25,7 +30,7 @@ if [ -x "$bundle/bin/helexa-cuda" ]; then
 	export HELEXA_FIXTURES=${HELEXA_FIXTURES:-$bundle/fixtures}
 	sub=${GPU_TEST_RUN:-.}
 	gotest() { # PACKAGE-DIR TEST-BINARY -run PATTERN
-		(cd "$1" && "$bin/$2" -test.count=1 -test.timeout=30m -test.v -test.run "$3")
+		(cd "$1" && "$bin/$2" -test.count=1 -test.timeout=${GPU_TEST_TIMEOUT:-30m} -test.v -test.run "$3")
 	}
 else
 	[ -x bin/helexa ] || make build
@@ -33,28 +38,47 @@ else
 	bin=$root/bin
 	sub=${GPU_TEST_RUN:-.}
 	gotest() {
-		(cd "$1" && go test -count=1 -timeout 30m -v -run "$3" .)
+		(cd "$1" && go test -count=1 -timeout ${GPU_TEST_TIMEOUT:-30m} -v -run "$3" .)
 	}
 fi
 export HELEXA_CUDA_RUNNER="$bin/helexa-cuda" HELEXA_TEST_BIN="$bin/helexa"
+logs=${GPU_LOG_DIR:-}
+[ -z "$logs" ] || mkdir -p "$logs"
+summary=()
+failed=0
 
-echo "== GPUs"
-if ! "$bin/helexa-cuda" --probe; then
-	echo "test-gpu: helexa-cuda finds no usable GPU (see above)" >&2
-	exit 1
-fi
+# step NAME COMMAND...: runs one step, logging it to $GPU_LOG_DIR/NAME.log.
+step() {
+	local name=$1 rc start=$SECONDS
+	shift
+	echo "== $name"
+	if [ -n "$logs" ]; then
+		"$@" 2>&1 | tee "$logs/$name.log"
+		rc=${PIPESTATUS[0]}
+	else
+		"$@"
+		rc=$?
+	fi
+	summary+=("$(printf '%-10s %s (%ds)' "$name" "$([ "$rc" = 0 ] && echo ok || echo "FAILED rc=$rc")" $((SECONDS - start)))")
+	[ "$rc" = 0 ] || failed=1
+	return 0
+}
 
-echo "== fixture references on the GPU"
-gotest pkg/executor/cpuexec cpuexec.test "^TestReferenceOnGPU\$/$sub"
+bench() {
+	local dir=${GPU_BENCH_DIR:-.cache/gpu-bench} shape f
+	mkdir -p "$dir"
+	for shape in qwen3-0.6b llama-3.2-1b; do
+		f="$dir/$shape-q4_k_m.gguf"
+		[ -f "$f" ] || "$bin/helexa" debug synth --shape "$shape" --quant q4_k_m -o "$f" || return
+		timeout "${GPU_BENCH_TIMEOUT:-30m}" "$bin/helexa" bench "$f" -p 512 -n 128 -r 3 --streams 1,2,4,8 --device cuda || return
+	done
+}
 
-echo "== poison and recover"
-gotest cmd/helexa helexa-cmd.test '^TestGPUPoisonAndRecover$'
+step probe "$bin/helexa-cuda" --probe
+step references gotest pkg/executor/cpuexec cpuexec.test "^TestReferenceOnGPU\$/$sub"
+step poison gotest cmd/helexa helexa-cmd.test '^TestGPUPoisonAndRecover$'
+step bench bench
 
-echo "== bench"
-dir=${GPU_BENCH_DIR:-.cache/gpu-bench}
-mkdir -p "$dir"
-for shape in qwen3-0.6b llama-3.2-1b; do
-	f="$dir/$shape-q4_k_m.gguf"
-	[ -f "$f" ] || "$bin/helexa" debug synth --shape "$shape" --quant q4_k_m -o "$f"
-	"$bin/helexa" bench "$f" -p 512 -n 128 -r 3 --streams 1,2,4,8 --device cuda
-done
+echo "== summary"
+printf '%s\n' "${summary[@]}"
+exit $failed

@@ -20,12 +20,13 @@ import (
 // request fails, the model shows poisoned with the reason, and the next
 // request gets a new runner and the same greedy text as before.
 func TestGPUPoisonAndRecover(t *testing.T) {
-	if envvars.CUDARunner.Get() == "" {
+	if testGPURunner == "" {
 		t.Skipf("no GPU runner: set %s to a helexa-cuda binary on a machine with an NVIDIA GPU (make test-gpu)", envvars.CUDARunner.Name)
 	}
 	model := fixtures.Path(t, "models", "stories260K.gguf")
 	fault := filepath.Join(t.TempDir(), "fault")
-	addr, _, logs := startDaemon(t, "", envvars.Device.Name+"=cuda", envvars.CUDAFault.Name+"="+fault)
+	addr, _, logs := startDaemon(t, "", envvars.Device.Name+"=cuda", envvars.CUDARunner.Name+"="+testGPURunner,
+		envvars.CUDAFault.Name+"="+fault)
 	defer logOnFailure(t, logs)
 	want := greedyText(t, addr, model)
 	ps := psModels(t, addr)

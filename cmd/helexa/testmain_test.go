@@ -18,18 +18,25 @@ func TestMain(m *testing.M) {
 		root.SetArgs(os.Args[1:])
 		os.Exit(exitCode(context.Background(), root.ExecuteContext(context.Background()), os.Stderr))
 	}
+	testGPURunner = envvars.CUDARunner.Get()
 	isolateEnv()
 	os.Exit(m.Run())
 }
 
+// testGPURunner is the helexa-cuda binary HELEXA_CUDA_RUNNER named when the
+// tests started (make test-gpu sets it), read before isolateEnv clears it:
+// only the GPU tests pass it on to the daemons they start.
+var testGPURunner string
+
 // isolateEnv clears the caller's helexa and Hugging Face settings
 // (HELEXA_NUM_CTX, HELEXA_HOST, HF_HUB_OFFLINE, …) so that the tests, and
 // the binaries and daemons they start, see only what each test sets; the
-// fixtures location is kept.
+// fixtures location and the helexa binary to test (HELEXA_TEST_BIN) are
+// kept.
 func isolateEnv() {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if name == envvars.Fixtures.Name {
+		if name == envvars.Fixtures.Name || name == envvars.TestBin.Name {
 			continue
 		}
 		if strings.HasPrefix(name, "HELEXA_") || strings.HasPrefix(name, "HF_") || name == "XDG_CACHE_HOME" {

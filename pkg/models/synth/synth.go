@@ -8,12 +8,15 @@ package synth
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/helexa/helexa/pkg/compute/quant"
 	"github.com/helexa/helexa/pkg/dtype"
@@ -378,9 +381,38 @@ func AddTensor(w *gguf.Writer, name string, t dtype.Type, dims []int, v []float3
 	}
 	data := make([]byte, size)
 	if quant.Supported(t) {
-		if err := quant.Quantize(t, v, data); err != nil {
+		if err := quantizeRows(t, dims[0], v, data); err != nil {
 			return fmt.Errorf("tensor %s as %s: %w", name, t, err)
 		}
 	}
 	return w.AddTensor(name, t, ud, data)
+}
+
+// quantizeRows quantizes v (rows of width values) into data, spreading the
+// rows over the machine's cores; each row is quantized on its own, so the
+// bytes are the same as one pass would give.
+func quantizeRows(t dtype.Type, width int, v []float32, data []byte) error {
+	rows := len(v) / max(width, 1)
+	workers := min(runtime.GOMAXPROCS(0), rows)
+	if workers <= 1 || len(v)%width != 0 {
+		return quant.Quantize(t, v, data)
+	}
+	rowBytes, err := t.RowBytes(int64(width))
+	if err != nil {
+		return err
+	}
+	per := (rows + workers - 1) / workers
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for i := range workers {
+		lo, hi := i*per, min((i+1)*per, rows)
+		if lo >= hi {
+			continue
+		}
+		wg.Go(func() {
+			errs[i] = quant.Quantize(t, v[lo*width:hi*width], data[int64(lo)*rowBytes:int64(hi)*rowBytes])
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
