@@ -25,6 +25,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/helexa/helexa/internal/envvars"
+	"github.com/helexa/helexa/internal/prof"
 	"github.com/helexa/helexa/pkg/cuda"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/cpuexec"
@@ -86,10 +87,15 @@ func run(ctx context.Context, opts options, s streams) error {
 	level := slog.LevelInfo
 	_ = level.UnmarshalText([]byte(envvars.LogLevel.Get()))
 	log := slog.New(slog.NewJSONHandler(s.Err, &slog.HandlerOptions{Level: level}))
+	stop, err := prof.Start(envvars.RunnerProfile.Get())
+	if err != nil {
+		return err
+	}
 	if err := rpc.Serve(context.WithoutCancel(ctx), s.In, s.Out, opener(opts.Device, log), log); err != nil {
+		_ = stop()
 		return fmt.Errorf("runner: %w", err)
 	}
-	return nil
+	return stop()
 }
 
 // opener loads a model on GPU ordinal with the same executor the CPU

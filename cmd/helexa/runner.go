@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/helexa/helexa/internal/envvars"
+	"github.com/helexa/helexa/internal/prof"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/cpuexec"
 	"github.com/helexa/helexa/pkg/executor/rpc"
@@ -42,10 +44,15 @@ func newRunnerCmd(s streams) *cobra.Command {
 // not end it (the daemon closes its runners on the way out).
 func runRunner(ctx context.Context, _ runnerOptions, s streams) error {
 	log := slog.New(slog.NewJSONHandler(s.Err, &slog.HandlerOptions{Level: logLevel(slog.LevelInfo)}))
+	stop, err := prof.Start(envvars.RunnerProfile.Get())
+	if err != nil {
+		return err
+	}
 	if err := rpc.Serve(context.WithoutCancel(ctx), s.In, s.Out, cpuRunnerOpener(log), log); err != nil {
+		_ = stop()
 		return fmt.Errorf("runner: %w", err)
 	}
-	return nil
+	return stop()
 }
 
 // cpuRunnerOpener loads a model on the CPU for a runner: in the runner, or

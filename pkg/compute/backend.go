@@ -138,3 +138,12 @@ type Backend interface {
 type FitBackend interface {
 	CheckFits(ws []*Weight, vs []*Vector) error
 }
+
+// PinnedBackend is a backend whose calls are cheapest from one thread of
+// its own (a GPU context is current on one OS thread; any other goroutine
+// hands each call over to it): an optional extension. Pinned runs f on
+// that thread, where the backend's calls made by f need no hand-off, and
+// returns when f has; a panic in f is raised again in the caller.
+type PinnedBackend interface {
+	Pinned(f func())
+}

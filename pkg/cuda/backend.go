@@ -39,6 +39,7 @@ var (
 	_ compute.GeGLUBackend           = (*Backend)(nil)
 	_ compute.SoftcapBackend         = (*Backend)(nil)
 	_ compute.WindowAttentionBackend = (*Backend)(nil)
+	_ compute.PinnedBackend          = (*Backend)(nil)
 )
 
 // newBackend is the backend over an open driver.
@@ -73,6 +74,11 @@ func (b *Backend) WeightBytes() int64 { return b.wbytes }
 
 // HasCublas reports whether GEMMs run on cuBLAS (else on matvec kernels).
 func (b *Backend) HasCublas() bool { return b.d.gemmer() != nil }
+
+// Pinned implements compute.PinnedBackend: the executor runs each step on
+// the device's owner goroutine, so that its hundreds of launches are plain
+// calls rather than hand-offs between threads.
+func (b *Backend) Pinned(f func()) { b.d.pinned(f) }
 
 // must runs f on the device and panics with its failure: the operations
 // of compute.Backend without an error result report device failures so.

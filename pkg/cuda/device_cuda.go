@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"runtime"
+	"syscall"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -49,6 +50,7 @@ type device struct {
 	mod  cu.Module
 	fns  map[string]cu.Function
 	work chan func()
+	tid  int     // the owner goroutine's OS thread
 	blas *cublas // nil: cuBLAS could not be opened
 	err  error   // the first device failure: every later call returns it
 }
@@ -74,6 +76,7 @@ func openDevice(ordinal int, compute bool) (*device, error) {
 func (d *device) own(ordinal int, compute bool, ready chan<- error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	d.tid = syscall.Gettid()
 	err := d.setup(ordinal)
 	if err == nil && compute {
 		err = d.load()
@@ -147,20 +150,43 @@ func (d *device) do(f func() error) error {
 	if d.work == nil {
 		return errClosed
 	}
-	done := make(chan error, 1)
-	d.work <- func() {
-		if d.err != nil {
-			done <- d.err
-			return
-		}
-		err := f()
-		if err != nil {
-			d.err = fmt.Errorf("CUDA device %d: %w", d.inf.Index, err)
-			err = d.err
-		}
-		done <- err
+	if d.onOwner() { // inside pinned: a plain call
+		return d.call(f)
 	}
+	done := make(chan error, 1)
+	d.work <- func() { done <- d.call(f) }
 	return <-done
+}
+
+// onOwner reports whether the caller is the owner goroutine (the only
+// goroutine that runs on its locked thread).
+func (d *device) onOwner() bool { return syscall.Gettid() == d.tid }
+
+// call runs f on the owner goroutine; its failure is the device's.
+func (d *device) call(f func() error) error {
+	if d.err != nil {
+		return d.err
+	}
+	if err := f(); err != nil {
+		d.err = fmt.Errorf("CUDA device %d: %w", d.inf.Index, err)
+		return d.err
+	}
+	return nil
+}
+
+func (d *device) pinned(f func()) {
+	if d.work == nil || d.onOwner() {
+		f()
+		return
+	}
+	done := make(chan any, 1)
+	d.work <- func() {
+		defer func() { done <- recover() }()
+		f()
+	}
+	if r := <-done; r != nil {
+		panic(r)
+	}
 }
 
 func (d *device) close() {

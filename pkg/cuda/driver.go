@@ -19,6 +19,10 @@ type driver interface {
 	// goroutine). A failure of f is a device failure: do returns it, and
 	// every later call returns it without running f.
 	do(f func() error) error
+	// pinned runs f where driver calls are cheapest (the real driver's
+	// owner goroutine, where do then runs its function in place), whatever
+	// the device's state; a panic in f is raised again in the caller.
+	pinned(f func())
 	// The calls below run inside do.
 	alloc(n int64) (devPtr, error) // zeroed memory
 	free(p devPtr)

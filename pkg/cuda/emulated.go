@@ -53,6 +53,10 @@ func (d *emuDriver) do(f func() error) error {
 	return nil
 }
 
+// pinned runs f in place: the emulator has no thread of its own (do locks
+// its mutex per call).
+func (d *emuDriver) pinned(f func()) { f() }
+
 func (d *emuDriver) alloc(n int64) (devPtr, error) {
 	if d.used+n > d.total {
 		return 0, fmt.Errorf("allocating %d bytes: out of memory (%d of %d used)", n, d.used, d.total)

@@ -33,6 +33,17 @@ func (l *Executor) Step(ctx context.Context, batch []executor.Work) ([]executor.
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if p, ok := l.be.(compute.PinnedBackend); ok {
+		var results []executor.Result
+		var err error
+		p.Pinned(func() { results, err = l.step(batch) })
+		return results, err
+	}
+	return l.step(batch)
+}
+
+// step is Step on the backend's own thread (compute.PinnedBackend).
+func (l *Executor) step(batch []executor.Work) ([]executor.Result, error) {
 	l.dropStates(batch)
 	results := make([]executor.Result, len(batch))
 	ok := make([]bool, len(batch))
