@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "218a521e35d1222f1f98bc60733491943f158321dc053aefa9eb17ee0db4891f"
+#define HX_KERNELS_SOURCE_SHA256 "2987fa9d54815f32a7f5705f130006de074d295861874016267164f66109669b"

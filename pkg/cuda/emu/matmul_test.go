@@ -181,3 +181,46 @@ func TestEmbedRows(t *testing.T) {
 		}
 	}
 }
+
+// TestMatVec3: hx_mv3_* gives each weight exactly what hx_mv_* gives it
+// alone, for two and three weights of different row counts, and leaves
+// the rows past each weight's alone.
+func TestMatVec3(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 3))
+	for _, wt := range weightTypes {
+		cols := wt.cols[len(wt.cols)-1]
+		for _, rowSet := range [][]int{{6, 13}, {13, 1, 6}} {
+			for _, nx := range []int{1, 3, 8, 11} {
+				name := fmt.Sprintf("%s rows %v × %d nx=%d", wt.typ, rowSet, cols, nx)
+				x := randVec(r, nx*cols, 2)
+				var args []Arg
+				var want, got [][]float32
+				most := 0
+				for _, rows := range rowSet {
+					w, _ := randWeight(t, r, wt.typ, rows, cols)
+					one := nanVec(nx * rows)
+					must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4), dim(128), one, weightArg(w), x, rows, cols, nx))
+					out := nanVec(nx*rows + 1) // the last value must stay NaN
+					want, got = append(want, one), append(got, out)
+					args = append(args, out, weightArg(w), rows)
+					most = max(most, rows)
+				}
+				for len(args) < 9 {
+					args = append(args, nil, nil, 0)
+				}
+				args = append(args, x, cols, nx)
+				must(t, Launch("hx_mv3_"+wt.suffix, [3]int{(most+3)/4 + 1, len(rowSet), 1}, dim(128), args...))
+				for i := range want {
+					for k, v := range want[i] {
+						if math.Float32bits(got[i][k]) != math.Float32bits(v) {
+							t.Fatalf("%s: weight %d value %d = %g, hx_mv_%s alone %g", name, i, k, got[i][k], wt.suffix, v)
+						}
+					}
+					if last := got[i][len(want[i])]; !math.IsNaN(float64(last)) {
+						t.Fatalf("%s: weight %d: wrote past its rows (%g)", name, i, last)
+					}
+				}
+			}
+		}
+	}
+}

@@ -130,3 +130,30 @@ HX_MV_KERNEL(hx_mv_q4_0, hx_q4_0)
 HX_MV_KERNEL(hx_mv_q4_k, hx_q4_k)
 HX_MV_KERNEL(hx_mv_q5_k, hx_q5_k)
 HX_MV_KERNEL(hx_mv_q6_k, hx_q6_k)
+
+// Multi-weight products (compute.MultiMatMulBackend): up to three weights
+// of one format times the same activations in one launch, weight
+// blockIdx.y; grid (ceil(max rows/4), count). Unused slots have rows 0.
+template <class F, class W>
+__device__ __forceinline__ void hx_mv3(float* o0, const W* w0, int r0, float* o1, const W* w1, int r1, float* o2,
+                                       const W* w2, int r2, const float* x, int cols, int nx) {
+	float* o = blockIdx.y == 0 ? o0 : blockIdx.y == 1 ? o1 : o2;
+	const W* w = blockIdx.y == 0 ? w0 : blockIdx.y == 1 ? w1 : w2;
+	const int rows = blockIdx.y == 0 ? r0 : blockIdx.y == 1 ? r1 : r2;
+	if ((int)blockIdx.x * HX_MV_ROWS >= rows) return; // the whole block leaves together
+	hx_mv<F>(o, w, x, rows, cols, nx);
+}
+
+#define HX_MV3_KERNEL(name, F, W)                                                                               \
+	extern "C" __global__ void name(float* o0, const W* w0, int r0, float* o1, const W* w1, int r1, float* o2,   \
+	                                const W* w2, int r2, const float* x, int cols, int nx) {                     \
+		hx_mv3<F>(o0, w0, r0, o1, w1, r1, o2, w2, r2, x, cols, nx);                                             \
+	}
+
+HX_MV3_KERNEL(hx_mv3_f16, hx_mv_dense_body<unsigned short>, unsigned short)
+HX_MV3_KERNEL(hx_mv3_f32, hx_mv_dense_body<float>, float)
+HX_MV3_KERNEL(hx_mv3_q8_0, hx_mv_quant<hx_q8_0>, unsigned char)
+HX_MV3_KERNEL(hx_mv3_q4_0, hx_mv_quant<hx_q4_0>, unsigned char)
+HX_MV3_KERNEL(hx_mv3_q4_k, hx_mv_quant<hx_q4_k>, unsigned char)
+HX_MV3_KERNEL(hx_mv3_q5_k, hx_mv_quant<hx_q5_k>, unsigned char)
+HX_MV3_KERNEL(hx_mv3_q6_k, hx_mv_quant<hx_q6_k>, unsigned char)
