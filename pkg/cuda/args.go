@@ -3,14 +3,13 @@ package cuda
 import (
 	"fmt"
 	"math"
-	"unsafe"
 )
 
-// args packs a kernel's parameters the way gorgonia.org/cu's Launch
-// passes them to cuLaunchKernel: it copies 8 bytes from behind each
-// parameter pointer, so every value sits in an 8-byte slot of its own
+// args packs a kernel's parameters for cuLaunchKernel, which reads each
+// one from behind a pointer of its own: every value sits in an 8-byte slot
 // (device pointers whole, 32-bit ints and floats in the low bytes, which
-// is where a little-endian kernel reads them).
+// is where a little-endian reader finds them), and the launch passes a
+// pointer to each slot.
 type args struct {
 	slots []uint64
 }
@@ -36,16 +35,6 @@ func (a *args) i32(v int) *args {
 func (a *args) f32(v float32) *args {
 	a.slots = append(a.slots, uint64(math.Float32bits(v)))
 	return a
-}
-
-// pointers is the kernelParams array: a pointer to each slot. The slots
-// must not grow afterwards.
-func (a *args) pointers() []unsafe.Pointer {
-	ps := make([]unsafe.Pointer, len(a.slots))
-	for i := range a.slots {
-		ps[i] = unsafe.Pointer(&a.slots[i])
-	}
-	return ps
 }
 
 // threads is the block size of the element-wise kernels.

@@ -48,7 +48,7 @@ type device struct {
 	dev  cu.Device
 	ctx  cu.CUContext
 	mod  cu.Module
-	fns  map[string]cu.Function
+	fns  map[string]kernelFn
 	work chan func()
 	tid  int     // the owner goroutine's OS thread
 	blas *cublas // nil: cuBLAS could not be opened
@@ -61,7 +61,7 @@ var _ driver = (*device)(nil)
 // context current on it; with compute it also loads the kernels and
 // cuBLAS (a probe needs neither).
 func openDevice(ordinal int, compute bool) (*device, error) {
-	d := &device{work: make(chan func()), fns: map[string]cu.Function{}}
+	d := &device{work: make(chan func()), fns: map[string]kernelFn{}}
 	ready := make(chan error)
 	go d.own(ordinal, compute, ready)
 	if err := <-ready; err != nil {
@@ -140,7 +140,7 @@ func (d *device) load() error {
 		if err != nil {
 			return fmt.Errorf("CUDA device %d: kernel %s: %w", ordinal, n, err)
 		}
-		d.fns[n] = f
+		d.fns[n] = fnOf(f)
 	}
 	d.blas = openCublas()
 	return nil
@@ -210,7 +210,7 @@ func (d *device) launch(name string, grid [3]int, block int, a *args) error {
 	if !ok {
 		return fmt.Errorf("no kernel %s in the loaded module", name)
 	}
-	if err := f.Launch(grid[0], grid[1], grid[2], block, 1, 1, 0, cu.Stream{}, a.pointers()); err != nil {
+	if err := launchFn(f, grid, block, a); err != nil {
 		return fmt.Errorf("launching %s: %w", name, err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/helexa/helexa/pkg/compute"
 	"github.com/helexa/helexa/pkg/compute/quant"
@@ -17,16 +18,15 @@ func TestArgsSlots(t *testing.T) {
 	if !reflect.DeepEqual(a.slots, want) {
 		t.Fatalf("slots %#x, want %#x", a.slots, want)
 	}
-	ps := a.pointers()
-	// What cu's Launch does with each parameter: read 8 bytes; a 32-bit
-	// parameter is the low 4.
-	if got := *(*int32)(ps[1]); got != -3 {
+	// What the driver does with each parameter: read its size from the
+	// start of its slot.
+	if got := *(*int32)(unsafe.Pointer(&a.slots[1])); got != -3 {
 		t.Errorf("int parameter reads back %d", got)
 	}
-	if got := *(*float32)(ps[2]); got != 1.5 {
+	if got := *(*float32)(unsafe.Pointer(&a.slots[2])); got != 1.5 {
 		t.Errorf("float parameter reads back %v", got)
 	}
-	if got := *(*uint64)(ps[0]); got != 0xdeadbeef00 {
+	if got := *(*uint64)(unsafe.Pointer(&a.slots[0])); got != 0xdeadbeef00 {
 		t.Errorf("pointer reads back %#x", got)
 	}
 	defer func() {
