@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "2987fa9d54815f32a7f5705f130006de074d295861874016267164f66109669b"
+#define HX_KERNELS_SOURCE_SHA256 "d92d760817d31c50d11dda98807add82cb7e51c883ebb4fd9c64c84ded2f810e"

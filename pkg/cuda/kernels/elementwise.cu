@@ -128,6 +128,25 @@ extern "C" __global__ void hx_store_kv_f16(unsigned short* __restrict__ kc, unsi
 // recurrence theta_{i+1} = theta_i·theta_scale from theta_0 = pos, so the
 // angles equal the CPU's bit for bit; only sin and cos (F32 here, double
 // rounded to F32 there) differ, by an ulp or so.
+// hx_rope_at rotates element pair t (of rows·heads·half) of x.
+__device__ __forceinline__ void hx_rope_at(float* __restrict__ x, const int* __restrict__ pos, int t, int heads,
+                                           int headDim, int half, float thetaScale, float freqScale,
+                                           const float* __restrict__ freqFactors, int neox) {
+	const int i = t % half, rh = t / half;
+	const int h = rh % heads, row = rh / heads;
+	float theta = (float)pos[row];
+	for (int j = 0; j < i; j++) theta *= thetaScale;
+	if (freqFactors != nullptr) theta /= freqFactors[i];
+	theta *= freqScale;
+	float s, c;
+	sincosf(theta, &s, &c);
+	float* v = x + ((size_t)row * heads + h) * headDim;
+	const int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
+	const float x0 = v[a], x1 = v[b];
+	v[a] = x0 * c - x1 * s;
+	v[b] = x0 * s + x1 * c;
+}
+
 extern "C" __global__ void hx_rope(float* __restrict__ x, const int* __restrict__ pos, int rows, int heads, int headDim,
                                    int dims, float base, float freqScale, const float* __restrict__ freqFactors,
                                    int neox) {
@@ -135,19 +154,25 @@ extern "C" __global__ void hx_rope(float* __restrict__ x, const int* __restrict_
 	if (half <= 0) return;
 	const float thetaScale = (float)pow((double)base, (double)(-2.0f / (float)dims));
 	HX_FOR_N(t, rows * heads * half) {
-		const int i = t % half, rh = t / half;
-		const int h = rh % heads, row = rh / heads;
-		float theta = (float)pos[row];
-		for (int j = 0; j < i; j++) theta *= thetaScale;
-		if (freqFactors != nullptr) theta /= freqFactors[i];
-		theta *= freqScale;
-		float s, c;
-		sincosf(theta, &s, &c);
-		float* v = x + ((size_t)row * heads + h) * headDim;
-		const int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
-		const float x0 = v[a], x1 = v[b];
-		v[a] = x0 * c - x1 * s;
-		v[b] = x0 * s + x1 * c;
+		hx_rope_at(x, pos, t, heads, headDim, half, thetaScale, freqScale, freqFactors, neox);
+	}
+}
+
+// hx_rope2 is hx_rope over q (qHeads per row) and k (kHeads per row) in
+// one launch. N = rows·(qHeads + kHeads)·(dims/2).
+extern "C" __global__ void hx_rope2(float* __restrict__ q, float* __restrict__ k, const int* __restrict__ pos, int rows,
+                                    int qHeads, int kHeads, int headDim, int dims, float base, float freqScale,
+                                    const float* __restrict__ freqFactors, int neox) {
+	const int half = dims / 2;
+	if (half <= 0) return;
+	const float thetaScale = (float)pow((double)base, (double)(-2.0f / (float)dims));
+	const int nq = rows * qHeads * half;
+	HX_FOR_N(t, nq + rows * kHeads * half) {
+		if (t < nq) {
+			hx_rope_at(q, pos, t, qHeads, headDim, half, thetaScale, freqScale, freqFactors, neox);
+		} else {
+			hx_rope_at(k, pos, t - nq, kHeads, headDim, half, thetaScale, freqScale, freqFactors, neox);
+		}
 	}
 }
 

@@ -56,7 +56,9 @@ func Names() []string {
 		"hx_f32_to_f16", "hx_store_kv_f32", "hx_store_kv_f16", "hx_rope",
 		"hx_trap",
 		// row reductions: grid rows, block 256
-		"hx_rmsnorm",
+		"hx_rmsnorm", "hx_add_rmsnorm", "hx_rmsnorm2",
+		// both RoPEs of a layer: grid ceil(N/256), block 256
+		"hx_rope2",
 		// attention: grid (rows, heads), block 128
 		"hx_attention_f32", "hx_attention_f16",
 		// split decode attention: grid (rows, heads, splits), then (rows, heads); block 128

@@ -1,14 +1,10 @@
 // Row reductions.
 #include "common.cuh"
 
-// RMS normalisation of row blockIdx.x of x (cols wide): out[i] =
-// (x[i]·scale)·w[i] with scale = 1/sqrt(mean(x²) + eps) (as the CPU: the
-// scale in F32 from the mean, the sum here in F32 over a block reduction).
-// out may be x. Grid (rows), block 256 (any multiple of 32 works).
-extern "C" __global__ void hx_rmsnorm(float* out, const float* x, const float* __restrict__ w, int cols, float eps) {
-	__shared__ float sh[32];
-	const float* xr = x + (size_t)blockIdx.x * cols;
-	float* orow = out + (size_t)blockIdx.x * cols;
+// hx_rmsnorm_row is hx_rmsnorm's body for one row (sh: 32 floats of
+// shared memory).
+__device__ __forceinline__ void hx_rmsnorm_row(float* orow, const float* xr, const float* __restrict__ w, int cols,
+                                               float eps, float* sh) {
 	float sum = 0.0f;
 	for (int i = threadIdx.x; i < cols; i += blockDim.x) {
 		const float v = xr[i];
@@ -18,4 +14,41 @@ extern "C" __global__ void hx_rmsnorm(float* out, const float* x, const float* _
 	const float mean = sum / (float)cols;
 	const float scale = 1.0f / sqrtf(mean + eps);
 	for (int i = threadIdx.x; i < cols; i += blockDim.x) orow[i] = __fmul_rn(xr[i], scale) * w[i];
+}
+
+// RMS normalisation of row blockIdx.x of x (cols wide): out[i] =
+// (x[i]·scale)·w[i] with scale = 1/sqrt(mean(x²) + eps) (as the CPU: the
+// scale in F32 from the mean, the sum here in F32 over a block reduction).
+// out may be x. Grid (rows), block 256 (any multiple of 32 works).
+extern "C" __global__ void hx_rmsnorm(float* out, const float* x, const float* __restrict__ w, int cols, float eps) {
+	__shared__ float sh[32];
+	hx_rmsnorm_row(out + (size_t)blockIdx.x * cols, x + (size_t)blockIdx.x * cols, w, cols, eps, sh);
+}
+
+// hx_add_rmsnorm is hx_add (x += y) then hx_rmsnorm of x into out, for row
+// blockIdx.x: each thread adds the elements it then reads, so the sums
+// are hx_rmsnorm's. Grid (rows), block 256.
+extern "C" __global__ void hx_add_rmsnorm(float* out, float* x, const float* __restrict__ y,
+                                          const float* __restrict__ w, int cols, float eps) {
+	__shared__ float sh[32];
+	float* xr = x + (size_t)blockIdx.x * cols;
+	const float* yr = y + (size_t)blockIdx.x * cols;
+	for (int i = threadIdx.x; i < cols; i += blockDim.x) xr[i] = xr[i] + yr[i];
+	hx_rmsnorm_row(out + (size_t)blockIdx.x * cols, xr, w, cols, eps, sh);
+}
+
+// hx_rmsnorm2 is hx_rmsnorm over two tensors of one row width in one
+// launch: rows [0, rows1) of x1, then the rows of x2. Grid (rows1 +
+// rows2), block 256.
+extern "C" __global__ void hx_rmsnorm2(float* out1, const float* x1, const float* __restrict__ w1, int rows1,
+                                       float* out2, const float* x2, const float* __restrict__ w2, int cols,
+                                       float eps) {
+	__shared__ float sh[32];
+	const int r = blockIdx.x;
+	if (r < rows1) {
+		hx_rmsnorm_row(out1 + (size_t)r * cols, x1 + (size_t)r * cols, w1, cols, eps, sh);
+	} else {
+		const int r2 = r - rows1;
+		hx_rmsnorm_row(out2 + (size_t)r2 * cols, x2 + (size_t)r2 * cols, w2, cols, eps, sh);
+	}
 }

@@ -96,14 +96,23 @@ func (a *attention) forward(p *pass, kvl int, xb, proj compute.Tensor) error {
 // layer, the full one otherwise) and attends, writing att.
 func (a *attention) attend(p *pass, kvl int, q, k, v, att compute.Tensor) error {
 	be, hp := p.be, &p.m.HP
+	fb, fused := be.(compute.FusedBackend)
 	if a.qNorm != nil {
 		qh := be.View(q, p.rows*hp.NHead, hp.HeadDim)
 		kh := be.View(k, p.rows*hp.NHeadKV, hp.HeadDim)
-		be.RMSNorm(qh, a.qNorm, hp.Eps, qh)
-		be.RMSNorm(kh, a.kNorm, hp.Eps, kh)
+		if fused {
+			fb.RMSNormPair(qh, a.qNorm, qh, kh, a.kNorm, kh, hp.Eps)
+		} else {
+			be.RMSNorm(qh, a.qNorm, hp.Eps, qh)
+			be.RMSNorm(kh, a.kNorm, hp.Eps, kh)
+		}
 	}
-	be.RoPE(q, p.b.Pos, hp.NHead, hp.HeadDim, a.rope)
-	be.RoPE(k, p.b.Pos, hp.NHeadKV, hp.HeadDim, a.rope)
+	if fused {
+		fb.RoPEPair(q, k, p.b.Pos, hp.NHead, hp.NHeadKV, hp.HeadDim, a.rope)
+	} else {
+		be.RoPE(q, p.b.Pos, hp.NHead, hp.HeadDim, a.rope)
+		be.RoPE(k, p.b.Pos, hp.NHeadKV, hp.HeadDim, a.rope)
+	}
 	if a.temp != nil {
 		p.scaleByPos(q, a.temp)
 	}
@@ -248,10 +257,9 @@ func preNormLayer(p *pass, il int, norm *compute.Vector, mix func(p *pass, xb, p
 	if err := mix(p, xb, proj); err != nil {
 		return err
 	}
-	if err := p.residual(proj, nil); err != nil {
+	if err := p.residualNorm(proj, norm2, xb); err != nil {
 		return err
 	}
-	p.norm(p.x, norm2, xb)
 	if err := f.forward(p, il, xb, proj, hook); err != nil {
 		return err
 	}
@@ -280,6 +288,24 @@ func (p *pass) residual(proj compute.Tensor, postNorm *compute.Vector) error {
 		p.norm(proj, postNorm, proj)
 	}
 	p.be.Add(p.x, proj)
+	return nil
+}
+
+// residualNorm is residual(proj, nil) followed by norm(p.x, w, out), in
+// one operation where the backend fuses them.
+func (p *pass) residualNorm(proj compute.Tensor, w *compute.Vector, out compute.Tensor) error {
+	fb, ok := p.be.(compute.FusedBackend)
+	if !ok {
+		if err := p.residual(proj, nil); err != nil {
+			return err
+		}
+		p.norm(p.x, w, out)
+		return nil
+	}
+	if err := p.be.AllReduce(proj); err != nil {
+		return err
+	}
+	fb.AddRMSNorm(p.x, proj, w, p.m.HP.Eps, out)
 	return nil
 }
 

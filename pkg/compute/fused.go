@@ -1,0 +1,16 @@
+package compute
+
+// FusedBackend is a backend that runs some pairs of operations as one
+// (a GPU pays for every launch, hundreds of times per decode step): an
+// optional extension; architectures fall back to the separate operations.
+// Each gives exactly what the operations it stands for give.
+type FusedBackend interface {
+	// AddRMSNorm is Add(x, y), then RMSNorm(x, w, eps, out).
+	AddRMSNorm(x, y Tensor, w *Vector, eps float32, out Tensor)
+	// RMSNormPair is RMSNorm(x1, w1, eps, out1) and RMSNorm(x2, w2, eps,
+	// out2), for weights of one width.
+	RMSNormPair(x1 Tensor, w1 *Vector, out1 Tensor, x2 Tensor, w2 *Vector, out2 Tensor, eps float32)
+	// RoPEPair is RoPE(q, pos, qHeads, headDim, r) and RoPE(k, pos,
+	// kHeads, headDim, r).
+	RoPEPair(q, k Tensor, pos []int32, qHeads, kHeads, headDim int, r *Rope)
+}

@@ -1,0 +1,94 @@
+package emu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// sameBits fails unless got and want are equal bit for bit: a fused kernel
+// does what the kernels it stands for do.
+func sameBits(t *testing.T, name string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: value %d = %g, the separate kernels' %g", name, i, got[i], want[i])
+		}
+	}
+}
+
+func TestAddRMSNorm(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 1))
+	for _, shape := range [][2]int{{1, 1}, {1, 31}, {3, 256}, {2, 1000}, {4, 3000}} {
+		rows, cols := shape[0], shape[1]
+		name := fmt.Sprintf("%d×%d", rows, cols)
+		x, y, w := randVec(r, rows*cols, 4), randVec(r, rows*cols, 4), randVec(r, cols, 2)
+		const eps = 1e-6
+		wantX, wantOut := append([]float32(nil), x...), nanVec(rows*cols)
+		must(t, Launch("hx_add", grid1D(rows*cols), dim(256), wantX, y, rows*cols))
+		must(t, Launch("hx_rmsnorm", dim(rows), dim(256), wantOut, wantX, w, cols, float32(eps)))
+		gotX, gotOut := append([]float32(nil), x...), nanVec(rows*cols)
+		must(t, Launch("hx_add_rmsnorm", dim(rows), dim(256), gotOut, gotX, y, w, cols, float32(eps)))
+		sameBits(t, name+" x", gotX, wantX)
+		sameBits(t, name+" out", gotOut, wantOut)
+	}
+}
+
+func TestRMSNorm2(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 2))
+	for _, rows := range [][2]int{{1, 1}, {16, 8}, {3, 5}} {
+		const cols, eps = 128, 1e-6
+		for _, inPlace := range []bool{false, true} {
+			name := fmt.Sprintf("rows %v in place %v", rows, inPlace)
+			x1, x2 := randVec(r, rows[0]*cols, 4), randVec(r, rows[1]*cols, 4)
+			w1, w2 := randVec(r, cols, 2), randVec(r, cols, 2)
+			want1, want2 := nanVec(len(x1)), nanVec(len(x2))
+			must(t, Launch("hx_rmsnorm", dim(rows[0]), dim(256), want1, x1, w1, cols, float32(eps)))
+			must(t, Launch("hx_rmsnorm", dim(rows[1]), dim(256), want2, x2, w2, cols, float32(eps)))
+			got1, got2 := nanVec(len(x1)), nanVec(len(x2))
+			in1, in2 := x1, x2
+			if inPlace {
+				got1, got2 = append([]float32(nil), x1...), append([]float32(nil), x2...)
+				in1, in2 = got1, got2
+			}
+			must(t, Launch("hx_rmsnorm2", dim(rows[0]+rows[1]), dim(256), got1, in1, w1, rows[0], got2, in2, w2, cols,
+				float32(eps)))
+			sameBits(t, name+" first", got1, want1)
+			sameBits(t, name+" second", got2, want2)
+		}
+	}
+}
+
+func TestRoPE2(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 3))
+	pos := []int32{0, 5, 4095}
+	for _, tt := range []struct {
+		qHeads, kHeads, headDim, dims, neox int
+		factors                             []float32
+	}{
+		{16, 8, 128, 128, 1, nil},
+		{4, 1, 64, 32, 0, nil},
+		{2, 2, 64, 64, 1, randVec(r, 32, 1)},
+	} {
+		name := fmt.Sprintf("%+v", tt)
+		q, k := randVec(r, len(pos)*tt.qHeads*tt.headDim, 3), randVec(r, len(pos)*tt.kHeads*tt.headDim, 3)
+		if tt.factors != nil {
+			for i := range tt.factors {
+				tt.factors[i] = 1 + float32(math.Abs(float64(tt.factors[i])))
+			}
+		}
+		const base, scale = float32(1e6), float32(0.5)
+		wantQ, wantK := append([]float32(nil), q...), append([]float32(nil), k...)
+		half := tt.dims / 2
+		must(t, Launch("hx_rope", grid1D(len(pos)*tt.qHeads*half), dim(256), wantQ, pos, len(pos), tt.qHeads,
+			tt.headDim, tt.dims, base, scale, tt.factors, tt.neox))
+		must(t, Launch("hx_rope", grid1D(len(pos)*tt.kHeads*half), dim(256), wantK, pos, len(pos), tt.kHeads,
+			tt.headDim, tt.dims, base, scale, tt.factors, tt.neox))
+		gotQ, gotK := append([]float32(nil), q...), append([]float32(nil), k...)
+		must(t, Launch("hx_rope2", grid1D(len(pos)*(tt.qHeads+tt.kHeads)*half), dim(256), gotQ, gotK, pos, len(pos),
+			tt.qHeads, tt.kHeads, tt.headDim, tt.dims, base, scale, tt.factors, tt.neox))
+		sameBits(t, name+" q", gotQ, wantQ)
+		sameBits(t, name+" k", gotK, wantK)
+	}
+}
