@@ -13,4 +13,8 @@ type FusedBackend interface {
 	// RoPEPair is RoPE(q, pos, qHeads, headDim, r) and RoPE(k, pos,
 	// kHeads, headDim, r).
 	RoPEPair(q, k Tensor, pos []int32, qHeads, kHeads, headDim int, r *Rope)
+	// GatedMatMul writes SwiGLU(gate·x, up·x) into h, as MatMul(gate, x,
+	// g), MatMul(up, x, u) and SwiGLU(g, u, h) do; g and u may be left
+	// unwritten.
+	GatedMatMul(gate, up *Weight, x, g, u, h Tensor) error
 }

@@ -1,6 +1,10 @@
 package cuda
 
-import "github.com/helexa/helexa/pkg/compute"
+import (
+	"fmt"
+
+	"github.com/helexa/helexa/pkg/compute"
+)
 
 var _ compute.FusedBackend = (*Backend)(nil)
 
@@ -52,4 +56,48 @@ func (b *Backend) RoPEPair(qT, kT compute.Tensor, pos []int32, qHeads, kHeads, h
 		n := len(pos) * (qHeads + kHeads) * (r.Dims / 2)
 		return b.d.launch("hx_rope2", [3]int{grid1D(n), 1, 1}, threads, a)
 	})
+}
+
+// GatedMatMul implements compute.FusedBackend: for a decode batch with
+// gate and up in one format, both products and SwiGLU in one launch
+// (hx_mvg); otherwise MatMuls and SwiGLU.
+func (b *Backend) GatedMatMul(gate, up *compute.Weight, xT, g, u, hT compute.Tensor) error {
+	x, h := dev(xT), dev(hT)
+	if x.rows >= gemmMinRows && b.d.gemmer() != nil || gate.Rows() != up.Rows() {
+		return b.gatedEach(gate, up, xT, g, u, hT)
+	}
+	if x.cols != gate.Cols() || x.cols != up.Cols() || h.cols != gate.Rows() || h.rows != x.rows {
+		return fmt.Errorf("gated matmul %s, %s (%d → %d): input %d × %d, output %d × %d", gate.Name, up.Name,
+			gate.Cols(), gate.Rows(), x.rows, x.cols, h.rows, h.cols)
+	}
+	gp, gf, err := b.lookup(gate)
+	if err != nil {
+		return err
+	}
+	upp, uf, err := b.lookup(up)
+	if err != nil {
+		return err
+	}
+	if gf != uf {
+		return b.gatedEach(gate, up, xT, g, u, hT)
+	}
+	rows := gate.Rows()
+	return b.d.do(func() error {
+		for _, c := range chunks(x.rows) {
+			a := newArgs(7).ptr(h.row(c[0])).ptr(gp).ptr(upp).ptr(x.row(c[0])).i32(rows).i32(x.cols).i32(c[1])
+			if err := b.d.launch(gf.mvgKernel(), [3]int{(rows + 3) / 4, 1, 1}, 128, a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// gatedEach is GatedMatMul as its three operations.
+func (b *Backend) gatedEach(gate, up *compute.Weight, x, g, u, h compute.Tensor) error {
+	if err := b.MatMuls([]*compute.Weight{gate, up}, x, []compute.Tensor{g, u}); err != nil {
+		return err
+	}
+	b.SwiGLU(g, u, h)
+	return nil
 }

@@ -279,3 +279,20 @@ func TestWeightBytes(t *testing.T) {
 		t.Errorf("weights take %d device bytes, want %d", got, want)
 	}
 }
+
+func TestGroupJobs(t *testing.T) {
+	q4, q6 := format{native: true, suffix: "q4_k"}, format{native: true, suffix: "q6_k"}
+	jobs := []mvJob{{rows: 1, f: q4}, {rows: 2, f: q6}, {rows: 3, f: q4}, {rows: 4, f: q4}, {rows: 5, f: q4}, {rows: 6, f: q6}}
+	var got [][]int
+	for _, g := range groupJobs(jobs) {
+		var rows []int
+		for _, j := range g {
+			rows = append(rows, j.rows)
+		}
+		got = append(got, rows)
+	}
+	want := [][]int{{1, 3, 4}, {2, 6}, {5}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("groups %v, want %v", got, want)
+	}
+}

@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "d92d760817d31c50d11dda98807add82cb7e51c883ebb4fd9c64c84ded2f810e"
+#define HX_KERNELS_SOURCE_SHA256 "b3b5627775b16fbb279cc4efd62b81d64469a5151360327b4f7c9dd500f53694"

@@ -224,3 +224,32 @@ func TestMatVec3(t *testing.T) {
 		}
 	}
 }
+
+// TestGatedMatVec: hx_mvg_* gives what hx_mv_* of each weight followed by
+// hx_swiglu gives, bit for bit.
+func TestGatedMatVec(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 4))
+	for _, wt := range weightTypes {
+		cols := wt.cols[len(wt.cols)-1]
+		for _, rows := range []int{1, 13} {
+			for _, nx := range []int{1, 3, 8, 11} {
+				name := fmt.Sprintf("%s %d×%d nx=%d", wt.typ, rows, cols, nx)
+				x := randVec(r, nx*cols, 2)
+				wg, _ := randWeight(t, r, wt.typ, rows, cols)
+				wu, _ := randWeight(t, r, wt.typ, rows, cols)
+				g, u, want := nanVec(nx*rows), nanVec(nx*rows), nanVec(nx*rows)
+				must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4), dim(128), g, weightArg(wg), x, rows, cols, nx))
+				must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4), dim(128), u, weightArg(wu), x, rows, cols, nx))
+				must(t, Launch("hx_swiglu", grid1D(nx*rows), dim(256), want, g, u, nx*rows))
+				got := nanVec(nx * rows)
+				must(t, Launch("hx_mvg_"+wt.suffix, dim((rows+3)/4+1), dim(128), got, weightArg(wg), weightArg(wu), x, rows,
+					cols, nx))
+				for k, v := range want {
+					if math.Float32bits(got[k]) != math.Float32bits(v) {
+						t.Fatalf("%s: value %d = %g, hx_mv_%s twice and hx_swiglu %g", name, k, got[k], wt.suffix, v)
+					}
+				}
+			}
+		}
+	}
+}

@@ -67,6 +67,8 @@ func Names() []string {
 		"hx_mv_f32", "hx_mv_f16", "hx_mv_q8_0", "hx_mv_q4_0", "hx_mv_q4_k", "hx_mv_q5_k", "hx_mv_q6_k",
 		// up to three decode matmuls of one format and input: grid (ceil(rows/4), count), block 128
 		"hx_mv3_f32", "hx_mv3_f16", "hx_mv3_q8_0", "hx_mv3_q4_0", "hx_mv3_q4_k", "hx_mv3_q5_k", "hx_mv3_q6_k",
+		// SwiGLU of two decode matmuls of one format: grid ceil(rows/4), block 128
+		"hx_mvg_f32", "hx_mvg_f16", "hx_mvg_q8_0", "hx_mvg_q4_0", "hx_mvg_q4_k", "hx_mvg_q5_k", "hx_mvg_q6_k",
 		// dequantization to F16: grid rows, block 256
 		"hx_dq_q8_0", "hx_dq_q4_0", "hx_dq_q4_k", "hx_dq_q5_k", "hx_dq_q6_k",
 		// embedding lookup: grid n, block 256

@@ -23,15 +23,15 @@ __device__ __forceinline__ void hx_mv_finish(float* acc, float* out, int row, in
 	}
 }
 
-// hx_mv_blocks is the product for NX activation rows with a quantized
-// format T: lane l decodes elements 32i + l of every block of the row.
+// hx_mv_blocks_acc leaves in acc each lane's partial sums of the product
+// for NX activation rows with a quantized format T: lane l decodes
+// elements 32i + l of every block of the row.
 template <class T, int NX>
-__device__ __forceinline__ void hx_mv_blocks(float* __restrict__ out, const unsigned char* __restrict__ w,
-                                             const float* __restrict__ x, int row, int rows, int cols, int lane) {
+__device__ __forceinline__ void hx_mv_blocks_acc(float* acc, const unsigned char* __restrict__ w,
+                                                 const float* __restrict__ x, int row, int cols, int lane) {
 	constexpr int PL = T::BS / 32;
 	const int nb = cols / T::BS;
 	const unsigned char* wr = w + (size_t)row * nb * T::TS;
-	float acc[NX];
 #pragma unroll
 	for (int j = 0; j < NX; j++) acc[j] = 0.0f;
 	// one element per lane per block: unroll for loads in flight; a
@@ -47,19 +47,27 @@ __device__ __forceinline__ void hx_mv_blocks(float* __restrict__ out, const unsi
 			for (int j = 0; j < NX; j++) acc[j] += v[i] * xb[(size_t)j * cols + 32 * i];
 		}
 	}
+}
+
+// hx_mv_blocks is the product for NX activation rows with a quantized
+// format T.
+template <class T, int NX>
+__device__ __forceinline__ void hx_mv_blocks(float* __restrict__ out, const unsigned char* __restrict__ w,
+                                             const float* __restrict__ x, int row, int rows, int cols, int lane) {
+	float acc[NX];
+	hx_mv_blocks_acc<T, NX>(acc, w, x, row, cols, lane);
 	hx_mv_finish<NX>(acc, out, row, rows, lane);
 }
 
 __device__ __forceinline__ float hx_w_at(const unsigned short* p) { return hx_h2f(*p); }
 __device__ __forceinline__ float hx_w_at(const float* p) { return *p; }
 
-// hx_mv_dense is the product for NX activation rows with F16 or F32
-// weights (W): lane l takes elements l, l+32, … of the row (any cols).
+// hx_mv_dense_acc is hx_mv_blocks_acc for F16 or F32 weights (W): lane l
+// takes elements l, l+32, … of the row (any cols).
 template <class W, int NX>
-__device__ __forceinline__ void hx_mv_dense(float* __restrict__ out, const W* __restrict__ w,
-                                            const float* __restrict__ x, int row, int rows, int cols, int lane) {
+__device__ __forceinline__ void hx_mv_dense_acc(float* acc, const W* __restrict__ w, const float* __restrict__ x,
+                                                int row, int cols, int lane) {
 	const W* wr = w + (size_t)row * cols;
-	float acc[NX];
 #pragma unroll
 	for (int j = 0; j < NX; j++) acc[j] = 0.0f;
 #pragma unroll 4
@@ -68,6 +76,15 @@ __device__ __forceinline__ void hx_mv_dense(float* __restrict__ out, const W* __
 #pragma unroll
 		for (int j = 0; j < NX; j++) acc[j] += v * x[(size_t)j * cols + e];
 	}
+}
+
+// hx_mv_dense is the product for NX activation rows with F16 or F32
+// weights.
+template <class W, int NX>
+__device__ __forceinline__ void hx_mv_dense(float* __restrict__ out, const W* __restrict__ w,
+                                            const float* __restrict__ x, int row, int rows, int cols, int lane) {
+	float acc[NX];
+	hx_mv_dense_acc<W, NX>(acc, w, x, row, cols, lane);
 	hx_mv_finish<NX>(acc, out, row, rows, lane);
 }
 
@@ -157,3 +174,73 @@ HX_MV3_KERNEL(hx_mv3_q4_0, hx_mv_quant<hx_q4_0>, unsigned char)
 HX_MV3_KERNEL(hx_mv3_q4_k, hx_mv_quant<hx_q4_k>, unsigned char)
 HX_MV3_KERNEL(hx_mv3_q5_k, hx_mv_quant<hx_q5_k>, unsigned char)
 HX_MV3_KERNEL(hx_mv3_q6_k, hx_mv_quant<hx_q6_k>, unsigned char)
+
+// Gated products (compute.FusedBackend's GatedMatMul): out = SwiGLU(gate·x,
+// up·x) for two weights of one format, each warp computing both of its
+// row's products (exactly as hx_mv does) and then hx_swiglu's formula.
+// Grid ceil(rows/4), block 128.
+template <class T>
+struct hx_acc_quant {
+	template <int NX>
+	__device__ __forceinline__ static void acc(float* a, const unsigned char* w, const float* x, int row, int cols,
+	                                           int lane) {
+		hx_mv_blocks_acc<T, NX>(a, w, x, row, cols, lane);
+	}
+};
+
+template <class W>
+struct hx_acc_dense {
+	template <int NX>
+	__device__ __forceinline__ static void acc(float* a, const W* w, const float* x, int row, int cols, int lane) {
+		hx_mv_dense_acc<W, NX>(a, w, x, row, cols, lane);
+	}
+};
+
+template <class A, class W, int NX>
+__device__ __forceinline__ void hx_mvg_rows(float* out, const W* wg, const W* wu, const float* x, int row, int rows,
+                                            int cols, int lane) {
+	float g[NX], u[NX];
+	A::template acc<NX>(g, wg, x, row, cols, lane);
+	A::template acc<NX>(u, wu, x, row, cols, lane);
+#pragma unroll
+	for (int j = 0; j < NX; j++) {
+		const float gs = hx_warp_sum(g[j]), us = hx_warp_sum(u[j]);
+		if (lane == j) out[(size_t)j * rows + row] = gs / (1.0f + expf(-gs)) * us;
+	}
+}
+
+template <class A, class W>
+__device__ __forceinline__ void hx_mvg(float* out, const W* wg, const W* wu, const float* x, int rows, int cols,
+                                       int nx) {
+	const int lane = threadIdx.x & 31;
+	const int row = blockIdx.x * HX_MV_ROWS + (threadIdx.x >> 5);
+	if (row >= rows) return;
+	for (int j0 = 0; j0 < nx; j0 += HX_MV_NX) {
+		const float* xj = x + (size_t)j0 * cols;
+		float* oj = out + (size_t)j0 * rows;
+		switch (nx - j0 < HX_MV_NX ? nx - j0 : HX_MV_NX) {
+		case 1: hx_mvg_rows<A, W, 1>(oj, wg, wu, xj, row, rows, cols, lane); break;
+		case 2: hx_mvg_rows<A, W, 2>(oj, wg, wu, xj, row, rows, cols, lane); break;
+		case 3: hx_mvg_rows<A, W, 3>(oj, wg, wu, xj, row, rows, cols, lane); break;
+		case 4: hx_mvg_rows<A, W, 4>(oj, wg, wu, xj, row, rows, cols, lane); break;
+		case 5: hx_mvg_rows<A, W, 5>(oj, wg, wu, xj, row, rows, cols, lane); break;
+		case 6: hx_mvg_rows<A, W, 6>(oj, wg, wu, xj, row, rows, cols, lane); break;
+		case 7: hx_mvg_rows<A, W, 7>(oj, wg, wu, xj, row, rows, cols, lane); break;
+		default: hx_mvg_rows<A, W, 8>(oj, wg, wu, xj, row, rows, cols, lane); break;
+		}
+	}
+}
+
+#define HX_MVG_KERNEL(name, A, W)                                                                               \
+	extern "C" __global__ void name(float* out, const W* wg, const W* wu, const float* x, int rows, int cols,    \
+	                                int nx) {                                                                    \
+		hx_mvg<A, W>(out, wg, wu, x, rows, cols, nx);                                                           \
+	}
+
+HX_MVG_KERNEL(hx_mvg_f16, hx_acc_dense<unsigned short>, unsigned short)
+HX_MVG_KERNEL(hx_mvg_f32, hx_acc_dense<float>, float)
+HX_MVG_KERNEL(hx_mvg_q8_0, hx_acc_quant<hx_q8_0>, unsigned char)
+HX_MVG_KERNEL(hx_mvg_q4_0, hx_acc_quant<hx_q4_0>, unsigned char)
+HX_MVG_KERNEL(hx_mvg_q4_k, hx_acc_quant<hx_q4_k>, unsigned char)
+HX_MVG_KERNEL(hx_mvg_q5_k, hx_acc_quant<hx_q5_k>, unsigned char)
+HX_MVG_KERNEL(hx_mvg_q6_k, hx_acc_quant<hx_q6_k>, unsigned char)

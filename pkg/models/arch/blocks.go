@@ -201,6 +201,12 @@ func denseFFN(be compute.Backend, s *Scratch, gate, up, down *compute.Weight, ge
 		ts[i] = t
 	}
 	g, u, h := ts[0], ts[1], ts[2]
+	if fb, ok := be.(compute.FusedBackend); ok && !gelu {
+		if err := fb.GatedMatMul(gate, up, x, g, u, h); err != nil {
+			return err
+		}
+		return be.MatMul(down, h, out)
+	}
 	if err := matmuls(be, s, x, mm{gate, g}, mm{up, u}); err != nil {
 		return err
 	}
@@ -253,7 +259,7 @@ func preNormLayer(p *pass, il int, norm *compute.Vector, mix func(p *pass, xb, p
 	if err != nil {
 		return err
 	}
-	p.norm(p.x, norm, xb)
+	p.takePending(norm, xb)
 	if err := mix(p, xb, proj); err != nil {
 		return err
 	}
@@ -263,7 +269,49 @@ func preNormLayer(p *pass, il int, norm *compute.Vector, mix func(p *pass, xb, p
 	if err := f.forward(p, il, xb, proj, hook); err != nil {
 		return err
 	}
-	return p.residual(proj, nil)
+	return p.deferResidual(proj)
+}
+
+// preNormed marks the layers built on preNormLayer, which take a residual
+// the layer before left pending (pass.deferResidual); the pass adds it
+// before any other layer runs.
+type preNormed interface{ preNormed() }
+
+func (*llamaLayer) preNormed()     {}
+func (*deltaLayer) preNormed()     {}
+func (*gatedAttnLayer) preNormed() {}
+
+// deferResidual ends a layer: with a backend that fuses the residual add
+// into the next norm (compute.FusedBackend), proj is left pending for the
+// next layer's first norm (takePending) or flush; otherwise it is added.
+func (p *pass) deferResidual(proj compute.Tensor) error {
+	if _, ok := p.be.(compute.FusedBackend); !ok {
+		return p.residual(proj, nil)
+	}
+	if err := p.be.AllReduce(proj); err != nil {
+		return err
+	}
+	p.pending = proj
+	return nil
+}
+
+// takePending writes norm(p.x)·w into out after adding the pending
+// residual, if any, in the same operation.
+func (p *pass) takePending(w *compute.Vector, out compute.Tensor) {
+	if p.pending == nil {
+		p.norm(p.x, w, out)
+		return
+	}
+	p.be.(compute.FusedBackend).AddRMSNorm(p.x, p.pending, w, p.m.HP.Eps, out)
+	p.pending = nil
+}
+
+// flush adds the pending residual to p.x (before anything else reads it).
+func (p *pass) flush() {
+	if p.pending != nil {
+		p.be.Add(p.x, p.pending)
+		p.pending = nil
+	}
 }
 
 // io returns the pass's block input and output buffers (rows × NEmbd).

@@ -111,6 +111,8 @@ type pass struct {
 	s    *Scratch
 	rows int
 	x    compute.Tensor // the residual stream, rows × NEmbd
+	// pending is a layer's output not yet added to x (deferResidual).
+	pending compute.Tensor
 }
 
 // Forward runs the batch through the model, writing every row's keys and
@@ -141,10 +143,14 @@ func (m *Model) Forward(be compute.Backend, kv Caches, b *Batch, s *Scratch, hoo
 		p.scaleRows(x, m.embdScale)
 	}
 	for il, l := range m.layers {
+		if _, ok := l.(preNormed); !ok {
+			p.flush()
+		}
 		if err := l.forward(p, il, hook); err != nil {
 			return nil, fmt.Errorf("layer %d: %w", il, err)
 		}
 	}
+	p.flush()
 	m.advanceStates(b)
 	out := &Output{}
 	if out.Hidden, err = p.normed(b.HiddenRows, "hidden"); err != nil {
