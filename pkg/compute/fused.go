@@ -18,3 +18,13 @@ type FusedBackend interface {
 	// unwritten.
 	GatedMatMul(gate, up *Weight, x, g, u, h Tensor) error
 }
+
+// ArgMaxBackend is a backend that finds each row's greedy token where the
+// logits are, so that only token ids cross to the host (a GPU): an
+// optional extension.
+type ArgMaxBackend interface {
+	// ArgMaxRows writes into out[i] the index of the largest finite value
+	// of row rows[i] of t (the lowest index on ties), or -1 when the row
+	// has none.
+	ArgMaxRows(t Tensor, rows []int32, out []int32) error
+}

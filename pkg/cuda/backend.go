@@ -30,8 +30,10 @@ type Backend struct {
 	route []float32
 	// attnPart holds split decode attention's partial results
 	attnPart devBuf
-	plans    planCache
-	closed   bool
+	// argmax holds ArgMaxRows's results
+	argmax devBuf
+	plans  planCache
+	closed bool
 }
 
 var (

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/helexa/helexa/pkg/compute"
 )
@@ -100,4 +101,38 @@ func (b *Backend) gatedEach(gate, up *compute.Weight, x, g, u, h compute.Tensor)
 	}
 	b.SwiGLU(g, u, h)
 	return nil
+}
+
+var _ compute.ArgMaxBackend = (*Backend)(nil)
+
+// ArgMaxRows implements compute.ArgMaxBackend (hx_argmax_rows): greedy
+// decoding downloads one int per sequence instead of its logits.
+func (b *Backend) ArgMaxRows(tT compute.Tensor, rows []int32, out []int32) error {
+	t := dev(tT)
+	if len(out) < len(rows) {
+		return fmt.Errorf("argmax of %d rows into %d values", len(rows), len(out))
+	}
+	for _, r := range rows {
+		if r < 0 || int(r) >= t.rows {
+			return fmt.Errorf("argmax of row %d of a %d × %d tensor", r, t.rows, t.cols)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return b.d.do(func() error {
+		rp, err := b.putInts(1, rows)
+		if err != nil {
+			return err
+		}
+		op, err := b.argmax.ensure(b.d, int64(len(rows))*4)
+		if err != nil {
+			return err
+		}
+		a := newArgs(4).ptr(op).ptr(t.p).ptr(rp).i32(t.cols)
+		if err := b.d.launch("hx_argmax_rows", [3]int{len(rows), 1, 1}, threads, a); err != nil {
+			return err
+		}
+		return b.d.download(unsafe.Pointer(&out[0]), op, int64(len(rows))*4)
+	})
 }

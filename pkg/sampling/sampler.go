@@ -125,6 +125,16 @@ func (s *Sampler) sample(logits []float32, withLogprob bool) (int32, float32, er
 	return tok, rawLogprob(logits[tok], m, sumExpLog(logits, m)), nil
 }
 
+// IsArgMax reports whether Sample and SampleToken return the argmax of the
+// raw logits, whatever they are and whatever is accepted before (greedy,
+// no logit_bias, no penalty configured, no error), so that a caller that
+// has the argmax already (a GPU computed it) may take it instead.
+func (s *Sampler) IsArgMax() bool {
+	p := s.p
+	penalties := (p.RepeatPenalty != 0 && p.RepeatPenalty != 1) || p.PresencePenalty != 0 || p.FrequencyPenalty != 0
+	return s.err == nil && p.Greedy() && len(p.LogitBias) == 0 && !penalties
+}
+
 // rawLogprob is the log-softmax of x given the max m and log-sum-exp logZ
 // (relative to m) of the raw logits.
 func rawLogprob(x, m float32, logZ float64) float32 {

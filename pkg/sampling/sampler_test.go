@@ -201,3 +201,34 @@ func TestTopKMatchesFullSort(t *testing.T) {
 		}
 	}
 }
+
+func TestIsArgMax(t *testing.T) {
+	tests := []struct {
+		name string
+		p    Params
+		want bool
+	}{
+		{"greedy", Params{}, true},
+		{"greedy, repeat penalty 1", Params{RepeatPenalty: 1}, true},
+		{"temperature", Params{Temperature: 0.7}, false},
+		{"repeat penalty", Params{RepeatPenalty: 1.1}, false},
+		{"presence penalty", Params{PresencePenalty: 0.5}, false},
+		{"frequency penalty", Params{FrequencyPenalty: 0.5}, false},
+		{"logit bias", Params{LogitBias: map[int32]float32{3: 2}}, false},
+	}
+	for _, tt := range tests {
+		s := New(tt.p, 8)
+		if got := s.IsArgMax(); got != tt.want {
+			t.Errorf("%s: IsArgMax %v, want %v", tt.name, got, tt.want)
+		}
+		if !tt.want {
+			continue
+		}
+		// the claim itself: whatever was accepted, Sample returns the argmax
+		s.Accept(5, 5, 5)
+		logits := []float32{0, 1, 2, 3, 4, 9, 1, 2}
+		if tok, err := s.SampleToken(logits); err != nil || tok != 5 {
+			t.Errorf("%s: sampled %d (%v), want the argmax 5", tt.name, tok, err)
+		}
+	}
+}

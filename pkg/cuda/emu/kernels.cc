@@ -49,6 +49,7 @@
 #define hx_dq_q4_k hxemu_hx_dq_q4_k
 #define hx_dq_q5_k hxemu_hx_dq_q5_k
 #define hx_dq_q6_k hxemu_hx_dq_q6_k
+#define hx_argmax_rows hxemu_hx_argmax_rows
 #define hx_mvg_f16 hxemu_hx_mvg_f16
 #define hx_mvg_f32 hxemu_hx_mvg_f32
 #define hx_mvg_q8_0 hxemu_hx_mvg_q8_0
@@ -209,7 +210,7 @@ const KernelInfo kKernels[] = {
     HX_K(hx_sigmoid_mul),
     HX_K(hx_attention_part_f32), HX_K(hx_attention_part_f16), HX_K(hx_attention_merge),
     HX_K(hx_rows_f32), HX_K(hx_rows_f16), HX_K(hx_rows_q8_0), HX_K(hx_rows_q4_0), HX_K(hx_rows_q4_k), HX_K(hx_rows_q5_k), HX_K(hx_rows_q6_k),
-    HX_K(hx_add_rmsnorm), HX_K(hx_rmsnorm2), HX_K(hx_rope2),
+    HX_K(hx_argmax_rows), HX_K(hx_add_rmsnorm), HX_K(hx_rmsnorm2), HX_K(hx_rope2),
     HX_K(hx_mvg_f16), HX_K(hx_mvg_f32), HX_K(hx_mvg_q8_0), HX_K(hx_mvg_q4_0), HX_K(hx_mvg_q4_k), HX_K(hx_mvg_q5_k), HX_K(hx_mvg_q6_k),
     HX_K(hx_mv3_f16), HX_K(hx_mv3_f32), HX_K(hx_mv3_q8_0), HX_K(hx_mv3_q4_0), HX_K(hx_mv3_q4_k), HX_K(hx_mv3_q5_k), HX_K(hx_mv3_q6_k),
 

@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "b3b5627775b16fbb279cc4efd62b81d64469a5151360327b4f7c9dd500f53694"
+#define HX_KERNELS_SOURCE_SHA256 "900d2bef059776fe66cd773f2245e806cce98d20fc64a29fbd696c1c5a9a1984"

@@ -56,7 +56,7 @@ func Names() []string {
 		"hx_f32_to_f16", "hx_store_kv_f32", "hx_store_kv_f16", "hx_rope",
 		"hx_trap",
 		// row reductions: grid rows, block 256
-		"hx_rmsnorm", "hx_add_rmsnorm", "hx_rmsnorm2",
+		"hx_rmsnorm", "hx_add_rmsnorm", "hx_rmsnorm2", "hx_argmax_rows",
 		// both RoPEs of a layer: grid ceil(N/256), block 256
 		"hx_rope2",
 		// attention: grid (rows, heads), block 128

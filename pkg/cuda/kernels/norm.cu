@@ -52,3 +52,39 @@ extern "C" __global__ void hx_rmsnorm2(float* out1, const float* x1, const float
 		hx_rmsnorm_row(out2 + (size_t)r2 * cols, x2 + (size_t)r2 * cols, w2, cols, eps, sh);
 	}
 }
+
+// hx_argmax_rows writes, for each listed row rows[b] of x (cols wide), the
+// index of its largest finite value (the lowest index on ties; NaN, +Inf
+// and -Inf never win), or -1 when it has none: greedy sampling on the
+// device, as the host sampler's maxFinite picks. Grid (len(rows)), block
+// 256.
+extern "C" __global__ void hx_argmax_rows(int* out, const float* __restrict__ x, const int* __restrict__ rows,
+                                          int cols) {
+	__shared__ float sv[256];
+	__shared__ int si[256];
+	const float* xr = x + (size_t)rows[blockIdx.x] * cols;
+	float best = -INFINITY;
+	int bi = -1;
+	for (int i = threadIdx.x; i < cols; i += blockDim.x) {
+		const float v = xr[i];
+		if (v > best && v < INFINITY) {
+			best = v;
+			bi = i;
+		}
+	}
+	sv[threadIdx.x] = best;
+	si[threadIdx.x] = bi;
+	__syncthreads();
+	for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+		if ((int)threadIdx.x < s) {
+			const float ov = sv[threadIdx.x + s];
+			const int oi = si[threadIdx.x + s];
+			if (oi >= 0 && (si[threadIdx.x] < 0 || ov > sv[threadIdx.x] || (ov == sv[threadIdx.x] && oi < si[threadIdx.x]))) {
+				sv[threadIdx.x] = ov;
+				si[threadIdx.x] = oi;
+			}
+		}
+		__syncthreads();
+	}
+	if (threadIdx.x == 0) out[blockIdx.x] = si[0];
+}

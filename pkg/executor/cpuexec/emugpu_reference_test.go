@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -120,6 +121,19 @@ func compareEmulatedGPU(t *testing.T, a string, prompt []int32, tol float64) {
 		if d := maxAbsDiff(want[p], got[p]); d > tol*(1+maxAbs(want[p])) {
 			t.Errorf("position %d: GPU logits differ from the CPU's by %g", p, d)
 		}
+	}
+	// greedy generation takes the device's argmax (no logits read back)
+	s, err := executor.NewSessionAt(gpu, sampling.Params{}, 0, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	toks, err := s.Generate(context.Background(), prompt, len(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(toks, script) {
+		t.Errorf("greedy tokens on the GPU %v, the CPU's argmax %v", toks, script)
 	}
 }
 

@@ -1,6 +1,9 @@
 package cpuexec
 
 import (
+	"fmt"
+
+	"github.com/helexa/helexa/pkg/compute"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/models/arch"
 	"github.com/helexa/helexa/pkg/sampling"
@@ -12,6 +15,7 @@ type seqSampler interface {
 	Sample(logits []float32) (int32, float32, error)
 	SampleToken(logits []float32) (int32, error)
 	TopLogprobs(logits []float32, n int) []sampling.TokenLogprob
+	IsArgMax() bool
 }
 
 // seqState is one sequence's executor-side state.
@@ -54,4 +58,35 @@ func topLogprobs(s seqSampler, logits []float32, n int) []executor.TokenLogprob 
 		out[i] = executor.TokenLogprob{Token: t.Token, Logprob: t.Logprob}
 	}
 	return out
+}
+
+// argMaxOnly reports whether w's token is the argmax of its logits and
+// nothing else of them is wanted, so that a backend that finds the argmax
+// where the logits are (compute.ArgMaxBackend) spares reading them.
+func (l *Executor) argMaxOnly(w *executor.Work) bool {
+	return w.Sample && w.SkipLogprob && w.Allowed == nil && w.TopLogprobs == 0 && w.Logits == executor.LogitsNone &&
+		l.seqs[w.Seq].sampler.IsArgMax()
+}
+
+// argMaxRows fills in the greedy tokens of the logits rows that need
+// nothing else (wants[i] for i in idx) from the backend's argmax; a row
+// without a finite logit has its logits read instead, for the sampler to
+// report.
+func (l *Executor) argMaxRows(ab compute.ArgMaxBackend, logits compute.Tensor, idx []int32, works []int, outs []workOut) error {
+	toks := make([]int32, len(idx))
+	if err := ab.ArgMaxRows(logits, idx, toks); err != nil {
+		return fmt.Errorf("%w: greedy tokens: %w", executor.ErrDevice, err)
+	}
+	for k, tok := range toks {
+		o := &outs[works[k]]
+		if tok >= 0 {
+			o.token, o.hasToken = tok, true
+			continue
+		}
+		o.last = make([]float32, l.model.HP.NVocab)
+		if err := l.be.ReadRow(logits, int(idx[k]), o.last); err != nil {
+			return fmt.Errorf("%w: reading logits: %w", executor.ErrDevice, err)
+		}
+	}
+	return nil
 }

@@ -20,7 +20,9 @@ type piece struct {
 type workOut struct {
 	rows      [][]float32 // LogitsAll: one vector per token
 	last      []float32   // the logits after the last token, when needed
-	embedding []float32   // Work.Embed with EmbedFinal
+	token     int32       // the greedy token the backend found (hasToken)
+	hasToken  bool
+	embedding []float32 // Work.Embed with EmbedFinal
 }
 
 // Step implements Executor. Works with more than ChunkSize tokens are split
@@ -212,7 +214,14 @@ func (l *Executor) runPass(batch []executor.Work, pass []piece, outs []workOut) 
 	}
 	logits := fwd.Logits
 	nv := l.model.HP.NVocab
+	ab, canArgMax := l.be.(compute.ArgMaxBackend)
+	var argIdx []int32
+	var argWorks []int
 	for i, wt := range wants {
+		if canArgMax && !wt.all && l.argMaxOnly(&batch[wt.work]) {
+			argIdx, argWorks = append(argIdx, int32(i)), append(argWorks, wt.work)
+			continue
+		}
 		v := l.logitsBuf(batch[wt.work], wt.work, wt.all, nv)
 		if err := l.be.ReadRow(logits, i, v); err != nil {
 			return fmt.Errorf("%w: reading logits: %w", executor.ErrDevice, err)
@@ -222,6 +231,9 @@ func (l *Executor) runPass(batch []executor.Work, pass []piece, outs []workOut) 
 			o.rows = append(o.rows, v)
 		}
 		o.last = v
+	}
+	if len(argIdx) > 0 {
+		return l.argMaxRows(ab, logits, argIdx, argWorks, outs)
 	}
 	return nil
 }
@@ -340,7 +352,9 @@ func (l *Executor) finish(w *executor.Work, o *workOut, res *executor.Result) {
 	if w.TopLogprobs > 0 {
 		res.Top = topLogprobs(st.sampler, o.last, w.TopLogprobs)
 	}
-	if w.Sample {
+	if w.Sample && o.hasToken {
+		res.Token = o.token
+	} else if w.Sample {
 		tok, lp, err := l.sampleWork(st.sampler, w, o.last)
 		if err != nil {
 			res.Err = executor.AsError(fmt.Errorf("sampling sequence %d: %w", w.Seq, err))
