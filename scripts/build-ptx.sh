@@ -2,8 +2,11 @@
 # build-ptx.sh compiles helexa's CUDA kernels (pkg/cuda/kernels/all.cu,
 # which includes every other .cu) to PTX for compute capability 8.0 and 9.0:
 # pkg/cuda/kernels/helexa_sm80.ptx and helexa_sm90.ptx, both checked in and
-# embedded by package kernels. ptxas then assembles each PTX (output
-# discarded), so a PTX that does not assemble fails the script.
+# embedded by package kernels. ptxas then assembles each PTX into machine
+# code for that GPU generation, helexa_sm80.cubin and helexa_sm90.cubin
+# (also checked in and embedded: the driver loads them without the seconds
+# its JIT takes over the PTX), and writes the source hash they were built
+# from to cubins.sha256.
 #
 # The first line of each PTX file is
 #   // helexa-kernels-source-sha256: <hex>
@@ -77,11 +80,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for sm in 80 90; do
 	"$nvcc" -ccbin "$ccbin" -allow-unsupported-compiler --ptx -arch=compute_$sm -o "$tmp/sm$sm.ptx" all.cu
-	"$ptxas" -arch=sm_$sm -o /dev/null "$tmp/sm$sm.ptx"
+	"$ptxas" -arch=sm_$sm -o "$tmp/sm$sm.cubin" "$tmp/sm$sm.ptx"
+	mv "$tmp/sm$sm.cubin" "$kdir/helexa_sm$sm.cubin"
 	{
 		echo "// helexa-kernels-source-sha256: $hash"
 		cat "$tmp/sm$sm.ptx"
 	} >"$tmp/out$sm.ptx"
 	mv "$tmp/out$sm.ptx" "$kdir/helexa_sm$sm.ptx"
-	echo "build-ptx: pkg/cuda/kernels/helexa_sm$sm.ptx ($(grep -c '^\.visible \.entry' "$kdir/helexa_sm$sm.ptx") kernels)"
+	echo "build-ptx: pkg/cuda/kernels/helexa_sm$sm.ptx ($(grep -c '^\.visible \.entry' "$kdir/helexa_sm$sm.ptx") kernels) and .cubin"
 done
+echo "$hash" >"$kdir/cubins.sha256"

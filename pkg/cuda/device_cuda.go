@@ -124,25 +124,49 @@ func (d *device) setup(ordinal int) error {
 	return nil
 }
 
-// load loads the kernels for the device's compute capability and opens
-// cuBLAS (nil when none is installed).
+// load loads the kernels for the device's compute capability (its
+// machine code when there is a build for it, else the PTX, which the
+// driver compiles) and opens cuBLAS (nil when none is installed).
 func (d *device) load() error {
 	ordinal := d.inf.Index
 	ptx, err := kernels.PTX(d.inf.Major, d.inf.Minor)
 	if err != nil {
 		return fmt.Errorf("CUDA device %d (%s): %w", ordinal, d.inf.Name, err)
 	}
-	if d.mod, err = cu.LoadData(ptx); err != nil {
+	images := []string{ptx}
+	if bin := kernels.Cubin(d.inf.Major, d.inf.Minor); bin != nil {
+		images = []string{string(bin), ptx}
+	}
+	for i, image := range images {
+		if err = d.loadImage(image); err == nil {
+			break
+		}
+		if i+1 < len(images) { // the machine code would not load: the driver compiles the PTX
+			continue
+		}
 		return fmt.Errorf("CUDA device %d: loading the kernels: %w", ordinal, err)
 	}
-	for _, n := range kernels.Names() {
-		f, err := d.mod.Function(n)
-		if err != nil {
-			return fmt.Errorf("CUDA device %d: kernel %s: %w", ordinal, n, err)
-		}
-		d.fns[n] = fnOf(f)
-	}
 	d.blas = openCublas()
+	return nil
+}
+
+// loadImage loads one build of the kernels and finds every kernel in it;
+// on failure nothing stays loaded.
+func (d *device) loadImage(image string) error {
+	mod, err := cu.LoadData(image)
+	if err != nil {
+		return err
+	}
+	fns := make(map[string]kernelFn, len(kernels.Names()))
+	for _, n := range kernels.Names() {
+		f, err := mod.Function(n)
+		if err != nil {
+			mod.Unload()
+			return fmt.Errorf("kernel %s: %w", n, err)
+		}
+		fns[n] = fnOf(f)
+	}
+	d.mod, d.fns = mod, fns
 	return nil
 }
 

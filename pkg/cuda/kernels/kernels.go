@@ -1,17 +1,19 @@
 // Package kernels owns helexa's CUDA device kernels: their sources (*.cu,
 // *.cuh in this directory, one translation unit all.cu), the PTX that
 // scripts/build-ptx.sh (make ptx) compiles from them for compute capability
-// 8.0 and 9.0 (helexa_sm80.ptx, helexa_sm90.ptx, checked in and embedded
-// here), and the list of kernel names the CUDA backend loads. It needs
-// neither cgo nor CUDA: pkg/cuda loads the PTX with the driver, and
-// pkg/cuda/emu runs the same sources on the CPU in tests.
+// 8.0 and 9.0 (helexa_sm80.ptx, helexa_sm90.ptx) and the machine code
+// ptxas makes of them (helexa_sm80.cubin, helexa_sm90.cubin), all checked in
+// and embedded here, and the list of kernel names the CUDA backend loads.
+// It needs neither cgo nor CUDA: pkg/cuda loads the kernels with the
+// driver, and pkg/cuda/emu runs the same sources on the CPU in tests.
 //
 // Each PTX file starts with the line
 //
 //	// helexa-kernels-source-sha256: <hex>
 //
-// where <hex> is SourceHash of the sources it was compiled from; the tests
-// fail when it is stale.
+// where <hex> is SourceHash of the sources it was compiled from;
+// cubins.sha256 holds the same for the cubins. The tests fail when either
+// is stale.
 package kernels
 
 import (
@@ -30,6 +32,15 @@ var ptxSM80 string
 //go:embed helexa_sm90.ptx
 var ptxSM90 string
 
+//go:embed helexa_sm80.cubin
+var cubinSM80 []byte
+
+//go:embed helexa_sm90.cubin
+var cubinSM90 []byte
+
+//go:embed cubins.sha256
+var cubinsHash string
+
 // HashPrefix starts the first line of each PTX file, followed by the
 // source hash.
 const HashPrefix = "// helexa-kernels-source-sha256: "
@@ -45,6 +56,21 @@ func PTX(major, minor int) (string, error) {
 		return ptxSM80, nil
 	}
 	return "", fmt.Errorf("cuda kernels: compute capability %d.%d is not supported (helexa needs 8.0 or newer)", major, minor)
+}
+
+// Cubin returns the kernels as machine code for a device of compute
+// capability major.minor when there is a build it runs: sm_90's for 9.0,
+// sm_80's for 8.x (machine code runs on later minor revisions of its major
+// one); nil otherwise, and the driver compiles the PTX instead (which takes
+// seconds the first time a machine loads it).
+func Cubin(major, minor int) []byte {
+	switch {
+	case major == 9 && minor == 0:
+		return cubinSM90
+	case major == 8:
+		return cubinSM80
+	}
+	return nil
 }
 
 // Names lists every kernel of the PTX, as the backend launches them.

@@ -1,7 +1,9 @@
 package kernels
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -106,5 +108,45 @@ func TestSourceHash(t *testing.T) {
 	}
 	if h := PTXSourceHash("//\n" + HashPrefix + "abc\n"); h != "" {
 		t.Errorf("PTXSourceHash of a file without the first line = %q", h)
+	}
+}
+
+// TestCubins: each cubin is CUDA machine code for its GPU generation, built
+// from the current sources, with every kernel.
+func TestCubins(t *testing.T) {
+	want, err := SourceHash(os.DirFS("."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(cubinsHash); got != want {
+		t.Errorf("the cubins were built from sources with hash %q, the sources now hash to %q: run make ptx and commit the cubins", got, want)
+	}
+	for _, build := range []struct {
+		name string
+		bin  []byte
+	}{{"helexa_sm80.cubin", cubinSM80}, {"helexa_sm90.cubin", cubinSM90}} {
+		// an ELF file (CUDA's own version byte, which debug/elf refuses)
+		// for EM_CUDA, naming every kernel in its string table
+		const emCUDA = 190
+		if len(build.bin) < 64 || string(build.bin[:4]) != "\x7fELF" || binary.LittleEndian.Uint16(build.bin[18:]) != emCUDA {
+			t.Fatalf("%s is not CUDA machine code", build.name)
+		}
+		for _, n := range Names() {
+			if !bytes.Contains(build.bin, []byte("\x00"+n+"\x00")) {
+				t.Errorf("%s has no kernel %s", build.name, n)
+			}
+		}
+	}
+	tests := []struct {
+		major, minor int
+		want         []byte
+	}{
+		{9, 0, cubinSM90}, {8, 0, cubinSM80}, {8, 6, cubinSM80}, {8, 9, cubinSM80},
+		{9, 1, nil}, {10, 0, nil}, {12, 0, nil}, {7, 5, nil},
+	}
+	for _, tt := range tests {
+		if got := Cubin(tt.major, tt.minor); !bytes.Equal(got, tt.want) || (tt.want == nil) != (got == nil) {
+			t.Errorf("Cubin(%d, %d): %d bytes, want %d", tt.major, tt.minor, len(got), len(tt.want))
+		}
 	}
 }
