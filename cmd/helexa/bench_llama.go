@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/helexa/helexa/internal/envvars"
@@ -23,6 +24,7 @@ type llamaBenchReport struct {
 	Model       string       `json:"model"`
 	Quant       string       `json:"quant"`
 	Parameters  int64        `json:"parameters"`
+	Processor   string       `json:"processor"` // as helexa ps shows it: CPU, CUDA:0 <name>, TP×N
 	Threads     string       `json:"threads"`
 	Kernels     string       `json:"kernels"`
 	Repetitions int          `json:"repetitions"`
@@ -87,7 +89,7 @@ func runLlamaBench(ctx context.Context, svc runner.Service, model string, opts b
 		return fmt.Errorf("describing %s: %w", model, err)
 	}
 	rep := llamaBenchReport{Model: model, Quant: d.Quant, Parameters: d.Parameters, Repetitions: opts.Repetitions,
-		Threads: benchThreads(opts), Kernels: benchKernels(opts)}
+		Processor: benchProcessor(ctx, svc, model, d.Path), Threads: benchThreads(opts), Kernels: benchKernels(opts)}
 	var pp, tg []float64
 	for i := 0; i <= opts.Repetitions; i++ { // i == 0 is the warm-up
 		u, err := timedTokens(ctx, svc, model, randomPrompt(opts.NPrompt, d.VocabSize, uint64(2*i+1)), 1)
@@ -142,6 +144,21 @@ func benchThreads(opts benchOptions) string {
 	return "all cores"
 }
 
+// benchProcessor is where the loaded model runs, as ps shows it ("" when
+// ps does not list it).
+func benchProcessor(ctx context.Context, svc runner.Service, model, path string) string {
+	ps, err := svc.PS(ctx)
+	if err != nil {
+		return ""
+	}
+	for _, m := range ps {
+		if m.Name == model || (path != "" && m.Path == path) {
+			return m.Processor
+		}
+	}
+	return ""
+}
+
 func benchKernels(opts benchOptions) string {
 	if opts.Host != "" {
 		return "daemon's"
@@ -162,8 +179,14 @@ func applyBenchThreads(opts benchOptions) error {
 }
 
 func printLlamaBench(w io.Writer, r llamaBenchReport) error {
-	fmt.Fprintf(w, "model %s (%s, %d parameters), threads %s, kernels %s, %d repetitions\n\n",
-		r.Model, r.Quant, r.Parameters, r.Threads, r.Kernels, r.Repetitions)
+	where := fmt.Sprintf("threads %s, kernels %s", r.Threads, r.Kernels)
+	switch {
+	case strings.HasPrefix(r.Processor, "CUDA"): // the CPU's threads and kernels play no part
+		where = "on " + r.Processor
+	case r.Processor != "":
+		where = "on " + r.Processor + ", " + where
+	}
+	fmt.Fprintf(w, "model %s (%s, %d parameters), %s, %d repetitions\n\n", r.Model, r.Quant, r.Parameters, where, r.Repetitions)
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "TEST\tTOKENS/S\t± STDDEV\t")
 	for _, st := range []benchStat{r.Prefill, r.Decode} {

@@ -82,12 +82,37 @@ func TestBenchLlamaMode(t *testing.T) {
 		t.Fatalf("%v: %s", err, out.String())
 	}
 	if rep.Prefill.Test != "pp32" || rep.Decode.Test != "tg40" || len(rep.Prefill.Samples) != 2 || len(rep.Decode.Samples) != 2 ||
-		rep.Prefill.Mean <= 0 || rep.Decode.Mean <= 0 || rep.Threads != "1" || rep.Kernels == "" || rep.Quant == "" {
+		rep.Prefill.Mean <= 0 || rep.Decode.Mean <= 0 || rep.Threads != "1" || rep.Kernels == "" || rep.Quant == "" ||
+		rep.Processor != "CPU" {
 		t.Errorf("report %+v", rep)
 	}
 	for _, l := range rep.Streams {
 		if l.GeneratedTokens != l.Concurrency*40 || l.DecodeTPS <= 0 {
 			t.Errorf("%d streams generated %d tokens (want exactly %d: EOS must not stop a benchmark)", l.Concurrency, l.GeneratedTokens, l.Concurrency*40)
+		}
+	}
+}
+
+// TestLlamaBenchHeader: the header names the GPU a model runs on instead of
+// the CPU's threads and kernels, which play no part there.
+func TestLlamaBenchHeader(t *testing.T) {
+	tests := []struct {
+		processor, want, notWant string
+	}{
+		{"CUDA:0 NVIDIA H200", "(Q4_K_M, 7 parameters), on CUDA:0 NVIDIA H200, 3 repetitions", "kernels"},
+		{"CPU", "on CPU, threads 2, kernels c-avx512vnni, 3 repetitions", ""},
+		{"", "(Q4_K_M, 7 parameters), threads 2, kernels c-avx512vnni, 3 repetitions", " on "},
+	}
+	for _, tt := range tests {
+		var out bytes.Buffer
+		r := llamaBenchReport{Model: "m", Quant: "Q4_K_M", Parameters: 7, Processor: tt.processor, Threads: "2",
+			Kernels: "c-avx512vnni", Repetitions: 3}
+		if err := printLlamaBench(&out, r); err != nil {
+			t.Fatal(err)
+		}
+		head, _, _ := strings.Cut(out.String(), "\n")
+		if !strings.Contains(head, tt.want) || (tt.notWant != "" && strings.Contains(head, tt.notWant)) {
+			t.Errorf("processor %q: header %q, want %q", tt.processor, head, tt.want)
 		}
 	}
 }
