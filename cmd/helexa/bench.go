@@ -53,7 +53,7 @@ N random tokens (never from the prefix cache) and of a decode of M tokens
 after a 4-token prompt (past any end-of-generation token), reported as mean
 ± standard deviation of tokens/s, then the aggregate decode curve over
 --streams concurrent sequences of M tokens each. The header names the model,
-quant, threads and CPU kernels.`,
+quant, where it runs and, on the CPU, the threads and CPU kernels.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Model = args[0]
