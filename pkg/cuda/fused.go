@@ -38,25 +38,7 @@ func (b *Backend) RMSNormPair(x1T compute.Tensor, w1 *compute.Vector, out1T comp
 // RoPEPair implements compute.FusedBackend: the q and k rotations in one
 // launch (hx_rope2).
 func (b *Backend) RoPEPair(qT, kT compute.Tensor, pos []int32, qHeads, kHeads, headDim int, r *compute.Rope) {
-	q, k := dev(qT), dev(kT)
-	neox := 0
-	if r.Mode == compute.RopeNeox {
-		neox = 1
-	}
-	b.must(func() error {
-		pp, err := b.putInts(0, pos)
-		if err != nil {
-			return err
-		}
-		ff, err := b.freqFactors(r.FreqFactors)
-		if err != nil {
-			return err
-		}
-		a := newArgs(12).ptr(q.p).ptr(k.p).ptr(pp).i32(len(pos)).i32(qHeads).i32(kHeads).i32(headDim).i32(r.Dims).
-			f32(r.Base).f32(r.FreqScale).ptr(ff).i32(neox)
-		n := len(pos) * (qHeads + kHeads) * (r.Dims / 2)
-		return b.d.launch("hx_rope2", [3]int{grid1D(n), 1, 1}, threads, a)
-	})
+	b.rope("hx_rope2", []devPtr{dev(qT).p, dev(kT).p}, []int{qHeads, kHeads}, pos, headDim, r)
 }
 
 // GatedMatMul implements compute.FusedBackend: for a decode batch with

@@ -131,7 +131,13 @@ func (b *Backend) RMSNorm(xT compute.Tensor, weight *compute.Vector, eps float32
 
 // RoPE implements compute.Backend.
 func (b *Backend) RoPE(xT compute.Tensor, pos []int32, heads, headDim int, r *compute.Rope) {
-	x := dev(xT)
+	b.rope("hx_rope", []devPtr{dev(xT).p}, []int{heads}, pos, headDim, r)
+}
+
+// rope launches hx_rope (one tensor) or hx_rope2 (q and k), whose
+// parameters are the tensors, the positions and their count, each
+// tensor's heads, then the rotation's.
+func (b *Backend) rope(kernel string, xs []devPtr, heads []int, pos []int32, headDim int, r *compute.Rope) {
 	neox := 0
 	if r.Mode == compute.RopeNeox {
 		neox = 1
@@ -145,9 +151,18 @@ func (b *Backend) RoPE(xT compute.Tensor, pos []int32, heads, headDim int, r *co
 		if err != nil {
 			return err
 		}
-		a := newArgs(10).ptr(x.p).ptr(pp).i32(len(pos)).i32(heads).i32(headDim).i32(r.Dims).
-			f32(r.Base).f32(r.FreqScale).ptr(ff).i32(neox)
-		return b.d.launch("hx_rope", [3]int{grid1D(len(pos) * heads * (r.Dims / 2)), 1, 1}, threads, a)
+		a := newArgs(2*len(xs) + 8)
+		for _, x := range xs {
+			a.ptr(x)
+		}
+		a.ptr(pp).i32(len(pos))
+		total := 0
+		for _, h := range heads {
+			a.i32(h)
+			total += h
+		}
+		a.i32(headDim).i32(r.Dims).f32(r.Base).f32(r.FreqScale).ptr(ff).i32(neox)
+		return b.d.launch(kernel, [3]int{grid1D(len(pos) * total * (r.Dims / 2)), 1, 1}, threads, a)
 	})
 }
 

@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "900d2bef059776fe66cd773f2245e806cce98d20fc64a29fbd696c1c5a9a1984"
+#define HX_KERNELS_SOURCE_SHA256 "dd406c41c86f5ef5afa27dbc1280f95c857b75a1b85e8da8499153f037440398"

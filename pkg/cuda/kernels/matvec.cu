@@ -12,6 +12,21 @@
 #define HX_MV_ROWS 4
 #define HX_MV_NX 8
 
+// HX_NX_DISPATCH calls CALL(N) for N = n, 1 ≤ n ≤ HX_MV_NX, as a
+// compile-time constant (the partial sums of N activation rows live in
+// registers).
+#define HX_NX_DISPATCH(n, CALL)  \
+	switch (n) {                 \
+	case 1: CALL(1); break;      \
+	case 2: CALL(2); break;      \
+	case 3: CALL(3); break;      \
+	case 4: CALL(4); break;      \
+	case 5: CALL(5); break;      \
+	case 6: CALL(6); break;      \
+	case 7: CALL(7); break;      \
+	default: CALL(8); break;     \
+	}
+
 // hx_mv_finish reduces the partial sums and writes them (lane j writes
 // activation row j's).
 template <int NX>
@@ -98,16 +113,9 @@ __device__ __forceinline__ void hx_mv(float* out, const W* w, const float* x, in
 	for (int j0 = 0; j0 < nx; j0 += HX_MV_NX) {
 		const float* xj = x + (size_t)j0 * cols;
 		float* oj = out + (size_t)j0 * rows;
-		switch (nx - j0 < HX_MV_NX ? nx - j0 : HX_MV_NX) {
-		case 1: F::template run<1>(oj, w, xj, row, rows, cols, lane); break;
-		case 2: F::template run<2>(oj, w, xj, row, rows, cols, lane); break;
-		case 3: F::template run<3>(oj, w, xj, row, rows, cols, lane); break;
-		case 4: F::template run<4>(oj, w, xj, row, rows, cols, lane); break;
-		case 5: F::template run<5>(oj, w, xj, row, rows, cols, lane); break;
-		case 6: F::template run<6>(oj, w, xj, row, rows, cols, lane); break;
-		case 7: F::template run<7>(oj, w, xj, row, rows, cols, lane); break;
-		default: F::template run<8>(oj, w, xj, row, rows, cols, lane); break;
-		}
+#define HX_MV_CALL(N) F::template run<N>(oj, w, xj, row, rows, cols, lane)
+		HX_NX_DISPATCH(nx - j0 < HX_MV_NX ? nx - j0 : HX_MV_NX, HX_MV_CALL);
+#undef HX_MV_CALL
 	}
 }
 
@@ -218,16 +226,9 @@ __device__ __forceinline__ void hx_mvg(float* out, const W* wg, const W* wu, con
 	for (int j0 = 0; j0 < nx; j0 += HX_MV_NX) {
 		const float* xj = x + (size_t)j0 * cols;
 		float* oj = out + (size_t)j0 * rows;
-		switch (nx - j0 < HX_MV_NX ? nx - j0 : HX_MV_NX) {
-		case 1: hx_mvg_rows<A, W, 1>(oj, wg, wu, xj, row, rows, cols, lane); break;
-		case 2: hx_mvg_rows<A, W, 2>(oj, wg, wu, xj, row, rows, cols, lane); break;
-		case 3: hx_mvg_rows<A, W, 3>(oj, wg, wu, xj, row, rows, cols, lane); break;
-		case 4: hx_mvg_rows<A, W, 4>(oj, wg, wu, xj, row, rows, cols, lane); break;
-		case 5: hx_mvg_rows<A, W, 5>(oj, wg, wu, xj, row, rows, cols, lane); break;
-		case 6: hx_mvg_rows<A, W, 6>(oj, wg, wu, xj, row, rows, cols, lane); break;
-		case 7: hx_mvg_rows<A, W, 7>(oj, wg, wu, xj, row, rows, cols, lane); break;
-		default: hx_mvg_rows<A, W, 8>(oj, wg, wu, xj, row, rows, cols, lane); break;
-		}
+#define HX_MVG_CALL(N) hx_mvg_rows<A, W, N>(oj, wg, wu, xj, row, rows, cols, lane)
+		HX_NX_DISPATCH(nx - j0 < HX_MV_NX ? nx - j0 : HX_MV_NX, HX_MVG_CALL);
+#undef HX_MVG_CALL
 	}
 }
 
