@@ -24,7 +24,7 @@ type Backend struct {
 	ints [4]devBuf
 	sent [4][]int32 // what each ints buffer holds (a pass sends the same positions to every layer)
 	f16x devBuf     // activations converted to F16 for a GEMM
-	f16w devBuf     // a weight dequantized to F16 for a GEMM
+	f32w devBuf     // rows of a weight dequantized to F32 for a GEMM
 	// route holds MoERoute's host copies of router logits and
 	// probabilities, reused across layers and steps
 	route []float32
@@ -32,8 +32,11 @@ type Backend struct {
 	attnPart devBuf
 	// argmax holds ArgMaxRows's results
 	argmax devBuf
-	plans  planCache
-	closed bool
+	// rounded holds activations rounded as the CPU quantizes them, by
+	// rounding kernel (roundedInput)
+	rounded map[string]*devBuf
+	plans   planCache
+	closed  bool
 }
 
 var (
@@ -46,7 +49,8 @@ var (
 
 // newBackend is the backend over an open driver.
 func newBackend(d driver) *Backend {
-	return &Backend{d: d, fault: os.Getenv(faultEnv), weights: map[*compute.Weight]*devWeight{}, factors: map[*float32]devPtr{}}
+	return &Backend{d: d, fault: os.Getenv(faultEnv), weights: map[*compute.Weight]*devWeight{}, factors: map[*float32]devPtr{},
+		rounded: map[string]*devBuf{}}
 }
 
 // faultEnv is envvars.CUDAFault's name (pkg/cuda does not import the

@@ -76,19 +76,19 @@ func bindCublas(lib uintptr) (b *cublas, err error) {
 
 // gemmF16 computes out (F32) = x·Wᵀ for F16 w (rows × cols) and F16 x
 // (n × cols), all row-major (see planGemm).
-func (b *cublas) gemmF16(w, x, out devPtr, rows, cols, n int) error {
-	return b.gemm(w, x, out, rows, cols, n, cudaR16F)
+func (b *cublas) gemmF16(w, x, out devPtr, rows, cols, n, ldo int) error {
+	return b.gemm(w, x, out, rows, cols, n, ldo, cudaR16F)
 }
 
 // gemmF32 is gemmF16 with F32 operands (CUBLAS_COMPUTE_32F: no TF32).
-func (b *cublas) gemmF32(w, x, out devPtr, rows, cols, n int) error {
-	return b.gemm(w, x, out, rows, cols, n, cudaR32F)
+func (b *cublas) gemmF32(w, x, out devPtr, rows, cols, n, ldo int) error {
+	return b.gemm(w, x, out, rows, cols, n, ldo, cudaR32F)
 }
 
 // gemm is one GemmEx with operands of type typ, F32 accumulation and
 // result.
-func (b *cublas) gemm(w, x, out devPtr, rows, cols, n int, typ int32) error {
-	g := planGemm(rows, cols, n)
+func (b *cublas) gemm(w, x, out devPtr, rows, cols, n, ldo int, typ int32) error {
+	g := planGemm(rows, cols, n, ldo)
 	st := b.gemmEx(b.handle, int32(g.transA), int32(g.transB), int32(g.m), int32(g.n), int32(g.k),
 		unsafe.Pointer(b.one), uintptr(w), typ, int32(g.lda), uintptr(x), typ, int32(g.ldb),
 		unsafe.Pointer(b.zero), uintptr(out), cudaR32F, int32(g.ldc), cublasCompute32F, cublasGemmDefault)

@@ -43,10 +43,11 @@ type driver interface {
 
 // gemmer computes out (F32) = x·Wᵀ for w (rows × cols) and x (n × cols),
 // all row-major (see planGemm), both F16 (gemmF16) or both F32 (gemmF32,
-// without reduced-precision shortcuts); inside do.
+// without reduced-precision shortcuts); out's rows are ldo values apart
+// (ldo ≥ rows: a block of columns of a wider output); inside do.
 type gemmer interface {
-	gemmF16(w, x, out devPtr, rows, cols, n int) error
-	gemmF32(w, x, out devPtr, rows, cols, n int) error
+	gemmF16(w, x, out devPtr, rows, cols, n, ldo int) error
+	gemmF32(w, x, out devPtr, rows, cols, n, ldo int) error
 }
 
 // Info describes one GPU: what the runner's --probe prints, in the shape

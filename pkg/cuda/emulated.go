@@ -163,20 +163,20 @@ func (d *emuDriver) close() {
 // accumulation and result), as a plain loop.
 type emuGemm struct{ d *emuDriver }
 
-func (g emuGemm) gemmF16(w, x, out devPtr, rows, cols, n int) error {
-	return g.gemm(w, x, out, rows, cols, n, 2, func(b []byte, i int) float32 {
+func (g emuGemm) gemmF16(w, x, out devPtr, rows, cols, n, ldo int) error {
+	return g.gemm(w, x, out, rows, cols, n, ldo, 2, func(b []byte, i int) float32 {
 		return quant.FP16ToFloat32(uint16(b[2*i]) | uint16(b[2*i+1])<<8)
 	})
 }
 
-func (g emuGemm) gemmF32(w, x, out devPtr, rows, cols, n int) error {
-	return g.gemm(w, x, out, rows, cols, n, 4, func(b []byte, i int) float32 {
+func (g emuGemm) gemmF32(w, x, out devPtr, rows, cols, n, ldo int) error {
+	return g.gemm(w, x, out, rows, cols, n, ldo, 4, func(b []byte, i int) float32 {
 		return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	})
 }
 
 // gemm is the product of operands of elem bytes read by at.
-func (g emuGemm) gemm(w, x, out devPtr, rows, cols, n, elem int, at func([]byte, int) float32) error {
+func (g emuGemm) gemm(w, x, out devPtr, rows, cols, n, ldo, elem int, at func([]byte, int) float32) error {
 	wm, wo, err := g.d.find(w, int64(rows*cols*elem))
 	if err != nil {
 		return err
@@ -185,7 +185,7 @@ func (g emuGemm) gemm(w, x, out devPtr, rows, cols, n, elem int, at func([]byte,
 	if err != nil {
 		return err
 	}
-	om, oo, err := g.d.find(out, int64(n*rows*4))
+	om, oo, err := g.d.find(out, int64(((n-1)*ldo+rows)*4))
 	if err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func (g emuGemm) gemm(w, x, out devPtr, rows, cols, n, elem int, at func([]byte,
 			for l, v := range wf {
 				s += v * xf[l]
 			}
-			binary.LittleEndian.PutUint32(ob[4*(j*rows+i):], math.Float32bits(s))
+			binary.LittleEndian.PutUint32(ob[4*(j*ldo+i):], math.Float32bits(s))
 		}
 	}
 	return nil

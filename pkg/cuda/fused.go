@@ -61,11 +61,16 @@ func (b *Backend) GatedMatMul(gate, up *compute.Weight, xT, g, u, hT compute.Ten
 	if err != nil {
 		return err
 	}
-	if gf != uf {
+	round := actRound(gate.Type)
+	if gf != uf || actRound(up.Type) != round {
 		return b.gatedEach(gate, up, xT, g, u, hT)
 	}
 	rows := gate.Rows()
 	return b.d.do(func() error {
+		x, err := b.roundedInput(x, round)
+		if err != nil {
+			return err
+		}
 		for _, c := range chunks(x.rows) {
 			a := newArgs(7).ptr(h.row(c[0])).ptr(gp).ptr(upp).ptr(x.row(c[0])).i32(rows).i32(x.cols).i32(c[1])
 			if err := b.d.launch(gf.mvgKernel(), [3]int{(rows + 3) / 4, 1, 1}, 128, a); err != nil {

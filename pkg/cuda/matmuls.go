@@ -13,10 +13,11 @@ const mv3Max = 3
 
 // mvJob is one product of a MatMuls call.
 type mvJob struct {
-	wp   devPtr
-	out  *tensor
-	rows int
-	f    format
+	wp    devPtr
+	out   *tensor
+	rows  int
+	f     format
+	round string // actRound of the weight's type
 }
 
 // MatMuls implements compute.MultiMatMulBackend: the decode products of
@@ -42,11 +43,20 @@ func (b *Backend) MatMuls(ws []*compute.Weight, xT compute.Tensor, outs []comput
 		if err != nil {
 			return err
 		}
-		jobs[i] = mvJob{wp: p, out: o, rows: w.Rows(), f: f}
+		jobs[i] = mvJob{wp: p, out: o, rows: w.Rows(), f: f, round: actRound(w.Type)}
 	}
 	return b.d.do(func() error {
+		rounded := map[string]*tensor{} // x rounded once per rounding the groups need
 		for _, g := range groupJobs(jobs) {
-			if err := b.mv3(g, x); err != nil {
+			xr, ok := rounded[g[0].round]
+			if !ok {
+				var err error
+				if xr, err = b.roundedInput(x, g[0].round); err != nil {
+					return err
+				}
+				rounded[g[0].round] = xr
+			}
+			if err := b.mv3(g, xr); err != nil {
 				return err
 			}
 		}
@@ -54,8 +64,8 @@ func (b *Backend) MatMuls(ws []*compute.Weight, xT compute.Tensor, outs []comput
 	})
 }
 
-// groupJobs splits jobs into launches: up to mv3Max jobs of one format
-// each, in order of each format's first job.
+// groupJobs splits jobs into launches: up to mv3Max jobs of one format and
+// one activation rounding each, in order of each kind's first job.
 func groupJobs(jobs []mvJob) [][]mvJob {
 	var groups [][]mvJob
 	taken := make([]bool, len(jobs))
@@ -65,7 +75,7 @@ func groupJobs(jobs []mvJob) [][]mvJob {
 		}
 		g := []mvJob{jobs[i]}
 		for j := i + 1; j < len(jobs) && len(g) < mv3Max; j++ {
-			if !taken[j] && jobs[j].f == jobs[i].f {
+			if !taken[j] && jobs[j].f == jobs[i].f && jobs[j].round == jobs[i].round {
 				g, taken[j] = append(g, jobs[j]), true
 			}
 		}

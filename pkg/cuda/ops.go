@@ -70,10 +70,21 @@ func (b *Backend) MatMul(w *compute.Weight, xT, outT compute.Tensor) error {
 		return err
 	}
 	rows, cols, n := w.Rows(), w.Cols(), x.rows
+	round := actRound(w.Type)
 	if n >= gemmMinRows && b.d.gemmer() != nil {
-		return b.d.do(func() error { return b.gemm(wp, f, x, out, rows, cols) })
+		return b.d.do(func() error {
+			xr, err := b.roundedInput(x, round)
+			if err != nil {
+				return err
+			}
+			return b.gemm(w, wp, f, xr, out, round)
+		})
 	}
 	return b.d.do(func() error {
+		x, err := b.roundedInput(x, round)
+		if err != nil {
+			return err
+		}
 		for _, c := range chunks(n) {
 			a := newArgs(6).ptr(out.row(c[0])).ptr(wp).ptr(x.row(c[0])).i32(rows).i32(cols).i32(c[1])
 			if err := b.d.launch(f.mvKernel(), [3]int{(rows + 3) / 4, 1, 1}, 128, a); err != nil {
@@ -84,25 +95,20 @@ func (b *Backend) MatMul(w *compute.Weight, xT, outT compute.Tensor) error {
 	})
 }
 
-// gemm runs out = x·Wᵀ through cuBLAS (on the owner goroutine): F32
-// weights with the F32 activations as they are; the others as F16 (a
-// quantized weight dequantized first) with the activations converted.
-func (b *Backend) gemm(wp devPtr, f format, x, out *tensor, rows, cols int) error {
-	n := x.rows
+// gemm runs out = x·Wᵀ through cuBLAS (on the owner goroutine), x being
+// the activations already rounded as the CPU quantizes them for w's type
+// (round, actRound): F32 weights with F32 activations; a quantized weight
+// in its own layout dequantized to F32 (exact) with F32 activations, so
+// that the products are the CPU's; the others (F16, or converted to F16 at
+// load) as F16 with the activations converted.
+func (b *Backend) gemm(w *compute.Weight, wp devPtr, f format, x, out *tensor, round string) error {
+	rows, cols, n := w.Rows(), w.Cols(), x.rows
 	g := b.d.gemmer()
 	if f.suffix == "f32" {
-		return g.gemmF32(wp, x.p, out.p, rows, cols, n)
+		return g.gemmF32(wp, x.p, out.p, rows, cols, n, rows)
 	}
-	w16 := wp
-	if dq := f.dqKernel(); dq != "" {
-		p, err := b.f16w.ensure(b.d, int64(rows)*int64(cols)*2)
-		if err != nil {
-			return err
-		}
-		if err := b.d.launch(dq, [3]int{rows, 1, 1}, threads, newArgs(4).ptr(p).ptr(wp).i32(rows).i32(cols)); err != nil {
-			return err
-		}
-		w16 = p
+	if round != "" && f.dqKernel() != "" {
+		return b.gemmExact(w, wp, f, x, out)
 	}
 	x16, err := b.f16x.ensure(b.d, int64(n)*int64(cols)*2)
 	if err != nil {
@@ -112,7 +118,34 @@ func (b *Backend) gemm(wp devPtr, f format, x, out *tensor, rows, cols int) erro
 		newArgs(3).ptr(x16).ptr(x.p).i32(n*cols)); err != nil {
 		return err
 	}
-	return g.gemmF16(w16, x16, out.p, rows, cols, n)
+	return g.gemmF16(wp, x16, out.p, rows, cols, n, rows)
+}
+
+// gemmExactBytes bounds the F32 copy of a weight gemmExact makes: larger
+// weights (a big vocabulary's output matrix) go in blocks of rows.
+const gemmExactBytes = 128 << 20
+
+// gemmExact multiplies a quantized weight, dequantized to F32 a block of
+// rows at a time, with F32 activations (F32 accumulation, no TF32).
+func (b *Backend) gemmExact(w *compute.Weight, wp devPtr, f format, x, out *tensor) error {
+	rows, cols := w.Rows(), w.Cols()
+	per := max(1, min(rows, gemmExactBytes/(cols*4)))
+	p, err := b.f32w.ensure(b.d, int64(per)*int64(cols)*4)
+	if err != nil {
+		return err
+	}
+	rb := devPtr(w.RowBytes())
+	for r0 := 0; r0 < rows; r0 += per {
+		m := min(per, rows-r0)
+		a := newArgs(4).ptr(p).ptr(wp + devPtr(r0)*rb).i32(m).i32(cols)
+		if err := b.d.launch(f.dqKernel(), [3]int{m, 1, 1}, threads, a); err != nil {
+			return err
+		}
+		if err := b.d.gemmer().gemmF32(p, x.p, out.p+devPtr(r0*4), m, cols, x.rows, rows); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // elementwise launches an element-wise kernel over n elements.

@@ -84,8 +84,10 @@ type gemm struct {
 	lda, ldb, ldc  int
 }
 
-func planGemm(rows, cols, n int) gemm {
-	return gemm{transA: 1, transB: 0, m: rows, n: n, k: cols, lda: cols, ldb: cols, ldc: rows}
+// planGemm plans out = x·Wᵀ for W rows × cols, x n × cols and out rows
+// ldo values apart.
+func planGemm(rows, cols, n, ldo int) gemm {
+	return gemm{transA: 1, transB: 0, m: rows, n: n, k: cols, lda: cols, ldb: cols, ldc: ldo}
 }
 
 // mvMaxRows is the most activation rows one matvec launch takes (its

@@ -118,7 +118,7 @@ func TestPlanGemm(t *testing.T) {
 	for i := range x {
 		x[i] = float32(i%3) + 0.5
 	}
-	g := planGemm(rows, cols, n)
+	g := planGemm(rows, cols, n, rows)
 	// cuBLAS: C[i + j*ldc] = Σ_l op(A)[i,l] · op(B)[l,j], op(A)[i,l] =
 	// A[l + i*lda] (transposed), op(B)[l,j] = B[l + j*ldb].
 	out := make([]float32, n*rows)
@@ -162,8 +162,8 @@ func TestDeviceFormat(t *testing.T) {
 		native bool
 		mv, dq string
 	}{
-		{dtype.Q4_K, true, "hx_mv_q4_k", "hx_dq_q4_k"},
-		{dtype.Q8_0, true, "hx_mv_q8_0", "hx_dq_q8_0"},
+		{dtype.Q4_K, true, "hx_mv_q4_k", "hx_dq32_q4_k"},
+		{dtype.Q8_0, true, "hx_mv_q8_0", "hx_dq32_q8_0"},
 		{dtype.F16, true, "hx_mv_f16", ""},
 		{dtype.Q3_K, false, "hx_mv_f16", ""},
 		{dtype.BF16, false, "hx_mv_f16", ""},

@@ -35,8 +35,8 @@ func deviceFormat(t dtype.Type) format {
 	return format{suffix: "f16"}
 }
 
-// mvKernel and dqKernel are the format's kernel names ("" where F16 needs
-// no dequantizing).
+// The format's kernel names; dqKernel dequantizes to F32 ("" for F16 and
+// F32, which GEMMs take as they are).
 func (f format) mvKernel() string   { return "hx_mv_" + f.suffix }
 func (f format) mv3Kernel() string  { return "hx_mv3_" + f.suffix }
 func (f format) mvgKernel() string  { return "hx_mvg_" + f.suffix }
@@ -45,7 +45,7 @@ func (f format) dqKernel() string {
 	if f.suffix == "f16" || f.suffix == "f32" {
 		return ""
 	}
-	return "hx_dq_" + f.suffix
+	return "hx_dq32_" + f.suffix
 }
 
 // deviceBytes is what w takes in device memory.

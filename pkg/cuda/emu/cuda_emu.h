@@ -87,6 +87,14 @@ inline T __shfl_sync(unsigned mask, T v, int srcLane, int width = 32) {
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+// __float2int_rn rounds to nearest, ties to even (the default rounding
+// mode; no range checks: callers keep values well inside int).
+inline int __float2int_rn(float f) { return (int)nearbyintf(f); }
+
+// CUDA's integer min and max.
+inline int min(int a, int b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a > b ? a : b; }
 
 // __half holds the bits of an IEEE binary16 value.
 struct __half {

@@ -5,6 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/helexa/helexa/pkg/compute/quant"
+	"github.com/helexa/helexa/pkg/dtype"
 )
 
 // sameBits fails unless got and want are equal bit for bit: a fused kernel
@@ -13,7 +16,7 @@ func sameBits(t *testing.T, name string, got, want []float32) {
 	t.Helper()
 	for i := range want {
 		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s: value %d = %g, the separate kernels' %g", name, i, got[i], want[i])
+			t.Fatalf("%s: value %d = %g, want %g", name, i, got[i], want[i])
 		}
 	}
 }
@@ -123,5 +126,47 @@ func TestArgMaxRows(t *testing.T) {
 	}
 	if got[3] != 777 {
 		t.Errorf("tie: %d, want the lower index 777", got[3])
+	}
+}
+
+// TestRoundActivations: hx_round_* give the CPU's activations
+// (quant.QuantizeActivations, then dequantized) bit for bit, including
+// zero blocks, ties for the largest magnitude and outliers.
+func TestRoundActivations(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 5))
+	for _, tt := range []struct {
+		kernel string
+		weight dtype.Type
+		block  int
+		grid   func(n int) int
+	}{
+		{"hx_round_q8k", dtype.Q4_K, 256, func(n int) int { return (n+1023)/1024 + 1 }},
+		{"hx_round_q8_0", dtype.Q8_0, 32, func(n int) int { return (n+127)/128 + 1 }},
+		{"hx_round_q8_0", dtype.Q4_1, 32, func(n int) int { return (n+127)/128 + 1 }},
+	} {
+		for _, n := range []int{256, 1024, 4096 + 256} {
+			x := randVec(r, n, 3)
+			for i := 0; i < 32; i++ { // a zero block
+				x[i] = 0
+			}
+			x[n-10], x[n-9] = -9, 9 // a tie for the largest magnitude (the first, negative, wins)
+			x[40] = -40             // an outlier
+			act := quant.VecDotType(tt.weight)
+			need, err := act.RowBytes(int64(n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := make([]byte, need)
+			if err := quant.QuantizeActivations(tt.weight, x, q); err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float32, n)
+			if err := quant.Dequantize(act, q, want); err != nil {
+				t.Fatal(err)
+			}
+			got := nanVec(n)
+			must(t, Launch(tt.kernel, dim(tt.grid(n)), dim(128), got, x, n))
+			sameBits(t, fmt.Sprintf("%s for %s, n=%d", tt.kernel, tt.weight, n), got, want)
+		}
 	}
 }

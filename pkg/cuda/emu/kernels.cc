@@ -44,12 +44,14 @@
 #define hx_mv_q4_k hxemu_hx_mv_q4_k
 #define hx_mv_q5_k hxemu_hx_mv_q5_k
 #define hx_mv_q6_k hxemu_hx_mv_q6_k
-#define hx_dq_q8_0 hxemu_hx_dq_q8_0
-#define hx_dq_q4_0 hxemu_hx_dq_q4_0
-#define hx_dq_q4_k hxemu_hx_dq_q4_k
-#define hx_dq_q5_k hxemu_hx_dq_q5_k
-#define hx_dq_q6_k hxemu_hx_dq_q6_k
 #define hx_argmax_rows hxemu_hx_argmax_rows
+#define hx_dq32_q8_0 hxemu_hx_dq32_q8_0
+#define hx_dq32_q4_0 hxemu_hx_dq32_q4_0
+#define hx_dq32_q4_k hxemu_hx_dq32_q4_k
+#define hx_dq32_q5_k hxemu_hx_dq32_q5_k
+#define hx_dq32_q6_k hxemu_hx_dq32_q6_k
+#define hx_round_q8k hxemu_hx_round_q8k
+#define hx_round_q8_0 hxemu_hx_round_q8_0
 #define hx_mvg_f16 hxemu_hx_mvg_f16
 #define hx_mvg_f32 hxemu_hx_mvg_f32
 #define hx_mvg_q8_0 hxemu_hx_mvg_q8_0
@@ -204,13 +206,13 @@ const KernelInfo kKernels[] = {
     HX_K(hx_f32_to_f16),    HX_K(hx_store_kv_f32), HX_K(hx_store_kv_f16),  HX_K(hx_rope),
     HX_K(hx_trap),          HX_K(hx_rmsnorm),      HX_K(hx_attention_f32), HX_K(hx_attention_f16),
     HX_K(hx_mv_f32), HX_K(hx_mv_f16),        HX_K(hx_mv_q8_0),      HX_K(hx_mv_q4_0),       HX_K(hx_mv_q4_k),
-    HX_K(hx_mv_q5_k),       HX_K(hx_mv_q6_k),      HX_K(hx_dq_q8_0),       HX_K(hx_dq_q4_0),
-    HX_K(hx_dq_q4_k),       HX_K(hx_dq_q5_k),      HX_K(hx_dq_q6_k),
+    HX_K(hx_mv_q5_k),       HX_K(hx_mv_q6_k),
     HX_K(hx_conv_silu),     HX_K(hx_l2norm_heads), HX_K(hx_delta_net),     HX_K(hx_split_heads),
     HX_K(hx_sigmoid_mul),
     HX_K(hx_attention_part_f32), HX_K(hx_attention_part_f16), HX_K(hx_attention_merge),
     HX_K(hx_rows_f32), HX_K(hx_rows_f16), HX_K(hx_rows_q8_0), HX_K(hx_rows_q4_0), HX_K(hx_rows_q4_k), HX_K(hx_rows_q5_k), HX_K(hx_rows_q6_k),
-    HX_K(hx_argmax_rows), HX_K(hx_add_rmsnorm), HX_K(hx_rmsnorm2), HX_K(hx_rope2),
+    HX_K(hx_dq32_q8_0), HX_K(hx_dq32_q4_0), HX_K(hx_dq32_q4_k), HX_K(hx_dq32_q5_k), HX_K(hx_dq32_q6_k),
+    HX_K(hx_argmax_rows), HX_K(hx_round_q8k), HX_K(hx_round_q8_0), HX_K(hx_add_rmsnorm), HX_K(hx_rmsnorm2), HX_K(hx_rope2),
     HX_K(hx_mvg_f16), HX_K(hx_mvg_f32), HX_K(hx_mvg_q8_0), HX_K(hx_mvg_q4_0), HX_K(hx_mvg_q4_k), HX_K(hx_mvg_q5_k), HX_K(hx_mvg_q6_k),
     HX_K(hx_mv3_f16), HX_K(hx_mv3_f32), HX_K(hx_mv3_q8_0), HX_K(hx_mv3_q4_0), HX_K(hx_mv3_q4_k), HX_K(hx_mv3_q5_k), HX_K(hx_mv3_q6_k),
 

@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "dd406c41c86f5ef5afa27dbc1280f95c857b75a1b85e8da8499153f037440398"
+#define HX_KERNELS_SOURCE_SHA256 "86e040faefce2264f937facc5b0843699fb8a3ffde418626f2d839b3a92e5ff3"

@@ -83,6 +83,8 @@ func Names() []string {
 		"hx_trap",
 		// row reductions: grid rows, block 256
 		"hx_rmsnorm", "hx_add_rmsnorm", "hx_rmsnorm2", "hx_argmax_rows",
+		// activations rounded as the CPU quantizes them: grid ceil(n/1024) (q8k) or ceil(n/128) (q8_0), block 128
+		"hx_round_q8k", "hx_round_q8_0",
 		// both RoPEs of a layer: grid ceil(N/256), block 256
 		"hx_rope2",
 		// attention: grid (rows, heads), block 128
@@ -95,8 +97,8 @@ func Names() []string {
 		"hx_mv3_f32", "hx_mv3_f16", "hx_mv3_q8_0", "hx_mv3_q4_0", "hx_mv3_q4_k", "hx_mv3_q5_k", "hx_mv3_q6_k",
 		// SwiGLU of two decode matmuls of one format: grid ceil(rows/4), block 128
 		"hx_mvg_f32", "hx_mvg_f16", "hx_mvg_q8_0", "hx_mvg_q4_0", "hx_mvg_q4_k", "hx_mvg_q5_k", "hx_mvg_q6_k",
-		// dequantization to F16: grid rows, block 256
-		"hx_dq_q8_0", "hx_dq_q4_0", "hx_dq_q4_k", "hx_dq_q5_k", "hx_dq_q6_k",
+		// dequantization to F32: grid rows, block 256
+		"hx_dq32_q8_0", "hx_dq32_q4_0", "hx_dq32_q4_k", "hx_dq32_q5_k", "hx_dq32_q6_k",
 		// embedding lookup: grid n, block 256
 		"hx_rows_f32", "hx_rows_f16", "hx_rows_q8_0", "hx_rows_q4_0", "hx_rows_q4_k", "hx_rows_q5_k", "hx_rows_q6_k",
 		// recurrent layers (recurrent.cu): per span, or element-wise

@@ -88,3 +88,70 @@ extern "C" __global__ void hx_argmax_rows(int* out, const float* __restrict__ x,
 	}
 	if (threadIdx.x == 0) out[blockIdx.x] = si[0];
 }
+
+// Activation rounding: x rounded the way the CPU quantizes activations for
+// a quantized weight (pkg/compute/quant.QuantizeActivations), returned as
+// F32 values q·d, so that a float product with the dequantized weight is
+// the CPU's integer dot product up to summation order.
+
+// hx_round_q8k rounds 256-value blocks as quantize_row_q8_K_ref: max the
+// signed value of largest magnitude (the first on ties), iscale =
+// -127/max, q = min(127, nearest(iscale·x)), d = 1/iscale. One warp per
+// block, lane l taking values l + 32i. Grid ceil(n/1024), block 128.
+extern "C" __global__ void hx_round_q8k(float* __restrict__ out, const float* __restrict__ x, int n) {
+	const int lane = threadIdx.x & 31;
+	const int blk = blockIdx.x * 4 + (threadIdx.x >> 5);
+	if (blk * 256 >= n) return;
+	const float* xb = x + (size_t)blk * 256;
+	float v[8];
+	float a = -1.0f;
+	int ai = 0;
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		v[i] = xb[lane + 32 * i];
+		const float av = fabsf(v[i]);
+		if (av > a) { // increasing index within the lane: the first wins ties
+			a = av;
+			ai = lane + 32 * i;
+		}
+	}
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) {
+		const float oa = __shfl_xor_sync(HX_FULL, a, o);
+		const int oi = __shfl_xor_sync(HX_FULL, ai, o);
+		if (oa > a || (oa == a && oi < ai)) {
+			a = oa;
+			ai = oi;
+		}
+	}
+	float* ob = out + (size_t)blk * 256;
+	if (a == 0.0f) {
+#pragma unroll
+		for (int i = 0; i < 8; i++) ob[lane + 32 * i] = 0.0f;
+		return;
+	}
+	const float iscale = __fdiv_rn(-127.0f, xb[ai]);
+	const float d = __fdiv_rn(1.0f, iscale);
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		const int q = min(127, __float2int_rn(__fmul_rn(iscale, v[i])));
+		ob[lane + 32 * i] = __fmul_rn((float)q, d);
+	}
+}
+
+// hx_round_q8_0 rounds 32-value blocks as ggml-cpu's x86 quantize_row_q8_0
+// (and q8_1): d = max|x|/127 stored as F16, q = round-to-even(x·127/max|x|)
+// clamped to [-128, 127]; the value is q·d with d read back from F16. One
+// warp per block. Grid ceil(n/128), block 128.
+extern "C" __global__ void hx_round_q8_0(float* __restrict__ out, const float* __restrict__ x, int n) {
+	const int lane = threadIdx.x & 31;
+	const int blk = blockIdx.x * 4 + (threadIdx.x >> 5);
+	if (blk * 32 >= n) return;
+	const size_t i = (size_t)blk * 32 + lane;
+	const float v = x[i];
+	const float amax = hx_warp_max(fabsf(v));
+	const float d = hx_h2f(hx_f2h(__fdiv_rn(amax, 127.0f)));
+	const float id = amax != 0.0f ? __fdiv_rn(127.0f, amax) : 0.0f;
+	const int q = max(-128, min(127, __float2int_rn(__fmul_rn(v, id))));
+	out[i] = __fmul_rn((float)q, d);
+}

@@ -1,0 +1,49 @@
+package cuda
+
+import (
+	"github.com/helexa/helexa/pkg/compute/quant"
+	"github.com/helexa/helexa/pkg/dtype"
+)
+
+// actRound names the kernel that rounds the activations of a product with
+// a weight of type t the way the CPU quantizes them for it
+// (quant.VecDotType: Q8_K for the K-quants, Q8_0 or Q8_1 for the legacy
+// types), so that the GPU's float products give the CPU's integer ones up
+// to summation order; "" for F32, F16 and BF16 weights, whose products
+// take the activations as they are.
+func actRound(t dtype.Type) string {
+	switch quant.VecDotType(t) {
+	case dtype.Q8_K:
+		return "hx_round_q8k"
+	case dtype.Q8_0, dtype.Q8_1:
+		return "hx_round_q8_0"
+	}
+	return ""
+}
+
+// roundedInput returns x rounded by kernel (actRound) in the backend's
+// buffer for that kernel, or x itself for "" (on the owner goroutine). The
+// buffer is overwritten by the next call with the same kernel.
+func (b *Backend) roundedInput(x *tensor, kernel string) (*tensor, error) {
+	if kernel == "" {
+		return x, nil
+	}
+	buf := b.rounded[kernel]
+	if buf == nil {
+		buf = &devBuf{}
+		b.rounded[kernel] = buf
+	}
+	n := x.rows * x.cols
+	p, err := buf.ensure(b.d, int64(n)*4)
+	if err != nil {
+		return nil, err
+	}
+	per := 128 // values per block of 128 threads: four warps of one 32-value block
+	if kernel == "hx_round_q8k" {
+		per = 1024 // four warps of one 256-value block
+	}
+	if err := b.d.launch(kernel, [3]int{(n + per - 1) / per, 1, 1}, 128, newArgs(3).ptr(p).ptr(x.p).i32(n)); err != nil {
+		return nil, err
+	}
+	return &tensor{p: p, rows: x.rows, cols: x.cols}, nil
+}
