@@ -42,38 +42,30 @@ func (b *Backend) RoPEPair(qT, kT compute.Tensor, pos []int32, qHeads, kHeads, h
 }
 
 // GatedMatMul implements compute.FusedBackend: for a decode batch with
-// gate and up in one format, both products and SwiGLU in one launch
-// (hx_mvg); otherwise MatMuls and SwiGLU.
+// gate and up in one format and rounding, both products and SwiGLU in one
+// launch (hx_mvg); otherwise MatMuls and SwiGLU.
 func (b *Backend) GatedMatMul(gate, up *compute.Weight, xT, g, u, hT compute.Tensor) error {
-	x, h := dev(xT), dev(hT)
+	x := dev(xT)
 	if x.rows >= gemmMinRows && b.d.gemmer() != nil || gate.Rows() != up.Rows() {
 		return b.gatedEach(gate, up, xT, g, u, hT)
 	}
-	if x.cols != gate.Cols() || x.cols != up.Cols() || h.cols != gate.Rows() || h.rows != x.rows {
-		return fmt.Errorf("gated matmul %s, %s (%d → %d): input %d × %d, output %d × %d", gate.Name, up.Name,
-			gate.Cols(), gate.Rows(), x.rows, x.cols, h.rows, h.cols)
-	}
-	gp, gf, err := b.lookup(gate)
+	jobs, err := b.jobs([]*compute.Weight{gate, up}, x, []compute.Tensor{hT, hT})
 	if err != nil {
 		return err
 	}
-	upp, uf, err := b.lookup(up)
-	if err != nil {
-		return err
-	}
-	round := actRound(gate.Type)
-	if gf != uf || actRound(up.Type) != round {
+	gj, uj := jobs[0], jobs[1]
+	if gj.f != uj.f || gj.round != uj.round {
 		return b.gatedEach(gate, up, xT, g, u, hT)
 	}
-	rows := gate.Rows()
+	rows, h := gate.Rows(), gj.out
 	return b.d.do(func() error {
-		x, err := b.roundedInput(x, round)
+		x, err := b.roundedInput(x, gj.round)
 		if err != nil {
 			return err
 		}
 		for _, c := range chunks(x.rows) {
-			a := newArgs(7).ptr(h.row(c[0])).ptr(gp).ptr(upp).ptr(x.row(c[0])).i32(rows).i32(x.cols).i32(c[1])
-			if err := b.d.launch(gf.mvgKernel(), [3]int{(rows + 3) / 4, 1, 1}, 128, a); err != nil {
+			a := newArgs(7).ptr(h.row(c[0])).ptr(gj.wp).ptr(uj.wp).ptr(x.row(c[0])).i32(rows).i32(x.cols).i32(c[1])
+			if err := b.d.launch(gj.f.mvgKernel(), [3]int{(rows + 3) / 4, 1, 1}, 128, a); err != nil {
 				return err
 			}
 		}

@@ -11,57 +11,106 @@ var _ compute.MultiMatMulBackend = (*Backend)(nil)
 // mv3Max is the most weights one hx_mv3 launch takes.
 const mv3Max = 3
 
-// mvJob is one product of a MatMuls call.
+// mvJob is one product: a prepared weight, its output, its device format
+// and the rounding its activations need (actRound of the weight's type).
 type mvJob struct {
+	w     *compute.Weight
 	wp    devPtr
 	out   *tensor
-	rows  int
 	f     format
-	round string // actRound of the weight's type
+	round string
 }
 
-// MatMuls implements compute.MultiMatMulBackend: the decode products of
-// weights of one device format (q, k and v; gate and up) share launches,
-// up to three per launch, which is what a decode step pays for on a GPU.
-// Batches that go to cuBLAS run as one MatMul each.
+// MatMul implements compute.Backend: small batches (decode) run the
+// format's matvec kernel, which reads each weight block once for up to
+// mvMaxRows activation rows; larger ones run a cuBLAS GEMM (see gemm).
+func (b *Backend) MatMul(w *compute.Weight, xT, outT compute.Tensor) error {
+	return b.MatMuls([]*compute.Weight{w}, xT, []compute.Tensor{outT})
+}
+
+// MatMuls implements compute.MultiMatMulBackend: x is rounded once per
+// rounding the weights need, and the decode products of weights of one
+// device format (q, k and v; gate and up) share launches, up to three per
+// launch, which is what a decode step pays for on a GPU. Batches that go
+// to cuBLAS run one GEMM per weight.
 func (b *Backend) MatMuls(ws []*compute.Weight, xT compute.Tensor, outs []compute.Tensor) error {
-	if len(ws) != len(outs) {
-		return fmt.Errorf("matmuls: %d weights, %d outputs", len(ws), len(outs))
-	}
 	x := dev(xT)
-	if len(ws) < 2 || (x.rows >= gemmMinRows && b.d.gemmer() != nil) {
-		return b.matMulsEach(ws, xT, outs)
-	}
-	jobs := make([]mvJob, len(ws))
-	for i, w := range ws {
-		o := dev(outs[i])
-		if x.cols != w.Cols() || o.cols != w.Rows() || o.rows != x.rows {
-			return fmt.Errorf("matmul %s (%d → %d): input %d × %d, output %d × %d", w.Name, w.Cols(), w.Rows(),
-				x.rows, x.cols, o.rows, o.cols)
-		}
-		p, f, err := b.lookup(w)
-		if err != nil {
-			return err
-		}
-		jobs[i] = mvJob{wp: p, out: o, rows: w.Rows(), f: f, round: actRound(w.Type)}
+	jobs, err := b.jobs(ws, x, outs)
+	if err != nil {
+		return err
 	}
 	return b.d.do(func() error {
-		rounded := map[string]*tensor{} // x rounded once per rounding the groups need
-		for _, g := range groupJobs(jobs) {
-			xr, ok := rounded[g[0].round]
-			if !ok {
-				var err error
-				if xr, err = b.roundedInput(x, g[0].round); err != nil {
+		rounded := roundings{x: x}
+		if x.rows >= gemmMinRows && b.d.gemmer() != nil {
+			for _, j := range jobs {
+				xr, err := rounded.get(b, j.round)
+				if err != nil {
 					return err
 				}
-				rounded[g[0].round] = xr
+				if err := b.gemm(j.w, j.wp, j.f, xr, j.out, j.round); err != nil {
+					return err
+				}
 			}
-			if err := b.mv3(g, xr); err != nil {
+			return nil
+		}
+		for _, g := range groupJobs(jobs) {
+			xr, err := rounded.get(b, g[0].round)
+			if err != nil {
+				return err
+			}
+			if err := b.matvec(g, xr); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// jobs checks the products' shapes and finds their weights on the device.
+func (b *Backend) jobs(ws []*compute.Weight, x *tensor, outs []compute.Tensor) ([]mvJob, error) {
+	if len(ws) != len(outs) {
+		return nil, fmt.Errorf("matmuls: %d weights, %d outputs", len(ws), len(outs))
+	}
+	jobs := make([]mvJob, len(ws))
+	for i, w := range ws {
+		o := dev(outs[i])
+		if x.cols != w.Cols() || o.cols != w.Rows() || o.rows != x.rows {
+			return nil, fmt.Errorf("matmul %s (%d → %d): input %d × %d, output %d × %d", w.Name, w.Cols(), w.Rows(),
+				x.rows, x.cols, o.rows, o.cols)
+		}
+		p, f, err := b.lookup(w)
+		if err != nil {
+			return nil, err
+		}
+		jobs[i] = mvJob{w: w, wp: p, out: o, f: f, round: actRound(w.Type)}
+	}
+	return jobs, nil
+}
+
+// roundings is one operation's input rounded by each rounding kernel it
+// needs, each computed once (on the owner goroutine).
+type roundings struct {
+	x    *tensor
+	done []roundedAs
+}
+
+type roundedAs struct {
+	kernel string
+	t      *tensor
+}
+
+func (r *roundings) get(b *Backend, kernel string) (*tensor, error) {
+	for _, d := range r.done {
+		if d.kernel == kernel {
+			return d.t, nil
+		}
+	}
+	t, err := b.roundedInput(r.x, kernel)
+	if err != nil {
+		return nil, err
+	}
+	r.done = append(r.done, roundedAs{kernel, t})
+	return t, nil
 }
 
 // groupJobs splits jobs into launches: up to mv3Max jobs of one format and
@@ -84,33 +133,31 @@ func groupJobs(jobs []mvJob) [][]mvJob {
 	return groups
 }
 
-// mv3 launches hx_mv3 for the jobs of one group (on the owner goroutine).
-func (b *Backend) mv3(g []mvJob, x *tensor) error {
+// matvec launches the products of one group on the (rounded) input x:
+// hx_mv for one weight, hx_mv3 for several (on the owner goroutine).
+func (b *Backend) matvec(g []mvJob, x *tensor) error {
 	most := 0
 	for _, j := range g {
-		most = max(most, j.rows)
+		most = max(most, j.w.Rows())
 	}
 	for _, c := range chunks(x.rows) {
-		a := newArgs(3*mv3Max + 3)
-		for i := range mv3Max {
-			if i < len(g) {
-				a.ptr(g[i].out.row(c[0])).ptr(g[i].wp).i32(g[i].rows)
-			} else {
-				a.ptr(0).ptr(0).i32(0)
+		var a *args
+		kernel := g[0].f.mvKernel()
+		if len(g) == 1 {
+			a = newArgs(6).ptr(g[0].out.row(c[0])).ptr(g[0].wp).ptr(x.row(c[0])).i32(most).i32(x.cols).i32(c[1])
+		} else {
+			kernel = g[0].f.mv3Kernel()
+			a = newArgs(3*mv3Max + 3)
+			for i := range mv3Max {
+				if i < len(g) {
+					a.ptr(g[i].out.row(c[0])).ptr(g[i].wp).i32(g[i].w.Rows())
+				} else {
+					a.ptr(0).ptr(0).i32(0)
+				}
 			}
+			a.ptr(x.row(c[0])).i32(x.cols).i32(c[1])
 		}
-		a.ptr(x.row(c[0])).i32(x.cols).i32(c[1])
-		if err := b.d.launch(g[0].f.mv3Kernel(), [3]int{(most + 3) / 4, len(g), 1}, 128, a); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// matMulsEach runs the products one MatMul at a time.
-func (b *Backend) matMulsEach(ws []*compute.Weight, x compute.Tensor, outs []compute.Tensor) error {
-	for i, w := range ws {
-		if err := b.MatMul(w, x, outs[i]); err != nil {
+		if err := b.d.launch(kernel, [3]int{(most + 3) / 4, len(g), 1}, 128, a); err != nil {
 			return err
 		}
 	}

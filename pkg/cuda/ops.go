@@ -55,46 +55,6 @@ func (b *Backend) maybeFault() error {
 	return b.d.launch("hx_trap", [3]int{1, 1, 1}, 1, newArgs(0))
 }
 
-// MatMul implements compute.Backend: small batches (decode) run the
-// weight type's matvec kernel, which reads each weight block once for up
-// to mvMaxRows activation rows; larger ones dequantize the weight to F16
-// and run a cuBLAS GEMM on F16 activations.
-func (b *Backend) MatMul(w *compute.Weight, xT, outT compute.Tensor) error {
-	x, out := dev(xT), dev(outT)
-	if x.cols != w.Cols() || out.cols != w.Rows() || out.rows != x.rows {
-		return fmt.Errorf("matmul %s (%d → %d): input %d × %d, output %d × %d", w.Name, w.Cols(), w.Rows(),
-			x.rows, x.cols, out.rows, out.cols)
-	}
-	wp, f, err := b.lookup(w)
-	if err != nil {
-		return err
-	}
-	rows, cols, n := w.Rows(), w.Cols(), x.rows
-	round := actRound(w.Type)
-	if n >= gemmMinRows && b.d.gemmer() != nil {
-		return b.d.do(func() error {
-			xr, err := b.roundedInput(x, round)
-			if err != nil {
-				return err
-			}
-			return b.gemm(w, wp, f, xr, out, round)
-		})
-	}
-	return b.d.do(func() error {
-		x, err := b.roundedInput(x, round)
-		if err != nil {
-			return err
-		}
-		for _, c := range chunks(n) {
-			a := newArgs(6).ptr(out.row(c[0])).ptr(wp).ptr(x.row(c[0])).i32(rows).i32(cols).i32(c[1])
-			if err := b.d.launch(f.mvKernel(), [3]int{(rows + 3) / 4, 1, 1}, 128, a); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
 // gemm runs out = x·Wᵀ through cuBLAS (on the owner goroutine), x being
 // the activations already rounded as the CPU quantizes them for w's type
 // (round, actRound): F32 weights with F32 activations; a quantized weight

@@ -282,14 +282,14 @@ func TestWeightBytes(t *testing.T) {
 
 func TestGroupJobs(t *testing.T) {
 	q4, q6 := format{native: true, suffix: "q4_k"}, format{native: true, suffix: "q6_k"}
-	jobs := []mvJob{{rows: 1, f: q4}, {rows: 2, f: q6}, {rows: 3, f: q4}, {rows: 4, f: q4}, {rows: 5, f: q4}, {rows: 6, f: q6}}
+	jobs := []mvJob{{wp: 1, f: q4}, {wp: 2, f: q6}, {wp: 3, f: q4}, {wp: 4, f: q4}, {wp: 5, f: q4}, {wp: 6, f: q6}}
 	var got [][]int
 	for _, g := range groupJobs(jobs) {
-		var rows []int
+		var ids []int
 		for _, j := range g {
-			rows = append(rows, j.rows)
+			ids = append(ids, int(j.wp))
 		}
-		got = append(got, rows)
+		got = append(got, ids)
 	}
 	want := [][]int{{1, 3, 4}, {2, 6}, {5}}
 	if !reflect.DeepEqual(got, want) {

@@ -14,7 +14,7 @@ type format struct {
 	// native is the file's type, kept as is (false: converted to F16 on
 	// the host at load).
 	native bool
-	// suffix names the kernels (hx_mv_SUFFIX, hx_dq_SUFFIX).
+	// suffix names the kernels (hx_mv_SUFFIX, hx_dq32_SUFFIX, …).
 	suffix string
 }
 

@@ -130,9 +130,7 @@ func (s *Sampler) sample(logits []float32, withLogprob bool) (int32, float32, er
 // no logit_bias, no penalty configured, no error), so that a caller that
 // has the argmax already (a GPU computed it) may take it instead.
 func (s *Sampler) IsArgMax() bool {
-	p := s.p
-	penalties := (p.RepeatPenalty != 0 && p.RepeatPenalty != 1) || p.PresencePenalty != 0 || p.FrequencyPenalty != 0
-	return s.err == nil && p.Greedy() && len(p.LogitBias) == 0 && !penalties
+	return s.err == nil && s.p.Greedy() && len(s.p.LogitBias) == 0 && !s.penaltiesSet()
 }
 
 // rawLogprob is the log-softmax of x given the max m and log-sum-exp logZ
@@ -192,9 +190,13 @@ func (s *Sampler) candidates(logits []float32) []cand {
 	return c[:n]
 }
 
-func (s *Sampler) penaltiesActive() bool {
+func (s *Sampler) penaltiesActive() bool { return len(s.history) > 0 && s.penaltiesSet() }
+
+// penaltiesSet reports whether any penalty is configured (it acts once
+// there is history).
+func (s *Sampler) penaltiesSet() bool {
 	rep := s.p.RepeatPenalty != 0 && s.p.RepeatPenalty != 1
-	return len(s.history) > 0 && (rep || s.p.PresencePenalty != 0 || s.p.FrequencyPenalty != 0)
+	return rep || s.p.PresencePenalty != 0 || s.p.FrequencyPenalty != 0
 }
 
 // applyPenalties applies the repeat penalty (llama.cpp: divide positive

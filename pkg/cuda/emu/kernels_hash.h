@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "86e040faefce2264f937facc5b0843699fb8a3ffde418626f2d839b3a92e5ff3"
+#define HX_KERNELS_SOURCE_SHA256 "98d0a10bfb4e4f69e381a2a4073864cca653b5d785994a7d956124be757cf21a"

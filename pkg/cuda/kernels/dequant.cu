@@ -5,21 +5,26 @@
 // bit the CPU's values).
 #include "common.cuh"
 
+// hx_decode_row writes the cols values of the weight row at wr to orow,
+// the block's warps sharing its blocks (the body of hx_dq and hx_rows).
 template <class T>
-__device__ __forceinline__ void hx_dq(float* __restrict__ out, const unsigned char* __restrict__ w, int rows, int cols) {
+__device__ __forceinline__ void hx_decode_row(float* __restrict__ orow, const unsigned char* __restrict__ wr, int cols) {
 	constexpr int PL = T::BS / 32;
-	const int r = blockIdx.x;
-	if (r >= rows) return;
 	const int nb = cols / T::BS;
 	const int lane = threadIdx.x & 31, warps = blockDim.x >> 5;
-	const unsigned char* wr = w + (size_t)r * nb * T::TS;
-	float* orow = out + (size_t)r * cols;
 	for (int b = threadIdx.x >> 5; b < nb; b += warps) {
 		float v[PL];
 		T::lane(wr + (size_t)b * T::TS, lane, v);
 #pragma unroll
 		for (int i = 0; i < PL; i++) orow[(size_t)b * T::BS + 32 * i + lane] = v[i];
 	}
+}
+
+template <class T>
+__device__ __forceinline__ void hx_dq(float* __restrict__ out, const unsigned char* __restrict__ w, int rows, int cols) {
+	const int r = blockIdx.x;
+	if (r >= rows) return;
+	hx_decode_row<T>(out + (size_t)r * cols, w + (size_t)r * (cols / T::BS) * T::TS, cols);
 }
 
 #define HX_DQ_KERNEL(name, T)                                                                \
@@ -39,19 +44,9 @@ HX_DQ_KERNEL(hx_dq32_q6_k, hx_q6_k)
 template <class T>
 __device__ __forceinline__ void hx_rows(float* __restrict__ out, const unsigned char* __restrict__ w,
                                         const int* __restrict__ ids, int n, int cols) {
-	constexpr int PL = T::BS / 32;
 	const int i = blockIdx.x;
 	if (i >= n) return;
-	const int nb = cols / T::BS;
-	const int lane = threadIdx.x & 31, warps = blockDim.x >> 5;
-	const unsigned char* wr = w + (size_t)ids[i] * nb * T::TS;
-	float* orow = out + (size_t)i * cols;
-	for (int b = threadIdx.x >> 5; b < nb; b += warps) {
-		float v[PL];
-		T::lane(wr + (size_t)b * T::TS, lane, v);
-#pragma unroll
-		for (int k = 0; k < PL; k++) orow[(size_t)b * T::BS + 32 * k + lane] = v[k];
-	}
+	hx_decode_row<T>(out + (size_t)i * cols, w + (size_t)ids[i] * (cols / T::BS) * T::TS, cols);
 }
 
 #define HX_ROWS_KERNEL(name, T)                                                                                   \

@@ -263,9 +263,10 @@ func preNormLayer(p *pass, il int, norm *compute.Vector, mix func(p *pass, xb, p
 	if err := mix(p, xb, proj); err != nil {
 		return err
 	}
-	if err := p.residualNorm(proj, norm2, xb); err != nil {
+	if err := p.deferResidual(proj); err != nil {
 		return err
 	}
+	p.takePending(norm2, xb)
 	if err := f.forward(p, il, xb, proj, hook); err != nil {
 		return err
 	}
@@ -336,24 +337,6 @@ func (p *pass) residual(proj compute.Tensor, postNorm *compute.Vector) error {
 		p.norm(proj, postNorm, proj)
 	}
 	p.be.Add(p.x, proj)
-	return nil
-}
-
-// residualNorm is residual(proj, nil) followed by norm(p.x, w, out), in
-// one operation where the backend fuses them.
-func (p *pass) residualNorm(proj compute.Tensor, w *compute.Vector, out compute.Tensor) error {
-	fb, ok := p.be.(compute.FusedBackend)
-	if !ok {
-		if err := p.residual(proj, nil); err != nil {
-			return err
-		}
-		p.norm(p.x, w, out)
-		return nil
-	}
-	if err := p.be.AllReduce(proj); err != nil {
-		return err
-	}
-	fb.AddRMSNorm(p.x, proj, w, p.m.HP.Eps, out)
 	return nil
 }
 
