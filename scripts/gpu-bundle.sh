@@ -20,6 +20,7 @@ mkdir -p "$stage/bin" "$stage/fixtures/models" "$stage/fixtures/reference" "$sta
 
 make cuda >/dev/null
 cp bin/helexa-cuda "$stage/bin/"
+strip "$stage/bin/helexa-cuda"
 go build -ldflags "-s -w" -o "$stage/bin/helexa" ./cmd/helexa
 go test -c -ldflags "-s -w" -o "$stage/bin/cpuexec.test" ./pkg/executor/cpuexec
 go test -c -ldflags "-s -w" -o "$stage/bin/helexa-cmd.test" ./cmd/helexa
@@ -34,7 +35,7 @@ for f in "$fixtures"/models/*.gguf; do
 done
 cp "$fixtures"/tokenizer/vocab-qwen3.gguf "$fixtures"/tokenizer/vocab-llama3.gguf "$stage/fixtures/tokenizer/"
 
-tar -C "$stage" -cf - bin fixtures | xz -T2 -6 >"$out/bundle.tar.xz.part"
+tar -C "$stage" -cf - bin fixtures | xz -T2 -9 >"$out/bundle.tar.xz.part"
 mv "$out/bundle.tar.xz.part" "$out/bundle.tar.xz"
 rm -rf "$stage"
 ls -l "$out/bundle.tar.xz"

@@ -105,7 +105,11 @@ func opener(ordinal int, log *slog.Logger) rpc.Opener {
 		if p.TP > 1 {
 			return nil, executor.Errorf(executor.KindUnsupported, "tensor parallelism over GPUs is not supported yet (tp %d)", p.TP)
 		}
-		be, err := cuda.Open(ordinal)
+		o := cuda.Options{PTX: envvars.CUDAPTX.Get() == "1"}
+		if prefix := envvars.CUDATimes.Get(); prefix != "" {
+			o.KernelTimes = fmt.Sprintf("%s.%d", prefix, os.Getpid())
+		}
+		be, err := cuda.Open(ordinal, o)
 		if err != nil {
 			return nil, executor.Errorf(executor.KindDevice, "opening GPU %d: %v", ordinal, err)
 		}

@@ -68,6 +68,8 @@ var (
 	Device          = Var{"HELEXA_DEVICE", "auto", "where models run: auto (a CUDA GPU when the helexa-cuda runner and an NVIDIA driver are found, else the CPU), cpu, cuda or cuda:N"}
 	CUDARunner      = Var{"HELEXA_CUDA_RUNNER", "", "path of the helexa-cuda runner binary (default: next to helexa, then $PATH)"}
 	RunnerProfile   = Var{"HELEXA_RUNNER_PROFILE", "", "write a CPU profile of every runner process (helexa runner, helexa-cuda) to this path plus .PID, for go tool pprof"}
+	CUDAPTX         = Var{"HELEXA_CUDA_PTX", "", "1 = helexa-cuda loads its kernels from PTX, compiled by the driver for the GPU, even where machine code for it (sm_80, sm_90) is shipped"}
+	CUDATimes       = Var{"HELEXA_CUDA_TIMES", "", "time every GPU kernel of every helexa-cuda runner (events around each launch; slows the runner) and keep a table of them in this path plus .PID"}
 	CUDAFault       = Var{"HELEXA_CUDA_FAULT", "", "tests only: a file path; when the file exists, the CUDA runner removes it and makes a real device failure in its next forward pass"}
 	RunnerTimeout   = Var{"HELEXA_RUNNER_TIMEOUT", "5m", "how long serve waits for a runner's reply to one step before killing it and poisoning the model"}
 	HFHubCache      = Var{"HF_HUB_CACHE", "", "Hugging Face cache root (models--org--name directories)"}
@@ -86,7 +88,7 @@ var (
 // All lists every variable, in the order --help shows them.
 func All() []Var {
 	return []Var{Host, AllowedHosts, Origins, APIKey, MaxRequestBytes, KeepAlive, MaxLoadedModels, NumParallel, MaxQueue, NumCtx, ChunkSize, KVType, TP, CPUKernels,
-		NumThreads, Config, StateDir, LogLevel, Runner, Device, CUDARunner, RunnerProfile, CUDAFault, RunnerTimeout, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, ChatTemplate, TestReplay, Fixtures, TestBin, TestRunner}
+		NumThreads, Config, StateDir, LogLevel, Runner, Device, CUDARunner, RunnerProfile, CUDAPTX, CUDATimes, CUDAFault, RunnerTimeout, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, ChatTemplate, TestReplay, Fixtures, TestBin, TestRunner}
 }
 
 // Help renders the table shown at the end of `helexa --help`.

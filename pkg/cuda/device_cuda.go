@@ -13,12 +13,26 @@ import (
 	"github.com/helexa/helexa/pkg/cuda/kernels"
 )
 
+// Options are a backend's settings beyond the GPU it runs on.
+type Options struct {
+	// KernelTimes, when set, is a path the backend keeps a table of
+	// every kernel's GPU time in (HELEXA_CUDA_TIMES).
+	KernelTimes string
+	// PTX loads the kernels from their PTX, which the driver compiles
+	// for the GPU, even where machine code for it is shipped
+	// (HELEXA_CUDA_PTX).
+	PTX bool
+}
+
 // Open starts a backend on GPU ordinal: its primary context on a
 // goroutine locked to an OS thread, the kernels, and cuBLAS when found.
-func Open(ordinal int) (*Backend, error) {
-	d, err := openDevice(ordinal, true)
+func Open(ordinal int, o Options) (*Backend, error) {
+	d, err := openDevice(ordinal, &o)
 	if err != nil {
 		return nil, err
+	}
+	if o.KernelTimes != "" {
+		d.timer = newKernelTimer(o.KernelTimes)
 	}
 	return newBackend(d), nil
 }
@@ -31,7 +45,7 @@ func Probe() ([]Info, error) {
 	}
 	out := []Info{}
 	for i := 0; i < n; i++ {
-		d, err := openDevice(i, false) // the description only: no kernels, no cuBLAS
+		d, err := openDevice(i, nil) // the description only: no kernels, no cuBLAS
 		if err != nil {
 			return nil, err
 		}
@@ -52,15 +66,18 @@ type device struct {
 	work chan func()
 	tid  int     // the owner goroutine's OS thread
 	blas *cublas // nil: cuBLAS could not be opened
-	err  error   // the first device failure: every later call returns it
+	// timer, when set, times every launch (Options.KernelTimes); only
+	// the owner goroutine touches it.
+	timer *kernelTimer
+	err   error // the first device failure: every later call returns it
 }
 
 var _ driver = (*device)(nil)
 
 // openDevice starts the owner goroutine and makes the device's primary
-// context current on it; with compute it also loads the kernels and
-// cuBLAS (a probe needs neither).
-func openDevice(ordinal int, compute bool) (*device, error) {
+// context current on it; with compute options it also loads the kernels
+// and cuBLAS (a probe, nil, needs neither).
+func openDevice(ordinal int, compute *Options) (*device, error) {
 	d := &device{work: make(chan func()), fns: map[string]kernelFn{}}
 	ready := make(chan error)
 	go d.own(ordinal, compute, ready)
@@ -73,13 +90,13 @@ func openDevice(ordinal int, compute bool) (*device, error) {
 // own is the owner goroutine: it runs the closures sent on work until the
 // channel closes, then releases the context (and with it every
 // allocation).
-func (d *device) own(ordinal int, compute bool, ready chan<- error) {
+func (d *device) own(ordinal int, compute *Options, ready chan<- error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	d.tid = syscall.Gettid()
 	err := d.setup(ordinal)
-	if err == nil && compute {
-		err = d.load()
+	if err == nil && compute != nil {
+		err = d.load(compute.PTX)
 	}
 	if err != nil {
 		ready <- err
@@ -88,6 +105,9 @@ func (d *device) own(ordinal int, compute bool, ready chan<- error) {
 	close(ready)
 	for f := range d.work {
 		f()
+	}
+	if d.timer != nil {
+		d.timer.close()
 	}
 	if d.blas != nil {
 		d.blas.close()
@@ -125,16 +145,17 @@ func (d *device) setup(ordinal int) error {
 }
 
 // load loads the kernels for the device's compute capability (its
-// machine code when there is a build for it, else the PTX, which the
-// driver compiles) and opens cuBLAS (nil when none is installed).
-func (d *device) load() error {
+// machine code when there is a build for it and ptx is false, else the
+// PTX, which the driver compiles) and opens cuBLAS (nil when none is
+// installed).
+func (d *device) load(ptxOnly bool) error {
 	ordinal := d.inf.Index
 	ptx, err := kernels.PTX(d.inf.Major, d.inf.Minor)
 	if err != nil {
 		return fmt.Errorf("CUDA device %d (%s): %w", ordinal, d.inf.Name, err)
 	}
 	images := []string{ptx}
-	if bin := kernels.Cubin(d.inf.Major, d.inf.Minor); bin != nil {
+	if bin := kernels.Cubin(d.inf.Major, d.inf.Minor); bin != nil && !ptxOnly {
 		images = []string{string(bin), ptx}
 	}
 	for i, image := range images {
@@ -226,6 +247,9 @@ func (d *device) gemmer() gemmer {
 	if d.blas == nil {
 		return nil
 	}
+	if d.timer != nil {
+		return timedGemmer{d.blas, d.timer}
+	}
 	return d.blas
 }
 
@@ -234,7 +258,11 @@ func (d *device) launch(name string, grid [3]int, block int, a *args) error {
 	if !ok {
 		return fmt.Errorf("no kernel %s in the loaded module", name)
 	}
-	if err := launchFn(f, grid, block, a); err != nil {
+	launch := func() error { return launchFn(f, grid, block, a) }
+	if d.timer != nil {
+		launch = func() error { return d.timer.around(name, func() error { return launchFn(f, grid, block, a) }) }
+	}
+	if err := launch(); err != nil {
 		return fmt.Errorf("launching %s: %w", name, err)
 	}
 	return nil

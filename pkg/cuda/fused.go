@@ -109,7 +109,7 @@ func (b *Backend) ArgMaxRows(tT compute.Tensor, rows []int32, out []int32) error
 			return err
 		}
 		a := newArgs(4).ptr(op).ptr(t.p).ptr(rp).i32(t.cols)
-		if err := b.d.launch("hx_argmax_rows", [3]int{len(rows), 1, 1}, threads, a); err != nil {
+		if err := b.d.launch("hx_argmax_rows", [3]int{len(rows), 1, 1}, 1024, a); err != nil {
 			return err
 		}
 		return b.d.download(unsafe.Pointer(&out[0]), op, int64(len(rows))*4)

@@ -123,12 +123,14 @@ func planKey(spans []compute.SeqSpan, window int, store bool) []int32 {
 }
 
 // Split decode attention: when a batch has few (row, head) pairs, each
-// pair's positions are shared out to several blocks of splitPositions
-// (more for contexts past maxSplits of them), whose partial softmaxes a
-// second kernel merges, so that a long context keeps the GPU busy.
+// pair's positions are shared out to several blocks of about
+// splitPositions, enough that the batch fills about splitBlocks blocks
+// (at most maxSplits per pair), and a second kernel merges their partial
+// softmaxes: one block walking a whole context one chunk after another is
+// a chain of dependent loads, and a decode step has only one block per head.
 const (
-	splitPairs     = 128 // batches with fewer (row, head) pairs split
-	splitPositions = 64
+	splitPositions = 16
+	splitBlocks    = 512
 	maxSplits      = 64
 )
 
@@ -144,10 +146,10 @@ func planSplits(spans []compute.SeqSpan, window, pairs int) (chunk, splits int) 
 		}
 		longest = max(longest, n)
 	}
-	if pairs >= splitPairs || longest <= 2*splitPositions {
+	splits = min((longest+splitPositions-1)/splitPositions, (splitBlocks+pairs-1)/max(pairs, 1), maxSplits)
+	if splits <= 1 {
 		return longest, 1
 	}
-	splits = min((longest+splitPositions-1)/splitPositions, maxSplits)
 	chunk = (longest + splits - 1) / splits
-	return chunk, splits
+	return chunk, (longest + chunk - 1) / chunk
 }

@@ -232,12 +232,15 @@ func TestPlanSplits(t *testing.T) {
 		chunk, splits int
 		longest       int // the positions the splits must cover
 	}{
-		{"short context", []compute.SeqSpan{{N: 1, Pos: 100}}, 0, 16, 101, 1, 101},
-		{"long decode", long, 0, 16, 63, 16, 1000},
+		{"short context", []compute.SeqSpan{{N: 1, Pos: 100}}, 0, 16, 15, 7, 101},
+		{"shortest split", []compute.SeqSpan{{N: 1, Pos: 31}}, 0, 16, 16, 2, 32},
+		{"too short to split", []compute.SeqSpan{{N: 1, Pos: 15}}, 0, 16, 16, 1, 16},
+		{"long decode", long, 0, 16, 32, 32, 1000},
+		{"eight streams", long, 0, 128, 250, 4, 1000},
 		{"many pairs", long, 0, 512, 1000, 1, 1000},
-		{"window bounds it", long, 100, 16, 100, 1, 100},
+		{"window bounds it", long, 100, 16, 15, 7, 100},
 		{"very long", []compute.SeqSpan{{N: 1, Pos: 99999}}, 0, 8, 1563, 64, 100000},
-		{"longest span counts", []compute.SeqSpan{{N: 1, Pos: 10}, {Row: 1, N: 2, Pos: 298}}, 0, 32, 60, 5, 300},
+		{"longest span counts", []compute.SeqSpan{{N: 1, Pos: 10}, {Row: 1, N: 2, Pos: 298}}, 0, 32, 19, 16, 300},
 	} {
 		chunk, splits := planSplits(tc.spans, tc.window, tc.pairs)
 		if chunk != tc.chunk || splits != tc.splits {

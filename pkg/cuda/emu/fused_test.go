@@ -98,34 +98,36 @@ func TestRoPE2(t *testing.T) {
 
 func TestArgMaxRows(t *testing.T) {
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
-	r := rand.New(rand.NewPCG(11, 4))
-	const cols = 1000
-	x := make([]float32, 6*cols)
-	for i := range x {
-		x[i] = float32(r.IntN(40)) // ties
-	}
-	for i := cols; i < 2*cols; i++ { // row 1: nothing finite
-		x[i] = []float32{nan, inf, -inf}[i%3]
-	}
-	x[2*cols+5], x[2*cols+900] = inf, nan // row 2: +Inf and NaN never win
-	x[3*cols+777], x[3*cols+778] = 100, 100
-	rows := []int32{0, 1, 2, 3, 5, 3}
-	got := make([]int32, len(rows))
-	must(t, Launch("hx_argmax_rows", dim(len(rows)), dim(256), got, x, rows, cols))
-	for b, row := range rows {
-		want := int32(-1)
-		best := float32(math.Inf(-1))
-		for i, v := range x[int(row)*cols : int(row+1)*cols] {
-			if v > best && v < inf {
-				best, want = v, int32(i)
+	for _, tt := range []struct{ cols, block int }{{1000, 1024}, {1000, 256}, {5003, 1024}, {9000, 32}} {
+		r := rand.New(rand.NewPCG(11, uint64(tt.cols)))
+		cols := tt.cols
+		x := make([]float32, 6*cols)
+		for i := range x {
+			x[i] = float32(r.IntN(40)) // ties
+		}
+		for i := cols; i < 2*cols; i++ { // row 1: nothing finite
+			x[i] = []float32{nan, inf, -inf}[i%3]
+		}
+		x[2*cols+5], x[2*cols+900] = inf, nan // row 2: +Inf and NaN never win
+		x[3*cols+777], x[3*cols+778], x[4*cols-1] = 100, 100, 100
+		rows := []int32{0, 1, 2, 3, 5, 3}
+		got := make([]int32, len(rows))
+		must(t, Launch("hx_argmax_rows", dim(len(rows)), dim(tt.block), got, x, rows, cols))
+		for b, row := range rows {
+			want := int32(-1)
+			best := float32(math.Inf(-1))
+			for i, v := range x[int(row)*cols : int(row+1)*cols] {
+				if v > best && v < inf {
+					best, want = v, int32(i)
+				}
+			}
+			if got[b] != want {
+				t.Errorf("%+v row %d: argmax %d, want %d", tt, row, got[b], want)
 			}
 		}
-		if got[b] != want {
-			t.Errorf("row %d: argmax %d, want %d", row, got[b], want)
+		if got[3] != 777 {
+			t.Errorf("%+v tie: %d, want the lower index 777", tt, got[3])
 		}
-	}
-	if got[3] != 777 {
-		t.Errorf("tie: %d, want the lower index 777", got[3])
 	}
 }
 

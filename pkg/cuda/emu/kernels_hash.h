@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "98d0a10bfb4e4f69e381a2a4073864cca653b5d785994a7d956124be757cf21a"
+#define HX_KERNELS_SOURCE_SHA256 "a12268faab38407710dee2a08f79b54402e7b9c9b4920a0d09b310d29fb5a456"

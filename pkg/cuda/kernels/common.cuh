@@ -51,6 +51,25 @@ __device__ __forceinline__ unsigned short hx_f2h(float f) { return __half_as_ush
 // hx_u16 reads a little-endian 16-bit value at p (2-byte aligned).
 __device__ __forceinline__ unsigned int hx_u16(const unsigned char* p) { return *(const unsigned short*)p; }
 
+// hx_u32 reads a little-endian 32-bit value at p (4-byte aligned).
+__device__ __forceinline__ unsigned int hx_u32(const unsigned char* p) {
+#ifndef __CUDACC__
+	if ((uintptr_t)p & 3) __trap(); // the emulator checks what a GPU would fault on
+#endif
+	return *(const unsigned int*)p;
+}
+
+// hx_ld8 reads the 8 floats at p (16-byte aligned) into v.
+__device__ __forceinline__ void hx_ld8(const float* p, float* v) {
+#ifdef __CUDACC__
+	const float4 a = ((const float4*)p)[0], b = ((const float4*)p)[1];
+	v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+#else
+	if ((uintptr_t)p & 15) __trap();
+	for (int i = 0; i < 8; i++) v[i] = p[i];
+#endif
+}
+
 // hx_half reads the F16 value at p (2-byte aligned) as F32.
 __device__ __forceinline__ float hx_half(const unsigned char* p) { return hx_h2f(*(const unsigned short*)p); }
 

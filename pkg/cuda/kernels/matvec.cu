@@ -38,30 +38,128 @@ __device__ __forceinline__ void hx_mv_finish(float* acc, float* out, int row, in
 	}
 }
 
+// hx_dot adds to acc[j] the lanes' shares of the product of one block of a
+// quantized format T with activation row j (xb: the block's first value of
+// row 0; rows cols apart). Lane l decodes elements 32i + l of the block
+// (T::lane) and multiplies them with their activations; the K-quants
+// below instead give each lane 8 consecutive elements of one sub-block, so
+// that it decodes one scale and factors it out of its sum.
+template <class T>
+struct hx_dot {
+	template <int NX>
+	__device__ __forceinline__ static void add(float* acc, const unsigned char* blk, const float* xb, int cols,
+	                                           int lane) {
+		constexpr int PL = T::BS / 32;
+		float v[PL];
+		T::lane(blk, lane, v);
+#pragma unroll
+		for (int i = 0; i < PL; i++) {
+#pragma unroll
+			for (int j = 0; j < NX; j++) acc[j] += v[i] * xb[(size_t)j * cols + 32 * i + lane];
+		}
+	}
+};
+
+// hx_dot_sub adds to acc[j], for each activation row j, ds·Σ q[t]·x[t] −
+// dm·Σ x[t] (MIN; else without the second term) over the lane's 8 elements
+// at x (8 floats, row j at x + j·cols): the product of a sub-block's values
+// ds·q − dm.
+template <int NX, bool MIN>
+__device__ __forceinline__ void hx_dot_sub(float* acc, const int* q, float ds, float dm, const float* x, int cols) {
+#pragma unroll
+	for (int j = 0; j < NX; j++) {
+		float xv[8];
+		hx_ld8(x + (size_t)j * cols, xv);
+		float qx = 0.0f, sx = 0.0f;
+#pragma unroll
+		for (int t = 0; t < 8; t++) {
+			qx += (float)q[t] * xv[t];
+			sx += xv[t];
+		}
+		acc[j] += MIN ? ds * qx - dm * sx : ds * qx;
+	}
+}
+
+// Q4_K: lane l takes elements 8(l%4) … +7 of sub-block s = l/4: the low
+// (s even) or high nibbles of qs[32(s/2) + 8(l%4) …].
+template <>
+struct hx_dot<hx_q4_k> {
+	template <int NX>
+	__device__ __forceinline__ static void add(float* acc, const unsigned char* blk, const float* xb, int cols,
+	                                           int lane) {
+		const int s = lane >> 2, k = lane & 3;
+		int sc, m;
+		hx_scale_min_k4(s, blk + 4, &sc, &m);
+		const float ds = __fmul_rn(hx_half(blk), (float)sc), dm = __fmul_rn(hx_half(blk + 2), (float)m);
+		const unsigned char* qp = blk + 16 + 32 * (s >> 1) + 8 * k;
+		const unsigned int w0 = hx_u32(qp), w1 = hx_u32(qp + 4), sh = 4 * (s & 1);
+		int q[8];
+#pragma unroll
+		for (int t = 0; t < 4; t++) {
+			q[t] = (w0 >> (8 * t + sh)) & 15;
+			q[t + 4] = (w1 >> (8 * t + sh)) & 15;
+		}
+		hx_dot_sub<NX, true>(acc, q, ds, dm, xb + 32 * s + 8 * k, cols);
+	}
+};
+
+// Q5_K: as Q4_K, with the fifth bit of element 8(l%4) + t at bit s of
+// qh[8(l%4) + t].
+template <>
+struct hx_dot<hx_q5_k> {
+	template <int NX>
+	__device__ __forceinline__ static void add(float* acc, const unsigned char* blk, const float* xb, int cols,
+	                                           int lane) {
+		const int s = lane >> 2, k = lane & 3;
+		int sc, m;
+		hx_scale_min_k4(s, blk + 4, &sc, &m);
+		const float ds = __fmul_rn(hx_half(blk), (float)sc), dm = __fmul_rn(hx_half(blk + 2), (float)m);
+		const unsigned char* qp = blk + 48 + 32 * (s >> 1) + 8 * k;
+		const unsigned int w0 = hx_u32(qp), w1 = hx_u32(qp + 4), sh = 4 * (s & 1);
+		const unsigned int h0 = hx_u32(blk + 16 + 8 * k), h1 = hx_u32(blk + 20 + 8 * k);
+		int q[8];
+#pragma unroll
+		for (int t = 0; t < 4; t++) {
+			q[t] = ((w0 >> (8 * t + sh)) & 15) | (((h0 >> (8 * t + s)) & 1) << 4);
+			q[t + 4] = ((w1 >> (8 * t + sh)) & 15) | (((h1 >> (8 * t + s)) & 1) << 4);
+		}
+		hx_dot_sub<NX, true>(acc, q, ds, dm, xb + 32 * s + 8 * k, cols);
+	}
+};
+
+// Q6_K: lane l takes elements 128h + 32g + 8k … +7 (h = l/16, g = l/4 % 4,
+// k = l%4), all of one 16-element scale: low bits from ql[64h + 32(g&1) +
+// 8k …] (high nibbles for g ≥ 2), high bits 2g, 2g+1 of qh[32h + 8k …].
+template <>
+struct hx_dot<hx_q6_k> {
+	template <int NX>
+	__device__ __forceinline__ static void add(float* acc, const unsigned char* blk, const float* xb, int cols,
+	                                           int lane) {
+		const int h = lane >> 4, g = (lane >> 2) & 3, k = lane & 3;
+		const float ds = __fmul_rn(hx_half(blk + 208), (float)(signed char)blk[192 + 8 * h + 2 * g + (k >> 1)]);
+		const unsigned char* ql = blk + 64 * h + 32 * (g & 1) + 8 * k;
+		const unsigned char* qh = blk + 128 + 32 * h + 8 * k;
+		const int lsh = g >= 2 ? 4 : 0;
+		int q[8];
+#pragma unroll
+		for (int t = 0; t < 8; t++) q[t] = (((ql[t] >> lsh) & 15) | (((qh[t] >> (2 * g)) & 3) << 4)) - 32;
+		hx_dot_sub<NX, false>(acc, q, ds, 0.0f, xb + 128 * h + 32 * g + 8 * k, cols);
+	}
+};
+
 // hx_mv_blocks_acc leaves in acc each lane's partial sums of the product
-// for NX activation rows with a quantized format T: lane l decodes
-// elements 32i + l of every block of the row.
+// for NX activation rows with a quantized format T (hx_dot per block).
 template <class T, int NX>
 __device__ __forceinline__ void hx_mv_blocks_acc(float* acc, const unsigned char* __restrict__ w,
                                                  const float* __restrict__ x, int row, int cols, int lane) {
-	constexpr int PL = T::BS / 32;
 	const int nb = cols / T::BS;
 	const unsigned char* wr = w + (size_t)row * nb * T::TS;
 #pragma unroll
 	for (int j = 0; j < NX; j++) acc[j] = 0.0f;
-	// one element per lane per block: unroll for loads in flight; a
-	// K-quant block already gives each lane 8
-#pragma unroll(PL == 1 ? 4 : 1)
-	for (int b = 0; b < nb; b++) {
-		float v[PL];
-		T::lane(wr + (size_t)b * T::TS, lane, v);
-		const float* xb = x + (size_t)b * T::BS + lane;
-#pragma unroll
-		for (int i = 0; i < PL; i++) {
-#pragma unroll
-			for (int j = 0; j < NX; j++) acc[j] += v[i] * xb[(size_t)j * cols + 32 * i];
-		}
-	}
+	// unrolled for loads in flight: a legacy block gives each lane one
+	// element, a K-quant block 8
+#pragma unroll(T::BS == 32 ? 4 : 2)
+	for (int b = 0; b < nb; b++) hx_dot<T>::template add<NX>(acc, wr + (size_t)b * T::TS, x + (size_t)b * T::BS, cols, lane);
 }
 
 // hx_mv_blocks is the product for NX activation rows with a quantized

@@ -53,40 +53,65 @@ extern "C" __global__ void hx_rmsnorm2(float* out1, const float* x1, const float
 	}
 }
 
+// hx_argmax_better reports whether candidate (ov, oi) beats (v, i): a
+// larger value, or the same value at a lower index; index -1 is no value.
+__device__ __forceinline__ bool hx_argmax_better(float ov, int oi, float v, int i) {
+	return oi >= 0 && (i < 0 || ov > v || (ov == v && oi < i));
+}
+
 // hx_argmax_rows writes, for each listed row rows[b] of x (cols wide), the
 // index of its largest finite value (the lowest index on ties; NaN, +Inf
 // and -Inf never win), or -1 when it has none: greedy sampling on the
-// device, as the host sampler's maxFinite picks. Grid (len(rows)), block
-// 256.
+// device, as the host sampler's maxFinite picks. Thread t scans t, t+1024,
+// … (four loads in flight), then warps and the block reduce. Grid
+// (len(rows)), block 1024.
 extern "C" __global__ void hx_argmax_rows(int* out, const float* __restrict__ x, const int* __restrict__ rows,
                                           int cols) {
-	__shared__ float sv[256];
-	__shared__ int si[256];
+	__shared__ float sv[32];
+	__shared__ int si[32];
 	const float* xr = x + (size_t)rows[blockIdx.x] * cols;
+	const int bd = blockDim.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	float best = -INFINITY;
 	int bi = -1;
-	for (int i = threadIdx.x; i < cols; i += blockDim.x) {
-		const float v = xr[i];
-		if (v > best && v < INFINITY) {
-			best = v;
-			bi = i;
-		}
-	}
-	sv[threadIdx.x] = best;
-	si[threadIdx.x] = bi;
-	__syncthreads();
-	for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-		if ((int)threadIdx.x < s) {
-			const float ov = sv[threadIdx.x + s];
-			const int oi = si[threadIdx.x + s];
-			if (oi >= 0 && (si[threadIdx.x] < 0 || ov > sv[threadIdx.x] || (ov == sv[threadIdx.x] && oi < si[threadIdx.x]))) {
-				sv[threadIdx.x] = ov;
-				si[threadIdx.x] = oi;
+	for (int i0 = threadIdx.x; i0 < cols; i0 += 4 * bd) {
+		float v[4];
+#pragma unroll
+		for (int k = 0; k < 4; k++) v[k] = i0 + k * bd < cols ? xr[i0 + k * bd] : -INFINITY;
+#pragma unroll
+		for (int k = 0; k < 4; k++) { // increasing index within the thread: the first wins ties
+			if (v[k] > best && v[k] < INFINITY) {
+				best = v[k];
+				bi = i0 + k * bd;
 			}
 		}
-		__syncthreads();
 	}
-	if (threadIdx.x == 0) out[blockIdx.x] = si[0];
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) {
+		const float ov = __shfl_xor_sync(HX_FULL, best, o);
+		const int oi = __shfl_xor_sync(HX_FULL, bi, o);
+		if (hx_argmax_better(ov, oi, best, bi)) {
+			best = ov;
+			bi = oi;
+		}
+	}
+	if (lane == 0) {
+		sv[warp] = best;
+		si[warp] = bi;
+	}
+	__syncthreads();
+	if (warp != 0) return;
+	best = lane < (bd >> 5) ? sv[lane] : -INFINITY;
+	bi = lane < (bd >> 5) ? si[lane] : -1;
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) {
+		const float ov = __shfl_xor_sync(HX_FULL, best, o);
+		const int oi = __shfl_xor_sync(HX_FULL, bi, o);
+		if (hx_argmax_better(ov, oi, best, bi)) {
+			best = ov;
+			bi = oi;
+		}
+	}
+	if (lane == 0) out[blockIdx.x] = bi;
 }
 
 // Activation rounding: x rounded the way the CPU quantizes activations for
