@@ -47,3 +47,29 @@ func (b *Backend) roundedInput(x *tensor, kernel string) (*tensor, error) {
 	}
 	return &tensor{p: p, rows: x.rows, cols: x.cols}, nil
 }
+
+// preRounded is what AddRMSNorm leaves for the products that follow it:
+// its output and, when its consumers asked last for hx_round_q8k, that
+// output rounded in the same launch (hx_add_rmsnorm_q8k), which the next
+// product takes while the backend has written nothing since.
+type preRounded struct {
+	out     tensor // the norm's output (p 0: none yet)
+	kernel  string // the rounding the norm's consumers asked for last
+	rounded devBuf
+	t       *tensor // out rounded by kernel, or nil
+	at      uint64  // the backend's write count just after the norm
+}
+
+// take returns the norm's rounding of x by kernel when it is current, and
+// otherwise, when x is the norm's output, remembers that its consumers
+// want kernel.
+func (n *preRounded) take(x *tensor, kernel string, writes uint64) *tensor {
+	if n.out.p == 0 || n.out.p != x.p || n.out.rows != x.rows || n.out.cols != x.cols {
+		return nil
+	}
+	if n.t != nil && n.kernel == kernel && n.at == writes {
+		return n.t
+	}
+	n.kernel = kernel
+	return nil
+}

@@ -15,7 +15,8 @@ import (
 // owner goroutine.
 type Backend struct {
 	d       driver
-	fault   string // tests only: see faultEnv
+	writes  *writeCounter // d, counting its writes
+	fault   string        // tests only: see faultEnv
 	weights map[*compute.Weight]*devWeight
 	sorted  []*devWeight        // by host address, for expert matrices (Weight.Mat)
 	wbytes  int64               // device bytes of the prepared weights and vectors
@@ -35,8 +36,12 @@ type Backend struct {
 	// rounded holds activations rounded as the CPU quantizes them, by
 	// rounding kernel (roundedInput)
 	rounded map[string]*devBuf
-	plans   planCache
-	closed  bool
+	// norm is what AddRMSNorm left for the products that follow it: its
+	// output, that output rounded in the same launch, and the rounding
+	// those products asked for last
+	norm   preRounded
+	plans  planCache
+	closed bool
 }
 
 var (
@@ -49,8 +54,9 @@ var (
 
 // newBackend is the backend over an open driver.
 func newBackend(d driver) *Backend {
-	return &Backend{d: d, fault: os.Getenv(faultEnv), weights: map[*compute.Weight]*devWeight{}, factors: map[*float32]devPtr{},
-		rounded: map[string]*devBuf{}}
+	w := &writeCounter{driver: d}
+	return &Backend{d: w, writes: w, fault: os.Getenv(faultEnv), weights: map[*compute.Weight]*devWeight{},
+		factors: map[*float32]devPtr{}, rounded: map[string]*devBuf{}}
 }
 
 // faultEnv is envvars.CUDAFault's name (pkg/cuda does not import the

@@ -10,13 +10,35 @@ import (
 var _ compute.FusedBackend = (*Backend)(nil)
 
 // AddRMSNorm implements compute.FusedBackend: the residual add and the
-// next norm in one launch (hx_add_rmsnorm).
+// next norm in one launch (hx_add_rmsnorm), which also rounds the norm for
+// the products that follow it when they asked last for hx_round_q8k
+// (hx_add_rmsnorm_q8k; see preRounded).
 func (b *Backend) AddRMSNorm(xT, yT compute.Tensor, weight *compute.Vector, eps float32, outT compute.Tensor) {
 	x, y, out := dev(xT), dev(yT), dev(outT)
 	cols := len(weight.Data)
 	rows := x.rows * x.cols / cols
-	a := newArgs(6).ptr(out.p).ptr(x.p).ptr(y.p).ptr(vec(weight)).i32(cols).f32(eps)
-	b.must(func() error { return b.d.launch("hx_add_rmsnorm", [3]int{rows, 1, 1}, threads, a) })
+	b.must(func() error {
+		n := &b.norm
+		n.out, n.t = tensor{p: out.p, rows: out.rows, cols: out.cols}, nil
+		if n.kernel == "hx_round_q8k" && cols%256 == 0 && out.cols == cols {
+			p, err := n.rounded.ensure(b.d, int64(rows)*int64(cols)*4)
+			if err != nil {
+				return err
+			}
+			a := newArgs(7).ptr(out.p).ptr(p).ptr(x.p).ptr(y.p).ptr(vec(weight)).i32(cols).f32(eps)
+			if err := b.d.launch("hx_add_rmsnorm_q8k", [3]int{rows, 1, 1}, threads, a); err != nil {
+				return err
+			}
+			n.t = &tensor{p: p, rows: out.rows, cols: out.cols}
+		} else {
+			a := newArgs(6).ptr(out.p).ptr(x.p).ptr(y.p).ptr(vec(weight)).i32(cols).f32(eps)
+			if err := b.d.launch("hx_add_rmsnorm", [3]int{rows, 1, 1}, threads, a); err != nil {
+				return err
+			}
+		}
+		n.at = b.writes.n
+		return nil
+	})
 }
 
 // RMSNormPair implements compute.FusedBackend: the q and k head norms in
@@ -59,7 +81,7 @@ func (b *Backend) GatedMatMul(gate, up *compute.Weight, xT, g, u, hT compute.Ten
 	}
 	rows, h := gate.Rows(), gj.out
 	return b.d.do(func() error {
-		x, err := b.roundedInput(x, gj.round)
+		x, err := (&roundings{x: x}).get(b, gj.round)
 		if err != nil {
 			return err
 		}

@@ -105,9 +105,14 @@ func (r *roundings) get(b *Backend, kernel string) (*tensor, error) {
 			return d.t, nil
 		}
 	}
-	t, err := b.roundedInput(r.x, kernel)
-	if err != nil {
-		return nil, err
+	t := r.x
+	if kernel != "" {
+		if t = b.norm.take(r.x, kernel, b.writes.n); t == nil {
+			var err error
+			if t, err = b.roundedInput(r.x, kernel); err != nil {
+				return nil, err
+			}
+		}
 	}
 	r.done = append(r.done, roundedAs{kernel, t})
 	return t, nil

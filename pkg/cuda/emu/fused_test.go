@@ -23,7 +23,7 @@ func sameBits(t *testing.T, name string, got, want []float32) {
 
 func TestAddRMSNorm(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 1))
-	for _, shape := range [][2]int{{1, 1}, {1, 31}, {3, 256}, {2, 1000}, {4, 3000}} {
+	for _, shape := range [][2]int{{1, 1}, {1, 31}, {3, 256}, {2, 1000}, {4, 3000}, {2, 2560}} {
 		rows, cols := shape[0], shape[1]
 		name := fmt.Sprintf("%d×%d", rows, cols)
 		x, y, w := randVec(r, rows*cols, 4), randVec(r, rows*cols, 4), randVec(r, cols, 2)
@@ -35,6 +35,17 @@ func TestAddRMSNorm(t *testing.T) {
 		must(t, Launch("hx_add_rmsnorm", dim(rows), dim(256), gotOut, gotX, y, w, cols, float32(eps)))
 		sameBits(t, name+" x", gotX, wantX)
 		sameBits(t, name+" out", gotOut, wantOut)
+		if cols%256 != 0 {
+			continue
+		}
+		// hx_add_rmsnorm_q8k: the same, and out rounded as hx_round_q8k
+		wantR := nanVec(rows * cols)
+		must(t, Launch("hx_round_q8k", dim((rows*cols+1023)/1024), dim(128), wantR, wantOut, rows*cols))
+		gotX, gotOut, gotR := append([]float32(nil), x...), nanVec(rows*cols), nanVec(rows*cols)
+		must(t, Launch("hx_add_rmsnorm_q8k", dim(rows), dim(256), gotOut, gotR, gotX, y, w, cols, float32(eps)))
+		sameBits(t, name+" q8k x", gotX, wantX)
+		sameBits(t, name+" q8k out", gotOut, wantOut)
+		sameBits(t, name+" q8k rounded", gotR, wantR)
 	}
 }
 

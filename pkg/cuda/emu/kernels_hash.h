@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "a12268faab38407710dee2a08f79b54402e7b9c9b4920a0d09b310d29fb5a456"
+#define HX_KERNELS_SOURCE_SHA256 "9b05434fdf036a5259a27d80a9e58f6190b694e57b3712f9e1886ec10998ae47"

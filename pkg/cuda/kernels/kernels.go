@@ -85,6 +85,8 @@ func Names() []string {
 		"hx_rmsnorm", "hx_add_rmsnorm", "hx_rmsnorm2", "hx_argmax_rows",
 		// activations rounded as the CPU quantizes them: grid ceil(n/1024) (q8k) or ceil(n/128) (q8_0), block 128
 		"hx_round_q8k", "hx_round_q8_0",
+		// hx_add_rmsnorm with its output also rounded as hx_round_q8k: grid rows, block 256
+		"hx_add_rmsnorm_q8k",
 		// both RoPEs of a layer: grid ceil(N/256), block 256
 		"hx_rope2",
 		// attention: grid (rows, heads), block 128

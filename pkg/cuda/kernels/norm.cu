@@ -119,15 +119,11 @@ extern "C" __global__ void hx_argmax_rows(int* out, const float* __restrict__ x,
 // F32 values q·d, so that a float product with the dequantized weight is
 // the CPU's integer dot product up to summation order.
 
-// hx_round_q8k rounds 256-value blocks as quantize_row_q8_K_ref: max the
-// signed value of largest magnitude (the first on ties), iscale =
-// -127/max, q = min(127, nearest(iscale·x)), d = 1/iscale. One warp per
-// block, lane l taking values l + 32i. Grid ceil(n/1024), block 128.
-extern "C" __global__ void hx_round_q8k(float* __restrict__ out, const float* __restrict__ x, int n) {
-	const int lane = threadIdx.x & 31;
-	const int blk = blockIdx.x * 4 + (threadIdx.x >> 5);
-	if (blk * 256 >= n) return;
-	const float* xb = x + (size_t)blk * 256;
+// hx_round_q8k_block rounds the 256 values at xb into ob as
+// quantize_row_q8_K_ref: max the signed value of largest magnitude (the
+// first on ties), iscale = -127/max, q = min(127, nearest(iscale·x)), d =
+// 1/iscale. Called by a whole warp, lane l taking values l + 32i.
+__device__ __forceinline__ void hx_round_q8k_block(float* __restrict__ ob, const float* __restrict__ xb, int lane) {
 	float v[8];
 	float a = -1.0f;
 	int ai = 0;
@@ -149,7 +145,6 @@ extern "C" __global__ void hx_round_q8k(float* __restrict__ out, const float* __
 			ai = oi;
 		}
 	}
-	float* ob = out + (size_t)blk * 256;
 	if (a == 0.0f) {
 #pragma unroll
 		for (int i = 0; i < 8; i++) ob[lane + 32 * i] = 0.0f;
@@ -161,6 +156,31 @@ extern "C" __global__ void hx_round_q8k(float* __restrict__ out, const float* __
 	for (int i = 0; i < 8; i++) {
 		const int q = min(127, __float2int_rn(__fmul_rn(iscale, v[i])));
 		ob[lane + 32 * i] = __fmul_rn((float)q, d);
+	}
+}
+
+// hx_round_q8k rounds 256-value blocks (hx_round_q8k_block), one warp per
+// block. Grid ceil(n/1024), block 128.
+extern "C" __global__ void hx_round_q8k(float* __restrict__ out, const float* __restrict__ x, int n) {
+	const int blk = blockIdx.x * 4 + (threadIdx.x >> 5);
+	if (blk * 256 >= n) return;
+	hx_round_q8k_block(out + (size_t)blk * 256, x + (size_t)blk * 256, threadIdx.x & 31);
+}
+
+// hx_add_rmsnorm_q8k is hx_add_rmsnorm that also writes out rounded as
+// hx_round_q8k would into outr (cols a multiple of 256): the input of the
+// products that follow the norm, rounded in the same launch. Grid (rows),
+// block 256.
+extern "C" __global__ void hx_add_rmsnorm_q8k(float* out, float* outr, float* x, const float* __restrict__ y,
+                                              const float* __restrict__ w, int cols, float eps) {
+	__shared__ float sh[32];
+	const size_t r = (size_t)blockIdx.x * cols;
+	for (int i = threadIdx.x; i < cols; i += blockDim.x) x[r + i] = x[r + i] + y[r + i];
+	hx_rmsnorm_row(out + r, x + r, w, cols, eps, sh);
+	__syncthreads(); // the row's normalised values, written by every thread
+	const int nw = blockDim.x >> 5;
+	for (int b = threadIdx.x >> 5; b < cols / 256; b += nw) {
+		hx_round_q8k_block(outr + r + (size_t)b * 256, out + r + (size_t)b * 256, threadIdx.x & 31);
 	}
 }
 
