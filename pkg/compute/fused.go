@@ -28,3 +28,12 @@ type ArgMaxBackend interface {
 	// has none.
 	ArgMaxRows(t Tensor, rows []int32, out []int32) error
 }
+
+// RoPEStoreBackend is a backend that rotates q and k and stores k and v
+// into the KV store in one step (a GPU, where each launch costs): an
+// optional extension.
+type RoPEStoreBackend interface {
+	// RoPEPairStoreKV is RoPE(q, pos, qHeads, headDim, r), RoPE(k, pos,
+	// kHeads, headDim, r) and StoreKV(kv, layer, spans, k, v).
+	RoPEPairStoreKV(q, k, v Tensor, pos []int32, qHeads, kHeads, headDim int, r *Rope, kv KV, layer int, spans []SeqSpan)
+}

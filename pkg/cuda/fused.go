@@ -63,6 +63,47 @@ func (b *Backend) RoPEPair(qT, kT compute.Tensor, pos []int32, qHeads, kHeads, h
 	b.rope("hx_rope2", []devPtr{dev(qT).p, dev(kT).p}, []int{qHeads, kHeads}, pos, headDim, r)
 }
 
+var _ compute.RoPEStoreBackend = (*Backend)(nil)
+
+// RoPEPairStoreKV implements compute.RoPEStoreBackend: both rotations and
+// the store of k and v in one launch (hx_rope2_store_*).
+func (b *Backend) RoPEPairStoreKV(qT, kT, vT compute.Tensor, pos []int32, qHeads, kHeads, headDim int, r *compute.Rope,
+	kvs compute.KV, layer int, spans []compute.SeqSpan) {
+	kv, q, k, v := kvOf(kvs), dev(qT), dev(kT), dev(vT)
+	if kHeads*headDim != kv.KVDim {
+		panic(fmt.Sprintf("cuda: %d key heads of %d values for a KV store %d wide", kHeads, headDim, kv.KVDim))
+	}
+	kernel := "hx_rope2_store_f32"
+	if kv.F16 {
+		kernel = "hx_rope2_store_f16"
+	}
+	neox := 0
+	if r.Mode == compute.RopeNeox {
+		neox = 1
+	}
+	b.must(func() error {
+		e, err := b.plans.get(b.d, kv.KVShape, spans, 0, true)
+		if err != nil {
+			return err
+		}
+		if e.rows != len(pos) {
+			return fmt.Errorf("rope and store: %d positions for %d rows", len(pos), e.rows)
+		}
+		pp, err := b.putInts(0, pos)
+		if err != nil {
+			return err
+		}
+		ff, err := b.freqFactors(r.FreqFactors)
+		if err != nil {
+			return err
+		}
+		a := newArgs(16).ptr(kv.k[layer]).ptr(kv.v[layer]).ptr(q.p).ptr(k.p).ptr(v.p).ptr(pp).ptr(e.ptr[0]).i32(len(pos)).
+			i32(qHeads).i32(kHeads).i32(headDim).i32(r.Dims).f32(r.Base).f32(r.FreqScale).ptr(ff).i32(neox)
+		n := len(pos)*(qHeads+kHeads)*(r.Dims/2) + len(pos)*kv.KVDim
+		return b.d.launch(kernel, [3]int{grid1D(n), 1, 1}, threads, a)
+	})
+}
+
 // GatedMatMul implements compute.FusedBackend: for a decode batch with
 // gate and up in one format and rounding, both products and SwiGLU in one
 // launch (hx_mvg); otherwise MatMuls and SwiGLU.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/helexa/helexa/pkg/compute/quant"
@@ -104,6 +105,30 @@ func TestRoPE2(t *testing.T) {
 			tt.qHeads, tt.kHeads, tt.headDim, tt.dims, base, scale, tt.factors, tt.neox))
 		sameBits(t, name+" q", gotQ, wantQ)
 		sameBits(t, name+" k", gotK, wantK)
+
+		// hx_rope2_store_*: hx_rope2, then hx_store_kv_* of k and v
+		kvDim, slots := tt.kHeads*tt.headDim, []int32{5, 0, 9}
+		v := randVec(r, len(pos)*kvDim, 3)
+		n := len(pos)*(tt.qHeads+tt.kHeads)*half + len(pos)*kvDim
+		wantKC, wantVC := nanVec(12*kvDim), nanVec(12*kvDim)
+		must(t, Launch("hx_store_kv_f32", grid1D(len(pos)*kvDim), dim(256), wantKC, wantVC, wantK, v, slots, len(pos), kvDim))
+		gotQ, gotK = append([]float32(nil), q...), append([]float32(nil), k...)
+		gotKC, gotVC := nanVec(12*kvDim), nanVec(12*kvDim)
+		must(t, Launch("hx_rope2_store_f32", grid1D(n), dim(256), gotKC, gotVC, gotQ, gotK, v, pos, slots, len(pos),
+			tt.qHeads, tt.kHeads, tt.headDim, tt.dims, base, scale, tt.factors, tt.neox))
+		sameBits(t, name+" store q", gotQ, wantQ)
+		sameBits(t, name+" store k", gotK, wantK)
+		sameBits(t, name+" store kc", gotKC, wantKC)
+		sameBits(t, name+" store vc", gotVC, wantVC)
+		wantKH, wantVH := make([]uint16, 12*kvDim), make([]uint16, 12*kvDim)
+		must(t, Launch("hx_store_kv_f16", grid1D(len(pos)*kvDim), dim(256), wantKH, wantVH, wantK, v, slots, len(pos), kvDim))
+		gotQ, gotK = append([]float32(nil), q...), append([]float32(nil), k...)
+		gotKH, gotVH := make([]uint16, 12*kvDim), make([]uint16, 12*kvDim)
+		must(t, Launch("hx_rope2_store_f16", grid1D(n), dim(256), gotKH, gotVH, gotQ, gotK, v, pos, slots, len(pos),
+			tt.qHeads, tt.kHeads, tt.headDim, tt.dims, base, scale, tt.factors, tt.neox))
+		if !slices.Equal(gotKH, wantKH) || !slices.Equal(gotVH, wantVH) {
+			t.Errorf("%s: hx_rope2_store_f16 stored other bits than hx_rope2 and hx_store_kv_f16", name)
+		}
 	}
 }
 

@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "9b05434fdf036a5259a27d80a9e58f6190b694e57b3712f9e1886ec10998ae47"
+#define HX_KERNELS_SOURCE_SHA256 "9d1c89aae1fbc651171e60ba23d460e4d0fdbf1c64fce1434967cc4edc3fb401"

@@ -176,5 +176,58 @@ extern "C" __global__ void hx_rope2(float* __restrict__ q, float* __restrict__ k
 	}
 }
 
+__device__ __forceinline__ void hx_kv_put(float* p, float v) { *p = v; }
+__device__ __forceinline__ void hx_kv_put(unsigned short* p, float v) { *p = hx_f2h(v); }
+
+// hx_rope2_store is hx_rope2 followed by hx_store_kv_* of the rotated k
+// and of v (kvDim = kHeads·headDim wide) into slots slot[r] of a layer's
+// store, in one launch: the threads that rotate a pair of k also store it,
+// and one thread per element of v stores it, with the element of k at the
+// same place when it lies past dims (not rotated). N = rows·(qHeads +
+// kHeads)·(dims/2) + rows·kvDim.
+template <class KV>
+__device__ __forceinline__ void hx_rope2_store(KV* __restrict__ kc, KV* __restrict__ vc, float* __restrict__ q,
+                                               float* __restrict__ k, const float* __restrict__ v,
+                                               const int* __restrict__ pos, const int* __restrict__ slot, int rows,
+                                               int qHeads, int kHeads, int headDim, int dims, float base,
+                                               float freqScale, const float* __restrict__ freqFactors, int neox) {
+	const int half = dims / 2, kvDim = kHeads * headDim;
+	const float thetaScale = (float)pow((double)base, (double)(-2.0f / (float)dims));
+	const int nq = rows * qHeads * half, nk = rows * kHeads * half;
+	HX_FOR_N(t, nq + nk + rows * kvDim) {
+		if (t < nq) {
+			hx_rope_at(q, pos, t, qHeads, headDim, half, thetaScale, freqScale, freqFactors, neox);
+		} else if (t < nq + nk) {
+			const int tk = t - nq;
+			hx_rope_at(k, pos, tk, kHeads, headDim, half, thetaScale, freqScale, freqFactors, neox);
+			const int i = tk % half, rh = tk / half, row = rh / kHeads;
+			const size_t in = (size_t)rh * headDim, o = (size_t)slot[row] * kvDim + (size_t)(rh % kHeads) * headDim;
+			const int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
+			hx_kv_put(kc + o + a, k[in + a]);
+			hx_kv_put(kc + o + b, k[in + b]);
+		} else {
+			const int e = t - nq - nk, row = e / kvDim, c = e - row * kvDim;
+			const size_t o = (size_t)slot[row] * kvDim + c;
+			hx_kv_put(vc + o, v[e]);
+			if (c % headDim >= 2 * half) hx_kv_put(kc + o, k[e]); // past the rotated dims
+		}
+	}
+}
+
+extern "C" __global__ void hx_rope2_store_f32(float* kc, float* vc, float* q, float* k, const float* v, const int* pos,
+                                              const int* slot, int rows, int qHeads, int kHeads, int headDim, int dims,
+                                              float base, float freqScale, const float* freqFactors, int neox) {
+	hx_rope2_store<float>(kc, vc, q, k, v, pos, slot, rows, qHeads, kHeads, headDim, dims, base, freqScale,
+	                      freqFactors, neox);
+}
+
+extern "C" __global__ void hx_rope2_store_f16(unsigned short* kc, unsigned short* vc, float* q, float* k,
+                                              const float* v, const int* pos, const int* slot, int rows, int qHeads,
+                                              int kHeads, int headDim, int dims, float base, float freqScale,
+                                              const float* freqFactors, int neox) {
+	hx_rope2_store<unsigned short>(kc, vc, q, k, v, pos, slot, rows, qHeads, kHeads, headDim, dims, base, freqScale,
+	                               freqFactors, neox);
+}
+
 // hx_trap makes a sticky device failure (a test hook). Grid 1, block 1.
 extern "C" __global__ void hx_trap() { __trap(); }

@@ -107,27 +107,36 @@ func (a *attention) attend(p *pass, kvl int, q, k, v, att compute.Tensor) error 
 			be.RMSNorm(kh, a.kNorm, hp.Eps, kh)
 		}
 	}
-	if fused {
+	kvs, spans := p.kv, p.b.Spans
+	wb, windowed := be.(compute.WindowAttentionBackend)
+	if a.window > 0 { // the window store, with its own block tables
+		if !windowed {
+			return opMissing(be, "AttentionWindow")
+		}
+		kvs, spans = p.win, p.b.WinSpans
+	}
+	rs, stored := be.(compute.RoPEStoreBackend)
+	switch {
+	case stored:
+		rs.RoPEPairStoreKV(q, k, v, p.b.Pos, hp.NHead, hp.NHeadKV, hp.HeadDim, a.rope, kvs, kvl, spans)
+	case fused:
 		fb.RoPEPair(q, k, p.b.Pos, hp.NHead, hp.NHeadKV, hp.HeadDim, a.rope)
-	} else {
+	default:
 		be.RoPE(q, p.b.Pos, hp.NHead, hp.HeadDim, a.rope)
 		be.RoPE(k, p.b.Pos, hp.NHeadKV, hp.HeadDim, a.rope)
 	}
 	if a.temp != nil {
 		p.scaleByPos(q, a.temp)
 	}
+	if !stored {
+		be.StoreKV(kvs, kvl, spans, k, v)
+	}
 	at := compute.Attn{Heads: hp.NHead, KVHeads: hp.NHeadKV, HeadDim: hp.HeadDim, Scale: a.scale}
-	if a.window > 0 { // the window store, with its own block tables
-		wb, ok := be.(compute.WindowAttentionBackend)
-		if !ok {
-			return opMissing(be, "AttentionWindow")
-		}
-		be.StoreKV(p.win, kvl, p.b.WinSpans, k, v)
-		wb.AttentionWindow(p.win, kvl, p.b.WinSpans, &at, a.window, q, att)
+	if a.window > 0 {
+		wb.AttentionWindow(kvs, kvl, spans, &at, a.window, q, att)
 		return nil
 	}
-	be.StoreKV(p.kv, kvl, p.b.Spans, k, v)
-	be.Attention(p.kv, kvl, p.b.Spans, &at, q, att)
+	be.Attention(kvs, kvl, spans, &at, q, att)
 	return nil
 }
 
