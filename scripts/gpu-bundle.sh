@@ -3,7 +3,7 @@
 # network (the device machines lent to sessions): stripped binaries —
 # helexa, helexa-cuda and the two test binaries — and the fixtures the GPU
 # tests read, minus the big-vocabulary Qwen3 models and a few whose device
-# path another fixture covers, into .cache/gpu/bundle.tar.xz (about 45 MB,
+# path another fixture covers, into .cache/gpu/bundle.tar.xz (about 37 MB,
 # under the 64 MiB a device call carries with the working tree). On the
 # GPU machine:
 #
