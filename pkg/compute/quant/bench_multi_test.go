@@ -51,3 +51,37 @@ func benchOperands(b *testing.B, r *rand.Rand, typ dtype.Type, n, rows, nX int) 
 	}
 	return w, len(w) / rows, xq, len(xq) / nX
 }
+
+// BenchmarkDecodeRows is the decode product: one activation row times a
+// weight of rows of 2048 elements on one thread, 32768 rows (larger than
+// the caches, so the weights stream from memory as a model's do: "mem")
+// and 256 rows (in L2: "cache", the kernel's own speed); the figure is
+// weight bytes per second. The package's tests run the AVX2 kernels unless
+// HELEXA_CPU_KERNELS says otherwise: HELEXA_CPU_KERNELS=avx512 times the
+// VNNI kernels a model uses on this machine.
+func BenchmarkDecodeRows(b *testing.B) {
+	const n = 2048
+	r := rand.New(rand.NewPCG(1, 5))
+	for _, typ := range []dtype.Type{dtype.Q4_K, dtype.Q6_K, dtype.Q8_0} {
+		row := mustQuantize(b, typ, gaussian(r, n, 0.05))
+		xq := mustActivations(b, typ, gaussian(r, n, 1))
+		for _, size := range []struct {
+			name string
+			rows int
+		}{{"mem", 32768}, {"cache", 256}} {
+			w := make([]byte, 0, len(row)*size.rows)
+			for i := 0; i < size.rows; i++ { // distinct bytes per row are not needed for the speed
+				w = append(w, row...)
+			}
+			out := make([]float32, size.rows)
+			b.Run(typ.String()+"/"+size.name, func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
+				for b.Loop() {
+					if err := VecDotRows(typ, w, len(row), size.rows, xq, n, out); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
