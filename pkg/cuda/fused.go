@@ -77,10 +77,6 @@ func (b *Backend) RoPEPairStoreKV(qT, kT, vT compute.Tensor, pos []int32, qHeads
 	if kv.F16 {
 		kernel = "hx_rope2_store_f16"
 	}
-	neox := 0
-	if r.Mode == compute.RopeNeox {
-		neox = 1
-	}
 	b.must(func() error {
 		e, err := b.plans.get(b.d, kv.KVShape, spans, 0, true)
 		if err != nil {
@@ -89,11 +85,7 @@ func (b *Backend) RoPEPairStoreKV(qT, kT, vT compute.Tensor, pos []int32, qHeads
 		if e.rows != len(pos) {
 			return fmt.Errorf("rope and store: %d positions for %d rows", len(pos), e.rows)
 		}
-		pp, err := b.putInts(0, pos)
-		if err != nil {
-			return err
-		}
-		ff, err := b.freqFactors(r.FreqFactors)
+		pp, ff, neox, err := b.ropeInputs(pos, r)
 		if err != nil {
 			return err
 		}

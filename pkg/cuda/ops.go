@@ -131,16 +131,8 @@ func (b *Backend) RoPE(xT compute.Tensor, pos []int32, heads, headDim int, r *co
 // parameters are the tensors, the positions and their count, each
 // tensor's heads, then the rotation's.
 func (b *Backend) rope(kernel string, xs []devPtr, heads []int, pos []int32, headDim int, r *compute.Rope) {
-	neox := 0
-	if r.Mode == compute.RopeNeox {
-		neox = 1
-	}
 	b.must(func() error {
-		pp, err := b.putInts(0, pos)
-		if err != nil {
-			return err
-		}
-		ff, err := b.freqFactors(r.FreqFactors)
+		pp, ff, neox, err := b.ropeInputs(pos, r)
 		if err != nil {
 			return err
 		}
@@ -157,6 +149,20 @@ func (b *Backend) rope(kernel string, xs []devPtr, heads []int, pos []int32, hea
 		a.i32(headDim).i32(r.Dims).f32(r.Base).f32(r.FreqScale).ptr(ff).i32(neox)
 		return b.d.launch(kernel, [3]int{grid1D(len(pos) * total * (r.Dims / 2)), 1, 1}, threads, a)
 	})
+}
+
+// ropeInputs uploads the positions of a RoPE launch and finds its
+// frequency factors (0 for none) and its neox flag (on the owner
+// goroutine).
+func (b *Backend) ropeInputs(pos []int32, r *compute.Rope) (pp, ff devPtr, neox int, err error) {
+	if r.Mode == compute.RopeNeox {
+		neox = 1
+	}
+	if pp, err = b.putInts(0, pos); err != nil {
+		return 0, 0, 0, err
+	}
+	ff, err = b.freqFactors(r.FreqFactors)
+	return pp, ff, neox, err
 }
 
 // freqFactors returns the device copy of a model's RoPE frequency

@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "9d1c89aae1fbc651171e60ba23d460e4d0fdbf1c64fce1434967cc4edc3fb401"
+#define HX_KERNELS_SOURCE_SHA256 "90452fc8ebfac7f749311d26d02cf280136518b95bbaa8e022615b671a6d2e85"

@@ -53,10 +53,18 @@ extern "C" __global__ void hx_rmsnorm2(float* out1, const float* x1, const float
 	}
 }
 
-// hx_argmax_better reports whether candidate (ov, oi) beats (v, i): a
-// larger value, or the same value at a lower index; index -1 is no value.
-__device__ __forceinline__ bool hx_argmax_better(float ov, int oi, float v, int i) {
-	return oi >= 0 && (i < 0 || ov > v || (ov == v && oi < i));
+// hx_argmax_warp leaves in every lane the warp's best (v, i): the largest
+// value, the lowest index on ties; index -1 is no value.
+__device__ __forceinline__ void hx_argmax_warp(float* v, int* i) {
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) {
+		const float ov = __shfl_xor_sync(HX_FULL, *v, o);
+		const int oi = __shfl_xor_sync(HX_FULL, *i, o);
+		if (oi >= 0 && (*i < 0 || ov > *v || (ov == *v && oi < *i))) {
+			*v = ov;
+			*i = oi;
+		}
+	}
 }
 
 // hx_argmax_rows writes, for each listed row rows[b] of x (cols wide), the
@@ -85,15 +93,7 @@ extern "C" __global__ void hx_argmax_rows(int* out, const float* __restrict__ x,
 			}
 		}
 	}
-#pragma unroll
-	for (int o = 16; o > 0; o >>= 1) {
-		const float ov = __shfl_xor_sync(HX_FULL, best, o);
-		const int oi = __shfl_xor_sync(HX_FULL, bi, o);
-		if (hx_argmax_better(ov, oi, best, bi)) {
-			best = ov;
-			bi = oi;
-		}
-	}
+	hx_argmax_warp(&best, &bi);
 	if (lane == 0) {
 		sv[warp] = best;
 		si[warp] = bi;
@@ -102,15 +102,7 @@ extern "C" __global__ void hx_argmax_rows(int* out, const float* __restrict__ x,
 	if (warp != 0) return;
 	best = lane < (bd >> 5) ? sv[lane] : -INFINITY;
 	bi = lane < (bd >> 5) ? si[lane] : -1;
-#pragma unroll
-	for (int o = 16; o > 0; o >>= 1) {
-		const float ov = __shfl_xor_sync(HX_FULL, best, o);
-		const int oi = __shfl_xor_sync(HX_FULL, bi, o);
-		if (hx_argmax_better(ov, oi, best, bi)) {
-			best = ov;
-			bi = oi;
-		}
-	}
+	hx_argmax_warp(&best, &bi);
 	if (lane == 0) out[blockIdx.x] = bi;
 }
 
