@@ -10,8 +10,6 @@ import "C"
 import (
 	"fmt"
 	"os"
-	"slices"
-	"strings"
 )
 
 // kernelTimer measures the GPU time of every launch with a pair of events
@@ -31,11 +29,6 @@ type kernelTimer struct {
 type timedLaunch struct {
 	name       string
 	start, end C.CUevent
-}
-
-type kernelTime struct {
-	launches int
-	ms       float64
 }
 
 // timerFlushAt is how many launches wait before their times are read (one
@@ -111,32 +104,7 @@ func (t *kernelTimer) flush() error {
 }
 
 // table lists the kernels by total time, largest first.
-func (t *kernelTimer) table() string {
-	names := make([]string, 0, len(t.total))
-	var all float64
-	for n, k := range t.total {
-		names = append(names, n)
-		all += k.ms
-	}
-	slices.SortFunc(names, func(a, b string) int {
-		if t.total[a].ms > t.total[b].ms {
-			return -1
-		}
-		if t.total[a].ms < t.total[b].ms {
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-28s %10s %12s %10s %6s\n", "kernel", "launches", "total ms", "mean µs", "share")
-	for _, n := range names {
-		k := t.total[n]
-		fmt.Fprintf(&b, "%-28s %10d %12.3f %10.2f %5.1f%%\n", n, k.launches, k.ms, 1000*k.ms/float64(k.launches), 100*k.ms/all)
-	}
-	fmt.Fprintf(&b, "%-28s %10s %12.3f\n", "all", "", all)
-	fmt.Fprintf(&b, "%-28s %10s %12.3f %10s %5.1f%% busy\n", "span", "", t.span, "", 100*all/t.span)
-	return b.String()
-}
+func (t *kernelTimer) table() string { return timeTable(t.total, t.span) }
 
 func (t *kernelTimer) close() {
 	_ = t.flush()
