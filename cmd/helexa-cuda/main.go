@@ -107,7 +107,7 @@ func opener(ordinal int, log *slog.Logger) rpc.Opener {
 		}
 		o := cuda.Options{PTX: envvars.CUDAPTX.Get() == "1"}
 		if prefix := envvars.CUDATimes.Get(); prefix != "" {
-			o.KernelTimes = fmt.Sprintf("%s.%d", prefix, os.Getpid())
+			o.KernelTimes = prof.Path(prefix)
 		}
 		be, err := cuda.Open(ordinal, o)
 		if err != nil {

@@ -10,9 +10,9 @@ type FusedBackend interface {
 	// RMSNormPair is RMSNorm(x1, w1, eps, out1) and RMSNorm(x2, w2, eps,
 	// out2), for weights of one width.
 	RMSNormPair(x1 Tensor, w1 *Vector, out1 Tensor, x2 Tensor, w2 *Vector, out2 Tensor, eps float32)
-	// RoPEPair is RoPE(q, pos, qHeads, headDim, r) and RoPE(k, pos,
-	// kHeads, headDim, r).
-	RoPEPair(q, k Tensor, pos []int32, qHeads, kHeads, headDim int, r *Rope)
+	// RoPEPairStoreKV is RoPE(q, pos, qHeads, headDim, r), RoPE(k, pos,
+	// kHeads, headDim, r) and StoreKV(kv, layer, spans, k, v).
+	RoPEPairStoreKV(q, k, v Tensor, pos []int32, qHeads, kHeads, headDim int, r *Rope, kv KV, layer int, spans []SeqSpan)
 	// GatedMatMul writes SwiGLU(gate·x, up·x) into h, as MatMul(gate, x,
 	// g), MatMul(up, x, u) and SwiGLU(g, u, h) do; g and u may be left
 	// unwritten.
@@ -27,13 +27,4 @@ type ArgMaxBackend interface {
 	// of row rows[i] of t (the lowest index on ties), or -1 when the row
 	// has none.
 	ArgMaxRows(t Tensor, rows []int32, out []int32) error
-}
-
-// RoPEStoreBackend is a backend that rotates q and k and stores k and v
-// into the KV store in one step (a GPU, where each launch costs): an
-// optional extension.
-type RoPEStoreBackend interface {
-	// RoPEPairStoreKV is RoPE(q, pos, qHeads, headDim, r), RoPE(k, pos,
-	// kHeads, headDim, r) and StoreKV(kv, layer, spans, k, v).
-	RoPEPairStoreKV(q, k, v Tensor, pos []int32, qHeads, kHeads, headDim int, r *Rope, kv KV, layer int, spans []SeqSpan)
 }

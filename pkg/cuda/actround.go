@@ -55,9 +55,9 @@ func (b *Backend) roundedInput(x *tensor, kernel string) (*tensor, error) {
 type preRounded struct {
 	out     tensor // the norm's output (p 0: none yet)
 	kernel  string // the rounding the norm's consumers asked for last
-	rounded devBuf
-	t       *tensor // out rounded by kernel, or nil
-	at      uint64  // the backend's write count just after the norm
+	rounded devBuf // out rounded by kernel, when fresh
+	fresh   bool   // the norm wrote rounded
+	at      uint64 // the backend's write count just after the norm
 }
 
 // take returns the norm's rounding of x by kernel when it is current, and
@@ -67,8 +67,8 @@ func (n *preRounded) take(x *tensor, kernel string, writes uint64) *tensor {
 	if n.out.p == 0 || n.out.p != x.p || n.out.rows != x.rows || n.out.cols != x.cols {
 		return nil
 	}
-	if n.t != nil && n.kernel == kernel && n.at == writes {
-		return n.t
+	if n.fresh && n.kernel == kernel && n.at == writes {
+		return &tensor{p: n.rounded.p, rows: x.rows, cols: x.cols}
 	}
 	n.kernel = kernel
 	return nil

@@ -381,6 +381,14 @@ func (b *Backend) NewKV(s compute.KVShape) (compute.KV, error) {
 	return st, nil
 }
 
+// suffix names the store's element type in its kernels' names.
+func (s *kvStore) suffix() string {
+	if s.F16 {
+		return "f16"
+	}
+	return "f32"
+}
+
 func kvOf(kv compute.KV) *kvStore {
 	s, ok := kv.(*kvStore)
 	if !ok {

@@ -32,7 +32,7 @@ func Open(ordinal int, o Options) (*Backend, error) {
 		return nil, err
 	}
 	if o.KernelTimes != "" {
-		d.timer = newKernelTimer(o.KernelTimes)
+		return newBackend(&timedDriver{driver: d, t: newKernelTimer(o.KernelTimes)}), nil
 	}
 	return newBackend(d), nil
 }
@@ -66,10 +66,7 @@ type device struct {
 	work chan func()
 	tid  int     // the owner goroutine's OS thread
 	blas *cublas // nil: cuBLAS could not be opened
-	// timer, when set, times every launch (Options.KernelTimes); only
-	// the owner goroutine touches it.
-	timer *kernelTimer
-	err   error // the first device failure: every later call returns it
+	err  error   // the first device failure: every later call returns it
 }
 
 var _ driver = (*device)(nil)
@@ -105,9 +102,6 @@ func (d *device) own(ordinal int, compute *Options, ready chan<- error) {
 	close(ready)
 	for f := range d.work {
 		f()
-	}
-	if d.timer != nil {
-		d.timer.close()
 	}
 	if d.blas != nil {
 		d.blas.close()
@@ -247,9 +241,6 @@ func (d *device) gemmer() gemmer {
 	if d.blas == nil {
 		return nil
 	}
-	if d.timer != nil {
-		return timedGemmer{d.blas, d.timer}
-	}
 	return d.blas
 }
 
@@ -258,11 +249,7 @@ func (d *device) launch(name string, grid [3]int, block int, a *args) error {
 	if !ok {
 		return fmt.Errorf("no kernel %s in the loaded module", name)
 	}
-	launch := func() error { return launchFn(f, grid, block, a) }
-	if d.timer != nil {
-		launch = func() error { return d.timer.around(name, func() error { return launchFn(f, grid, block, a) }) }
-	}
-	if err := launch(); err != nil {
+	if err := launchFn(f, grid, block, a); err != nil {
 		return fmt.Errorf("launching %s: %w", name, err)
 	}
 	return nil

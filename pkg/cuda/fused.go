@@ -19,7 +19,7 @@ func (b *Backend) AddRMSNorm(xT, yT compute.Tensor, weight *compute.Vector, eps 
 	rows := x.rows * x.cols / cols
 	b.must(func() error {
 		n := &b.norm
-		n.out, n.t = tensor{p: out.p, rows: out.rows, cols: out.cols}, nil
+		n.out, n.fresh = tensor{p: out.p, rows: out.rows, cols: out.cols}, false
 		if n.kernel == "hx_round_q8k" && cols%256 == 0 && out.cols == cols {
 			p, err := n.rounded.ensure(b.d, int64(rows)*int64(cols)*4)
 			if err != nil {
@@ -29,7 +29,7 @@ func (b *Backend) AddRMSNorm(xT, yT compute.Tensor, weight *compute.Vector, eps 
 			if err := b.d.launch("hx_add_rmsnorm_q8k", [3]int{rows, 1, 1}, threads, a); err != nil {
 				return err
 			}
-			n.t = &tensor{p: p, rows: out.rows, cols: out.cols}
+			n.fresh = true
 		} else {
 			a := newArgs(6).ptr(out.p).ptr(x.p).ptr(y.p).ptr(vec(weight)).i32(cols).f32(eps)
 			if err := b.d.launch("hx_add_rmsnorm", [3]int{rows, 1, 1}, threads, a); err != nil {
@@ -57,26 +57,15 @@ func (b *Backend) RMSNormPair(x1T compute.Tensor, w1 *compute.Vector, out1T comp
 	b.must(func() error { return b.d.launch("hx_rmsnorm2", [3]int{rows1 + rows2, 1, 1}, threads, a) })
 }
 
-// RoPEPair implements compute.FusedBackend: the q and k rotations in one
-// launch (hx_rope2).
-func (b *Backend) RoPEPair(qT, kT compute.Tensor, pos []int32, qHeads, kHeads, headDim int, r *compute.Rope) {
-	b.rope("hx_rope2", []devPtr{dev(qT).p, dev(kT).p}, []int{qHeads, kHeads}, pos, headDim, r)
-}
-
-var _ compute.RoPEStoreBackend = (*Backend)(nil)
-
-// RoPEPairStoreKV implements compute.RoPEStoreBackend: both rotations and
-// the store of k and v in one launch (hx_rope2_store_*).
+// RoPEPairStoreKV implements compute.FusedBackend: both rotations and the
+// store of k and v in one launch (hx_rope2_store_*).
 func (b *Backend) RoPEPairStoreKV(qT, kT, vT compute.Tensor, pos []int32, qHeads, kHeads, headDim int, r *compute.Rope,
 	kvs compute.KV, layer int, spans []compute.SeqSpan) {
 	kv, q, k, v := kvOf(kvs), dev(qT), dev(kT), dev(vT)
 	if kHeads*headDim != kv.KVDim {
 		panic(fmt.Sprintf("cuda: %d key heads of %d values for a KV store %d wide", kHeads, headDim, kv.KVDim))
 	}
-	kernel := "hx_rope2_store_f32"
-	if kv.F16 {
-		kernel = "hx_rope2_store_f16"
-	}
+	kernel := "hx_rope2_store_" + kv.suffix()
 	b.must(func() error {
 		e, err := b.plans.get(b.d, kv.KVShape, spans, 0, true)
 		if err != nil {

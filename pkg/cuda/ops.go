@@ -122,32 +122,17 @@ func (b *Backend) RMSNorm(xT compute.Tensor, weight *compute.Vector, eps float32
 	b.must(func() error { return b.d.launch("hx_rmsnorm", [3]int{rows, 1, 1}, threads, a) })
 }
 
-// RoPE implements compute.Backend.
+// RoPE implements compute.Backend (hx_rope).
 func (b *Backend) RoPE(xT compute.Tensor, pos []int32, heads, headDim int, r *compute.Rope) {
-	b.rope("hx_rope", []devPtr{dev(xT).p}, []int{heads}, pos, headDim, r)
-}
-
-// rope launches hx_rope (one tensor) or hx_rope2 (q and k), whose
-// parameters are the tensors, the positions and their count, each
-// tensor's heads, then the rotation's.
-func (b *Backend) rope(kernel string, xs []devPtr, heads []int, pos []int32, headDim int, r *compute.Rope) {
+	x := dev(xT)
 	b.must(func() error {
 		pp, ff, neox, err := b.ropeInputs(pos, r)
 		if err != nil {
 			return err
 		}
-		a := newArgs(2*len(xs) + 8)
-		for _, x := range xs {
-			a.ptr(x)
-		}
-		a.ptr(pp).i32(len(pos))
-		total := 0
-		for _, h := range heads {
-			a.i32(h)
-			total += h
-		}
-		a.i32(headDim).i32(r.Dims).f32(r.Base).f32(r.FreqScale).ptr(ff).i32(neox)
-		return b.d.launch(kernel, [3]int{grid1D(len(pos) * total * (r.Dims / 2)), 1, 1}, threads, a)
+		a := newArgs(10).ptr(x.p).ptr(pp).i32(len(pos)).i32(heads).
+			i32(headDim).i32(r.Dims).f32(r.Base).f32(r.FreqScale).ptr(ff).i32(neox)
+		return b.d.launch("hx_rope", [3]int{grid1D(len(pos) * heads * (r.Dims / 2)), 1, 1}, threads, a)
 	})
 }
 
@@ -188,10 +173,7 @@ func (b *Backend) freqFactors(ff []float32) (devPtr, error) {
 // StoreKV implements compute.Backend.
 func (b *Backend) StoreKV(kvs compute.KV, layer int, spans []compute.SeqSpan, kT, vT compute.Tensor) {
 	kv, k, v := kvOf(kvs), dev(kT), dev(vT)
-	name := "hx_store_kv_f32"
-	if kv.F16 {
-		name = "hx_store_kv_f16"
-	}
+	name := "hx_store_kv_" + kv.suffix()
 	b.must(func() error {
 		e, err := b.plans.get(b.d, kv.KVShape, spans, 0, true)
 		if err != nil {
@@ -219,10 +201,7 @@ func (b *Backend) AttentionWindow(kvs compute.KV, layer int, spans []compute.Seq
 
 func (b *Backend) attention(kvs compute.KV, layer int, spans []compute.SeqSpan, at *compute.Attn, window int, qT, outT compute.Tensor) {
 	kv, q, out := kvOf(kvs), dev(qT), dev(outT)
-	suffix := "f32"
-	if kv.F16 {
-		suffix = "f16"
-	}
+	suffix := kv.suffix()
 	chunk, splits := planSplits(spans, window, q.rows*at.Heads)
 	b.must(func() error {
 		e, err := b.plans.get(b.d, kv.KVShape, spans, window, false)

@@ -114,9 +114,36 @@ func (t *kernelTimer) close() {
 	t.free = nil
 }
 
+// timedDriver is a driver whose launches and cuBLAS products are timed
+// (Options.KernelTimes); its calls run inside do, on the owner goroutine,
+// which alone touches the timer.
+type timedDriver struct {
+	driver
+	t *kernelTimer
+}
+
+func (d *timedDriver) launch(name string, grid [3]int, block int, a *args) error {
+	return d.t.around(name, func() error { return d.driver.launch(name, grid, block, a) })
+}
+
+func (d *timedDriver) gemmer() gemmer {
+	g := d.driver.gemmer()
+	if g == nil {
+		return nil
+	}
+	return timedGemmer{g, d.t}
+}
+
+// close writes the last times and frees the events, then closes the
+// device.
+func (d *timedDriver) close() {
+	_ = d.driver.do(func() error { d.t.close(); return nil })
+	d.driver.close()
+}
+
 // timedGemmer times cuBLAS's products as kernels named by their types.
 type timedGemmer struct {
-	b *cublas
+	b gemmer
 	t *kernelTimer
 }
 

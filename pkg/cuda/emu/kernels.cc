@@ -64,7 +64,6 @@
 #define hx_mvg_q6_k hxemu_hx_mvg_q6_k
 #define hx_add_rmsnorm hxemu_hx_add_rmsnorm
 #define hx_rmsnorm2 hxemu_hx_rmsnorm2
-#define hx_rope2 hxemu_hx_rope2
 #define hx_mv3_f16 hxemu_hx_mv3_f16
 #define hx_mv3_f32 hxemu_hx_mv3_f32
 #define hx_mv3_q8_0 hxemu_hx_mv3_q8_0
@@ -215,7 +214,7 @@ const KernelInfo kKernels[] = {
     HX_K(hx_attention_part_f32), HX_K(hx_attention_part_f16), HX_K(hx_attention_merge),
     HX_K(hx_rows_f32), HX_K(hx_rows_f16), HX_K(hx_rows_q8_0), HX_K(hx_rows_q4_0), HX_K(hx_rows_q4_k), HX_K(hx_rows_q5_k), HX_K(hx_rows_q6_k),
     HX_K(hx_dq32_q8_0), HX_K(hx_dq32_q4_0), HX_K(hx_dq32_q4_k), HX_K(hx_dq32_q5_k), HX_K(hx_dq32_q6_k),
-    HX_K(hx_argmax_rows), HX_K(hx_round_q8k), HX_K(hx_round_q8_0), HX_K(hx_add_rmsnorm), HX_K(hx_add_rmsnorm_q8k), HX_K(hx_rmsnorm2), HX_K(hx_rope2), HX_K(hx_rope2_store_f32), HX_K(hx_rope2_store_f16),
+    HX_K(hx_argmax_rows), HX_K(hx_round_q8k), HX_K(hx_round_q8_0), HX_K(hx_add_rmsnorm), HX_K(hx_add_rmsnorm_q8k), HX_K(hx_rmsnorm2), HX_K(hx_rope2_store_f32), HX_K(hx_rope2_store_f16),
     HX_K(hx_mvg_f16), HX_K(hx_mvg_f32), HX_K(hx_mvg_q8_0), HX_K(hx_mvg_q4_0), HX_K(hx_mvg_q4_k), HX_K(hx_mvg_q5_k), HX_K(hx_mvg_q6_k),
     HX_K(hx_mv3_f16), HX_K(hx_mv3_f32), HX_K(hx_mv3_q8_0), HX_K(hx_mv3_q4_0), HX_K(hx_mv3_q4_k), HX_K(hx_mv3_q5_k), HX_K(hx_mv3_q6_k),
 

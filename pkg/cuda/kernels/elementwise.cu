@@ -158,28 +158,10 @@ extern "C" __global__ void hx_rope(float* __restrict__ x, const int* __restrict_
 	}
 }
 
-// hx_rope2 is hx_rope over q (qHeads per row) and k (kHeads per row) in
-// one launch. N = rows·(qHeads + kHeads)·(dims/2).
-extern "C" __global__ void hx_rope2(float* __restrict__ q, float* __restrict__ k, const int* __restrict__ pos, int rows,
-                                    int qHeads, int kHeads, int headDim, int dims, float base, float freqScale,
-                                    const float* __restrict__ freqFactors, int neox) {
-	const int half = dims / 2;
-	if (half <= 0) return;
-	const float thetaScale = (float)pow((double)base, (double)(-2.0f / (float)dims));
-	const int nq = rows * qHeads * half;
-	HX_FOR_N(t, nq + rows * kHeads * half) {
-		if (t < nq) {
-			hx_rope_at(q, pos, t, qHeads, headDim, half, thetaScale, freqScale, freqFactors, neox);
-		} else {
-			hx_rope_at(k, pos, t - nq, kHeads, headDim, half, thetaScale, freqScale, freqFactors, neox);
-		}
-	}
-}
-
 __device__ __forceinline__ void hx_kv_put(float* p, float v) { *p = v; }
 __device__ __forceinline__ void hx_kv_put(unsigned short* p, float v) { *p = hx_f2h(v); }
 
-// hx_rope2_store is hx_rope2 followed by hx_store_kv_* of the rotated k
+// hx_rope2_store is hx_rope of q and of k followed by hx_store_kv_* of the rotated k
 // and of v (kvDim = kHeads·headDim wide) into slots slot[r] of a layer's
 // store, in one launch: the threads that rotate a pair of k also store it,
 // and one thread per element of v stores it, with the element of k at the

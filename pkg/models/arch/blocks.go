@@ -115,21 +115,15 @@ func (a *attention) attend(p *pass, kvl int, q, k, v, att compute.Tensor) error 
 		}
 		kvs, spans = p.win, p.b.WinSpans
 	}
-	rs, stored := be.(compute.RoPEStoreBackend)
-	switch {
-	case stored:
-		rs.RoPEPairStoreKV(q, k, v, p.b.Pos, hp.NHead, hp.NHeadKV, hp.HeadDim, a.rope, kvs, kvl, spans)
-	case fused:
-		fb.RoPEPair(q, k, p.b.Pos, hp.NHead, hp.NHeadKV, hp.HeadDim, a.rope)
-	default:
+	if fused {
+		fb.RoPEPairStoreKV(q, k, v, p.b.Pos, hp.NHead, hp.NHeadKV, hp.HeadDim, a.rope, kvs, kvl, spans)
+	} else {
 		be.RoPE(q, p.b.Pos, hp.NHead, hp.HeadDim, a.rope)
 		be.RoPE(k, p.b.Pos, hp.NHeadKV, hp.HeadDim, a.rope)
-	}
-	if a.temp != nil {
-		p.scaleByPos(q, a.temp)
-	}
-	if !stored {
 		be.StoreKV(kvs, kvl, spans, k, v)
+	}
+	if a.temp != nil { // q only: the keys are stored as they are
+		p.scaleByPos(q, a.temp)
 	}
 	at := compute.Attn{Heads: hp.NHead, KVHeads: hp.NHeadKV, HeadDim: hp.HeadDim, Scale: a.scale}
 	if a.window > 0 {
