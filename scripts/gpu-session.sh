@@ -12,7 +12,9 @@
 #     default 230), llama.cpp's bench on the same files;
 #  5. helexa's bench again, after llama.cpp's: a build on every core
 #     starves the runner's host thread, so the figures of step 2 are only
-#     trustworthy when no build ran; quote step 5 beside step 4.
+#     trustworthy when no build ran; quote step 5 beside step 4;
+#  6. helexa's decode on Qwen3 without CUDA graphs (HELEXA_CUDA_GRAPHS=0),
+#     the A/B of the graphs in the same window.
 #
 # Logs go to GPU_LOG_DIR (default ./gpu-logs). On the device tool:
 #   tar -xJf .cache/gpu/bundle.tar.xz -C .cache/gpu &&
@@ -58,5 +60,10 @@ if [ -n "$bpid" ]; then
 		timeout 90 "$bin/helexa" bench "$f" -p 512 -n 128 -r 3 --streams 1,2,4,8 --device cuda 2>&1 | grep -v '^$' |
 			tee -a "$logs/bench-after.log"
 	done
+fi
+if [ -f "$qwen" ]; then
+	echo "== helexa without graphs at $((SECONDS - t0))s"
+	HELEXA_CUDA_GRAPHS=0 timeout 60 "$bin/helexa" bench "$qwen" -p 512 -n 128 -r 3 --streams 1,8 --device cuda 2>&1 | grep -v '^$' |
+		tee -a "$logs/bench-nographs.log"
 fi
 echo "== done at $((SECONDS - t0))s"

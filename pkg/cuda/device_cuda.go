@@ -22,6 +22,10 @@ type Options struct {
 	// for the GPU, even where machine code for it is shipped
 	// (HELEXA_CUDA_PTX).
 	PTX bool
+	// NoGraphs sends every kernel launch on its own instead of replaying
+	// repeated runs of them as CUDA graphs (HELEXA_CUDA_GRAPHS=0); timing
+	// kernels (KernelTimes) implies it.
+	NoGraphs bool
 }
 
 // Open starts a backend on GPU ordinal: its primary context on a
@@ -34,7 +38,10 @@ func Open(ordinal int, o Options) (*Backend, error) {
 	if o.KernelTimes != "" {
 		return newBackend(&timedDriver{driver: d, t: newKernelTimer(o.KernelTimes)}), nil
 	}
-	return newBackend(d), nil
+	if o.NoGraphs || !graphsFound() {
+		return newBackend(&plainDriver{d}), nil
+	}
+	return newBackend(withGraphs(d)), nil
 }
 
 // Probe lists the GPUs the driver sees, with their free memory.
@@ -69,7 +76,14 @@ type device struct {
 	err  error   // the first device failure: every later call returns it
 }
 
-var _ driver = (*device)(nil)
+var (
+	_ driver  = (*device)(nil)
+	_ grapher = (*device)(nil)
+)
+
+// plainDriver is a device without its graphs: every launch goes on its
+// own.
+type plainDriver struct{ driver }
 
 // openDevice starts the owner goroutine and makes the device's primary
 // context current on it; with compute options it also loads the kernels

@@ -21,7 +21,7 @@ import (
 // inaccessible page, so a kernel that reads or writes past a buffer
 // crashes the test instead of passing by luck. Slow; for tests.
 func OpenEmulated(total int64) *Backend {
-	return newBackend(&emuDriver{total: total, inf: Info{Name: "emulated", Major: 9, TotalBytes: total}})
+	return newBackend(withGraphs(&emuDriver{total: total, inf: Info{Name: "emulated", Major: 9, TotalBytes: total}}))
 }
 
 // emuDriver is the driver of OpenEmulated.
@@ -139,6 +139,39 @@ func (d *emuDriver) zero(p devPtr, n int64) error {
 func (d *emuDriver) launch(name string, grid [3]int, block int, a *args) error {
 	return emu.LaunchRaw(name, grid, [3]int{block, 1, 1}, a.slots)
 }
+
+// newGraph implements grapher: an emulated graph launches its nodes one
+// by one when run, with the grids and parameters they hold then.
+func (d *emuDriver) newGraph(recs []launchRec) (graph, error) {
+	return &emuGraph{d: d, recs: cloneRecs(recs)}, nil
+}
+
+type emuGraph struct {
+	d    *emuDriver
+	recs []launchRec
+}
+
+func (g *emuGraph) set(i int, r *launchRec) error {
+	n := &g.recs[i]
+	if n.name != r.name || n.block != r.block || len(n.slots) != len(r.slots) {
+		return fmt.Errorf("node %d is %s, not %s", i, n.name, r.name)
+	}
+	n.grid = r.grid
+	copy(n.slots, r.slots)
+	return nil
+}
+
+func (g *emuGraph) run() error {
+	for i := range g.recs {
+		r := &g.recs[i]
+		if err := g.d.launch(r.name, r.grid, r.block, &args{slots: r.slots}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *emuGraph) destroy() { g.recs = nil }
 
 func (d *emuDriver) memInfo() (free, total int64, err error) { return d.total - d.used, d.total, nil }
 

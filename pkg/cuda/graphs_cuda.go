@@ -1,0 +1,173 @@
+//go:build cuda
+
+package cuda
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <cuda.h>
+
+// The graph calls are found at run time (dlsym in the already loaded
+// libcuda), so that a driver without one of them only loses graphs; the
+// unversioned names are the ABI of the CUDA 11.8 headers the runner is
+// built with.
+typedef CUresult (*hx_create_t)(CUgraph *, unsigned int);
+typedef CUresult (*hx_add_t)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_KERNEL_NODE_PARAMS *);
+typedef CUresult (*hx_inst_t)(CUgraphExec *, CUgraph, unsigned long long);
+typedef CUresult (*hx_set_t)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *);
+typedef CUresult (*hx_launch_t)(CUgraphExec, CUstream);
+typedef CUresult (*hx_exec_destroy_t)(CUgraphExec);
+typedef CUresult (*hx_destroy_t)(CUgraph);
+
+static hx_create_t hx_create;
+static hx_add_t hx_add;
+static hx_inst_t hx_inst;
+static hx_set_t hx_set;
+static hx_launch_t hx_glaunch;
+static hx_exec_destroy_t hx_exec_destroy;
+static hx_destroy_t hx_destroy;
+
+// hx_graph_init finds the graph calls; 0 when one is missing.
+static int hx_graph_init(void) {
+	hx_create = (hx_create_t)dlsym(RTLD_DEFAULT, "cuGraphCreate");
+	hx_add = (hx_add_t)dlsym(RTLD_DEFAULT, "cuGraphAddKernelNode");
+	hx_inst = (hx_inst_t)dlsym(RTLD_DEFAULT, "cuGraphInstantiateWithFlags");
+	hx_set = (hx_set_t)dlsym(RTLD_DEFAULT, "cuGraphExecKernelNodeSetParams");
+	hx_glaunch = (hx_launch_t)dlsym(RTLD_DEFAULT, "cuGraphLaunch");
+	hx_exec_destroy = (hx_exec_destroy_t)dlsym(RTLD_DEFAULT, "cuGraphExecDestroy");
+	hx_destroy = (hx_destroy_t)dlsym(RTLD_DEFAULT, "cuGraphDestroy");
+	return hx_create && hx_add && hx_inst && hx_set && hx_glaunch && hx_exec_destroy && hx_destroy;
+}
+
+// hx_node_params fills p for a launch of f with the n 8-byte slots at
+// slots (params holds the pointers to them).
+static CUresult hx_node_params(CUDA_KERNEL_NODE_PARAMS *p, void **params, CUfunction f, unsigned gx, unsigned gy,
+                               unsigned gz, unsigned bx, unsigned long long *slots, int n) {
+	if (n > 32) return CUDA_ERROR_INVALID_VALUE;
+	for (int i = 0; i < n; i++) params[i] = &slots[i];
+	p->func = f;
+	p->gridDimX = gx; p->gridDimY = gy; p->gridDimZ = gz;
+	p->blockDimX = bx; p->blockDimY = 1; p->blockDimZ = 1;
+	p->sharedMemBytes = 0;
+	p->kernelParams = params;
+	p->extra = 0;
+	return CUDA_SUCCESS;
+}
+
+// hx_graph_add appends a kernel node after prev (none when prev is 0).
+static CUresult hx_graph_add(CUgraph g, CUgraphNode prev, CUgraphNode *node, CUfunction f, unsigned gx, unsigned gy,
+                             unsigned gz, unsigned bx, unsigned long long *slots, int n) {
+	CUDA_KERNEL_NODE_PARAMS p;
+	void *params[32];
+	CUresult r = hx_node_params(&p, params, f, gx, gy, gz, bx, slots, n);
+	if (r != CUDA_SUCCESS) return r;
+	return hx_add(node, g, prev ? &prev : 0, prev ? 1 : 0, &p);
+}
+
+static CUresult hx_graph_set(CUgraphExec e, CUgraphNode node, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                             unsigned bx, unsigned long long *slots, int n) {
+	CUDA_KERNEL_NODE_PARAMS p;
+	void *params[32];
+	CUresult r = hx_node_params(&p, params, f, gx, gy, gz, bx, slots, n);
+	if (r != CUDA_SUCCESS) return r;
+	return hx_set(e, node, &p);
+}
+
+static const char *hx_graph_error(CUresult r) {
+	const char *s = 0;
+	cuGetErrorName(r, &s);
+	return s ? s : "an unknown CUDA error";
+}
+
+static CUresult hx_graph_create(CUgraph *g) { return hx_create(g, 0); }
+static CUresult hx_graph_instantiate(CUgraphExec *e, CUgraph g) { return hx_inst(e, g, 0); }
+static CUresult hx_graph_launch(CUgraphExec e) { return hx_glaunch(e, 0); }
+static void hx_graph_free(CUgraphExec e, CUgraph g) {
+	if (e) hx_exec_destroy(e);
+	if (g) hx_destroy(g);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// graphsFound reports whether the driver has the graph calls (looked up
+// once per device).
+func graphsFound() bool { return C.hx_graph_init() != 0 }
+
+// cuErr is a failed driver call's error.
+func cuErr(call string, r C.CUresult) error {
+	return fmt.Errorf("%s: %s (%d)", call, C.GoString(C.hx_graph_error(r)), int(r))
+}
+
+// cuGraph is a CUDA graph of kernel nodes in a chain and its executable.
+type cuGraph struct {
+	g     C.CUgraph
+	exec  C.CUgraphExec
+	nodes []C.CUgraphNode
+	fns   []kernelFn
+}
+
+// newGraph implements grapher.
+func (d *device) newGraph(recs []launchRec) (graph, error) {
+	cg := &cuGraph{nodes: make([]C.CUgraphNode, len(recs)), fns: make([]kernelFn, len(recs))}
+	if r := C.hx_graph_create(&cg.g); r != C.CUDA_SUCCESS {
+		return nil, cuErr("cuGraphCreate", r)
+	}
+	var prev C.CUgraphNode
+	for i := range recs {
+		rec := &recs[i]
+		f, ok := d.fns[rec.name]
+		if !ok {
+			cg.destroy()
+			return nil, fmt.Errorf("no kernel %s in the loaded module", rec.name)
+		}
+		cg.fns[i] = f
+		s, n := slotsOf(rec)
+		r := C.hx_graph_add(cg.g, prev, &cg.nodes[i], C.CUfunction(f), C.uint(rec.grid[0]), C.uint(rec.grid[1]), C.uint(rec.grid[2]),
+			C.uint(rec.block), s, n)
+		if r != C.CUDA_SUCCESS {
+			cg.destroy()
+			return nil, cuErr("cuGraphAddKernelNode ("+rec.name+")", r)
+		}
+		prev = cg.nodes[i]
+	}
+	if r := C.hx_graph_instantiate(&cg.exec, cg.g); r != C.CUDA_SUCCESS {
+		cg.destroy()
+		return nil, cuErr("cuGraphInstantiateWithFlags", r)
+	}
+	return cg, nil
+}
+
+// slotsOf is rec's parameter slots as hx_graph_add takes them.
+func slotsOf(rec *launchRec) (*C.ulonglong, C.int) {
+	if len(rec.slots) == 0 {
+		return nil, 0
+	}
+	return (*C.ulonglong)(unsafe.Pointer(&rec.slots[0])), C.int(len(rec.slots))
+}
+
+func (g *cuGraph) set(i int, rec *launchRec) error {
+	s, n := slotsOf(rec)
+	r := C.hx_graph_set(g.exec, g.nodes[i], C.CUfunction(g.fns[i]), C.uint(rec.grid[0]), C.uint(rec.grid[1]), C.uint(rec.grid[2]),
+		C.uint(rec.block), s, n)
+	if r != C.CUDA_SUCCESS {
+		return cuErr("cuGraphExecKernelNodeSetParams", r)
+	}
+	return nil
+}
+
+func (g *cuGraph) run() error {
+	if r := C.hx_graph_launch(g.exec); r != C.CUDA_SUCCESS {
+		return cuErr("cuGraphLaunch", r)
+	}
+	return nil
+}
+
+func (g *cuGraph) destroy() {
+	C.hx_graph_free(g.exec, g.g)
+	g.exec, g.g = nil, nil
+}
