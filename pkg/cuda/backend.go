@@ -29,8 +29,9 @@ type Backend struct {
 	// route holds MoERoute's host copies of router logits and
 	// probabilities, reused across layers and steps
 	route []float32
-	// attnPart holds split decode attention's partial results
-	attnPart devBuf
+	// attnPart holds split decode attention's partial results, attnCount
+	// its count of finished splits per (row, head)
+	attnPart, attnCount devBuf
 	// argmax holds ArgMaxRows's results
 	argmax devBuf
 	// rounded holds activations rounded as the CPU quantizes them, by

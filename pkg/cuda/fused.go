@@ -109,7 +109,7 @@ func (b *Backend) GatedMatMul(gate, up *compute.Weight, xT, g, u, hT compute.Ten
 		}
 		for _, c := range chunks(x.rows) {
 			a := newArgs(7).ptr(h.row(c[0])).ptr(gj.wp).ptr(uj.wp).ptr(x.row(c[0])).i32(rows).i32(x.cols).i32(c[1])
-			if err := b.d.launch(gj.f.mvgKernel(), [3]int{(rows + 3) / 4, 1, 1}, 128, a); err != nil {
+			if err := b.d.launch(gj.f.mvgKernel(), [3]int{mvBlocks(rows), 1, 1}, 128, a); err != nil {
 				return err
 			}
 		}

@@ -138,6 +138,10 @@ func groupJobs(jobs []mvJob) [][]mvJob {
 	return groups
 }
 
+// mvBlocks is the grid of hx_mv, hx_mv3 and hx_mvg for rows rows: a block
+// of four warps per row.
+func mvBlocks(rows int) int { return max(1, rows) }
+
 // matvec launches the products of one group on the (rounded) input x:
 // hx_mv for one weight, hx_mv3 for several (on the owner goroutine).
 func (b *Backend) matvec(g []mvJob, x *tensor) error {
@@ -162,7 +166,7 @@ func (b *Backend) matvec(g []mvJob, x *tensor) error {
 			}
 			a.ptr(x.row(c[0])).i32(x.cols).i32(c[1])
 		}
-		if err := b.d.launch(kernel, [3]int{(most + 3) / 4, len(g), 1}, 128, a); err != nil {
+		if err := b.d.launch(kernel, [3]int{mvBlocks(most), len(g), 1}, 128, a); err != nil {
 			return err
 		}
 	}

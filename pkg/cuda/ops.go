@@ -208,24 +208,24 @@ func (b *Backend) attention(kvs compute.KV, layer int, spans []compute.SeqSpan, 
 		if err != nil {
 			return err
 		}
-		args := func(dst devPtr) *args {
-			return newArgs(15).ptr(dst).ptr(q.p).ptr(kv.k[layer]).ptr(kv.v[layer]).
+		if splits == 1 {
+			a := newArgs(13).ptr(out.p).ptr(q.p).ptr(kv.k[layer]).ptr(kv.v[layer]).
 				ptr(e.ptr[1]).ptr(e.ptr[2]).ptr(e.ptr[3]).ptr(e.ptr[4]).
 				i32(at.Heads).i32(at.KVHeads).i32(at.HeadDim).i32(kv.BlockSize).f32(at.Scale)
-		}
-		if splits == 1 {
-			return b.d.launch("hx_attention_"+suffix, [3]int{e.rows, at.Heads, 1}, 128, args(out.p))
+			return b.d.launch("hx_attention_"+suffix, [3]int{e.rows, at.Heads, 1}, 128, a)
 		}
 		part, err := b.attnPart.ensure(b.d, int64(e.rows*at.Heads*splits*(at.HeadDim+2))*4)
 		if err != nil {
 			return err
 		}
-		if err := b.d.launch("hx_attention_part_"+suffix, [3]int{e.rows, at.Heads, splits}, 128,
-			args(part).i32(chunk).i32(splits)); err != nil {
+		counts, err := b.attnCount.ensure(b.d, int64(e.rows*at.Heads)*4) // zeros, left zero by every launch
+		if err != nil {
 			return err
 		}
-		return b.d.launch("hx_attention_merge", [3]int{e.rows, at.Heads, 1}, 128,
-			newArgs(5).ptr(out.p).ptr(part).i32(at.Heads).i32(at.HeadDim).i32(splits))
+		a := newArgs(17).ptr(out.p).ptr(part).ptr(counts).ptr(q.p).ptr(kv.k[layer]).ptr(kv.v[layer]).
+			ptr(e.ptr[1]).ptr(e.ptr[2]).ptr(e.ptr[3]).ptr(e.ptr[4]).
+			i32(at.Heads).i32(at.KVHeads).i32(at.HeadDim).i32(kv.BlockSize).f32(at.Scale).i32(chunk).i32(splits)
+		return b.d.launch("hx_attention_part_"+suffix, [3]int{e.rows, at.Heads, splits}, 128, a)
 	})
 }
 

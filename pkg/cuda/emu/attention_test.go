@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -151,11 +152,14 @@ func testAttention(t *testing.T, heads, kvHeads, headDim, window int, f16 bool) 
 			splits = max(splits, (int(p)-int(rowFirst[i])+chunk)/chunk)
 		}
 		part := nanVec(rows * heads * splits * (headDim + 2))
-		must(t, Launch("hx_attention_part_"+suffix, [3]int{rows, heads, splits}, dim(128), part, q, k, v, rowPos, rowFirst,
-			rowTable, tables, heads, kvHeads, headDim, attnBlockSize, a.Scale, chunk, splits))
+		counts := make([]int32, rows*heads)
 		got := nanVec(rows * width)
-		must(t, Launch("hx_attention_merge", [3]int{rows, heads, 1}, dim(128), got, part, heads, headDim, splits))
+		must(t, Launch("hx_attention_part_"+suffix, [3]int{rows, heads, splits}, dim(128), got, part, counts, q, k, v, rowPos,
+			rowFirst, rowTable, tables, heads, kvHeads, headDim, attnBlockSize, a.Scale, chunk, splits))
 		check(t, fmt.Sprintf("split attention (chunk %d, %d splits)", chunk, splits), got, want, 1e-5, 1)
+		if slices.ContainsFunc(counts, func(c int32) bool { return c != 0 }) {
+			t.Errorf("chunk %d: the split counts are left at %v, not zeros", chunk, counts)
+		}
 	}
 }
 

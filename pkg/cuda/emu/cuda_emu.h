@@ -92,6 +92,21 @@ inline float __fdiv_rn(float a, float b) { return a / b; }
 // mode; no range checks: callers keep values well inside int).
 inline int __float2int_rn(float f) { return (int)nearbyintf(f); }
 
+// Atomics, fences and cache-bypassing loads: the blocks of a launch run
+// one after another, and the threads of a block take turns on one OS
+// thread, so a plain read-modify-write is atomic, and there is nothing to
+// order or bypass.
+inline int atomicAdd(int* p, int v) {
+	const int old = *p;
+	*p = old + v;
+	return old;
+}
+inline void __threadfence() {}
+template <class T>
+inline T __ldcg(const T* p) {
+	return *p;
+}
+
 // CUDA's integer min and max.
 inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }

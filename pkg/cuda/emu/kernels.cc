@@ -25,7 +25,6 @@
 #define hx_mv_f32 hxemu_hx_mv_f32
 #define hx_attention_part_f32 hxemu_hx_attention_part_f32
 #define hx_attention_part_f16 hxemu_hx_attention_part_f16
-#define hx_attention_merge hxemu_hx_attention_merge
 #define hx_rows_f32 hxemu_hx_rows_f32
 #define hx_rows_f16 hxemu_hx_rows_f16
 #define hx_rows_q8_0 hxemu_hx_rows_q8_0
@@ -211,7 +210,7 @@ const KernelInfo kKernels[] = {
     HX_K(hx_mv_q5_k),       HX_K(hx_mv_q6_k),
     HX_K(hx_conv_silu),     HX_K(hx_l2norm_heads), HX_K(hx_delta_net),     HX_K(hx_split_heads),
     HX_K(hx_sigmoid_mul),
-    HX_K(hx_attention_part_f32), HX_K(hx_attention_part_f16), HX_K(hx_attention_merge),
+    HX_K(hx_attention_part_f32), HX_K(hx_attention_part_f16),
     HX_K(hx_rows_f32), HX_K(hx_rows_f16), HX_K(hx_rows_q8_0), HX_K(hx_rows_q4_0), HX_K(hx_rows_q4_k), HX_K(hx_rows_q5_k), HX_K(hx_rows_q6_k),
     HX_K(hx_dq32_q8_0), HX_K(hx_dq32_q4_0), HX_K(hx_dq32_q4_k), HX_K(hx_dq32_q5_k), HX_K(hx_dq32_q6_k),
     HX_K(hx_argmax_rows), HX_K(hx_round_q8k), HX_K(hx_round_q8_0), HX_K(hx_add_rmsnorm), HX_K(hx_add_rmsnorm_q8k), HX_K(hx_rmsnorm2), HX_K(hx_rope2_store_f32), HX_K(hx_rope2_store_f16),

@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "e312d4a4d90f17562af9dcad23599db0068c1447ead0ce688efd8c87e6e38ad2"
+#define HX_KERNELS_SOURCE_SHA256 "abd02f5466de598ca8c0b4047c0a63f965ad011cd0f970f33295c4f7136032fb"

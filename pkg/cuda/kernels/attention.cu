@@ -12,6 +12,50 @@
 __device__ __forceinline__ float hx_kv_at(const float* p) { return *p; }
 __device__ __forceinline__ float hx_kv_at(const unsigned short* p) { return hx_h2f(*p); }
 
+// hx_merge_head combines the splits of (row r, head h) in part (see
+// hx_attend): out = Σ_z e^(m_z − m)·acc_z / Σ_z e^(m_z − m)·l_z (splits
+// without positions add nothing; no positions at all give zeros). part is
+// read past the L1 cache (__ldcg): other blocks wrote it during this
+// launch.
+__device__ __forceinline__ void hx_merge_head(float* __restrict__ out, const float* part, int r, int h, int heads, int D,
+                                              int splits) {
+	const float* pp = part + ((size_t)r * heads + h) * splits * (D + 2);
+	float mx = -INFINITY;
+	for (int z = 0; z < splits; z++) mx = fmaxf(mx, __ldcg(pp + (size_t)z * (D + 2)));
+	float den = 0.0f;
+	for (int z = 0; z < splits; z++) {
+		const float m = __ldcg(pp + (size_t)z * (D + 2));
+		if (m != -INFINITY) den += expf(m - mx) * __ldcg(pp + (size_t)z * (D + 2) + 1);
+	}
+	const float inv = den > 0.0f ? 1.0f / den : 0.0f;
+	float* o = out + ((size_t)r * heads + h) * D;
+	for (int i = threadIdx.x; i < D; i += blockDim.x) {
+		float v = 0.0f;
+		for (int z = 0; z < splits; z++) {
+			const float m = __ldcg(pp + (size_t)z * (D + 2));
+			if (m != -INFINITY) v += expf(m - mx) * __ldcg(pp + (size_t)z * (D + 2) + 2 + i);
+		}
+		o[i] = v * inv;
+	}
+}
+
+// hx_last_split reports, in every thread of the block, whether the block
+// is the last of splits blocks to count itself in *count (after the
+// writes of all of them are visible); the last sets *count back to 0 for
+// the next launch.
+__device__ __forceinline__ bool hx_last_split(int* count, int splits) {
+	__shared__ int last;
+	__threadfence(); // this block's partial result before its count
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		last = atomicAdd(count, 1) == splits - 1;
+		if (last) *count = 0;
+	}
+	__syncthreads();
+	if (last) __threadfence();
+	return last;
+}
+
 // hx_attend is the body of the attention kernels for head dimension D,
 // 32·(NK−1) < D ≤ 32·NK. Block (r, h) computes query row r, head h: the
 // positions p of [rowFirst[r], rowPos[r]] are shared out to the warps in
@@ -22,11 +66,13 @@ __device__ __forceinline__ float hx_kv_at(const unsigned short* p) { return hx_h
 // floats).
 //
 // With part set (split decode), block (r, h, z) takes only the chunk
-// positions from rowFirst[r] + z·chunk and writes, instead of out, its
-// partial result to part (splits × (D+2) floats per (row, head): max,
-// sum, unnormalised weighted values) for hx_attention_merge.
+// positions from rowFirst[r] + z·chunk and writes its partial result to
+// part (splits × (D+2) floats per (row, head): max, sum, unnormalised
+// weighted values); the last of the splits of (r, h) to finish, as
+// counted in counts[r·heads + h] (which it sets back to 0), merges them
+// into out (hx_merge_head).
 template <class KV, int NK>
-__device__ __forceinline__ void hx_attend(float* __restrict__ out, float* __restrict__ part, int chunk, int splits,
+__device__ __forceinline__ void hx_attend(float* __restrict__ out, float* part, int* counts, int chunk, int splits,
                                           const float* __restrict__ q, const KV* __restrict__ kc,
                                           const KV* __restrict__ vc, const int* __restrict__ rowPos,
                                           const int* __restrict__ rowFirst, const int* __restrict__ rowTable,
@@ -130,6 +176,7 @@ __device__ __forceinline__ void hx_attend(float* __restrict__ out, float* __rest
 			for (int w = 0; w < HX_ATT_WARPS; w++) v += f[w] * shAcc[w * D + i];
 			pp[2 + i] = v;
 		}
+		if (hx_last_split(counts + (size_t)r * heads + h, splits)) hx_merge_head(out, part, r, h, heads, D, splits);
 		return;
 	}
 	const float inv = sum > 0.0f ? 1.0f / sum : 0.0f; // no positions at all: zeros
@@ -145,7 +192,8 @@ __device__ __forceinline__ void hx_attend(float* __restrict__ out, float* __rest
 // hx_attention dispatches on the head dimension (at most 256; a larger or
 // non-positive one traps, as do kvHeads not dividing heads).
 template <class KV>
-__device__ __forceinline__ void hx_attention(float* out, float* part, int chunk, int splits, const float* q, const KV* kc,
+__device__ __forceinline__ void hx_attention(float* out, float* part, int* counts, int chunk, int splits, const float* q,
+                                             const KV* kc,
                                              const KV* vc, const int* rowPos, const int* rowFirst, const int* rowTable,
                                              const int* tables, int heads, int kvHeads, int headDim, int blockSize,
                                              float scale, float* sh) {
@@ -153,7 +201,7 @@ __device__ __forceinline__ void hx_attention(float* out, float* part, int chunk,
 	if (headDim <= 0 || headDim > HX_ATT_MAXD || kvHeads <= 0 || heads % kvHeads != 0) __trap();
 #define HX_ATT_CASE(NK)                                                                                               \
 	case NK:                                                                                                          \
-		hx_attend<KV, NK>(out, part, chunk, splits, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads,     \
+		hx_attend<KV, NK>(out, part, counts, chunk, splits, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads,     \
 		                  headDim, blockSize, scale, sh);                                                            \
 		break;
 	switch ((headDim + 31) / 32) {
@@ -183,7 +231,7 @@ extern "C" __global__ void hx_attention_f32(float* __restrict__ out, const float
                                             const int* __restrict__ rowTable, const int* __restrict__ tables, int heads,
                                             int kvHeads, int headDim, int blockSize, float scale) {
 	__shared__ float sh[HX_ATT_WARPS * (HX_ATT_MAXD + 2)];
-	hx_attention<float>(out, nullptr, 0, 1, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads, headDim,
+	hx_attention<float>(out, nullptr, nullptr, 0, 1, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads, headDim,
 	                    blockSize, scale, sh);
 }
 
@@ -195,7 +243,7 @@ extern "C" __global__ void hx_attention_f16(float* __restrict__ out, const float
                                             const int* __restrict__ tables, int heads, int kvHeads, int headDim,
                                             int blockSize, float scale) {
 	__shared__ float sh[HX_ATT_WARPS * (HX_ATT_MAXD + 2)];
-	hx_attention<unsigned short>(out, nullptr, 0, 1, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads,
+	hx_attention<unsigned short>(out, nullptr, nullptr, 0, 1, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads,
 	                             headDim, blockSize, scale, sh);
 }
 
@@ -203,56 +251,30 @@ extern "C" __global__ void hx_attention_f16(float* __restrict__ out, const float
 // hx_attention_* where block (r, h, z) of grid (rows, heads, splits) takes
 // the chunk positions from rowFirst[r] + z·chunk and writes its partial
 // softmax to part (rows × heads × splits × (headDim+2) floats: max, sum,
-// unnormalised weighted values); hx_attention_merge then combines the
-// splits of each (row, head) into out. Block 128 for both.
-extern "C" __global__ void hx_attention_part_f32(float* __restrict__ part, const float* __restrict__ q,
-                                                 const float* __restrict__ kc, const float* __restrict__ vc,
-                                                 const int* __restrict__ rowPos, const int* __restrict__ rowFirst,
-                                                 const int* __restrict__ rowTable, const int* __restrict__ tables,
-                                                 int heads, int kvHeads, int headDim, int blockSize, float scale,
-                                                 int chunk, int splits) {
+// unnormalised weighted values); the last split of each (row, head) to
+// finish merges them into out. counts holds rows × heads zeros, and does
+// again after the launch. Block 128.
+extern "C" __global__ void hx_attention_part_f32(float* __restrict__ out, float* part, int* counts,
+                                                 const float* __restrict__ q, const float* __restrict__ kc,
+                                                 const float* __restrict__ vc, const int* __restrict__ rowPos,
+                                                 const int* __restrict__ rowFirst, const int* __restrict__ rowTable,
+                                                 const int* __restrict__ tables, int heads, int kvHeads, int headDim,
+                                                 int blockSize, float scale, int chunk, int splits) {
 	__shared__ float sh[HX_ATT_WARPS * (HX_ATT_MAXD + 2)];
 	if (chunk <= 0 || splits <= 0) __trap();
-	hx_attention<float>(nullptr, part, chunk, splits, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads,
+	hx_attention<float>(out, part, counts, chunk, splits, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads,
 	                    headDim, blockSize, scale, sh);
 }
 
 // hx_attention_part_f32 over an F16 store.
-extern "C" __global__ void hx_attention_part_f16(float* __restrict__ part, const float* __restrict__ q,
-                                                 const unsigned short* __restrict__ kc,
+extern "C" __global__ void hx_attention_part_f16(float* __restrict__ out, float* part, int* counts,
+                                                 const float* __restrict__ q, const unsigned short* __restrict__ kc,
                                                  const unsigned short* __restrict__ vc, const int* __restrict__ rowPos,
                                                  const int* __restrict__ rowFirst, const int* __restrict__ rowTable,
                                                  const int* __restrict__ tables, int heads, int kvHeads, int headDim,
                                                  int blockSize, float scale, int chunk, int splits) {
 	__shared__ float sh[HX_ATT_WARPS * (HX_ATT_MAXD + 2)];
 	if (chunk <= 0 || splits <= 0) __trap();
-	hx_attention<unsigned short>(nullptr, part, chunk, splits, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads,
+	hx_attention<unsigned short>(out, part, counts, chunk, splits, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads,
 	                             kvHeads, headDim, blockSize, scale, sh);
-}
-
-// Combines the splits of hx_attention_part_*: out = Σ_z e^(m_z − m)·acc_z /
-// Σ_z e^(m_z − m)·l_z (splits without positions add nothing; a row with no
-// positions at all gets zeros). Grid (rows, heads), block 128.
-extern "C" __global__ void hx_attention_merge(float* __restrict__ out, const float* __restrict__ part, int heads,
-                                              int headDim, int splits) {
-	const int r = blockIdx.x, h = blockIdx.y;
-	if (h >= heads) return;
-	const float* pp = part + ((size_t)r * heads + h) * splits * (headDim + 2);
-	float mx = -INFINITY;
-	for (int z = 0; z < splits; z++) mx = fmaxf(mx, pp[(size_t)z * (headDim + 2)]);
-	float den = 0.0f;
-	for (int z = 0; z < splits; z++) {
-		const float m = pp[(size_t)z * (headDim + 2)];
-		if (m != -INFINITY) den += expf(m - mx) * pp[(size_t)z * (headDim + 2) + 1];
-	}
-	const float inv = den > 0.0f ? 1.0f / den : 0.0f;
-	float* o = out + ((size_t)r * heads + h) * headDim;
-	for (int i = threadIdx.x; i < headDim; i += blockDim.x) {
-		float v = 0.0f;
-		for (int z = 0; z < splits; z++) {
-			const float m = pp[(size_t)z * (headDim + 2)];
-			if (m != -INFINITY) v += expf(m - mx) * pp[(size_t)z * (headDim + 2) + 2 + i];
-		}
-		o[i] = v * inv;
-	}
 }

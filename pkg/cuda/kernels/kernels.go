@@ -92,7 +92,7 @@ func Names() []string {
 		// attention: grid (rows, heads), block 128
 		"hx_attention_f32", "hx_attention_f16",
 		// split decode attention: grid (rows, heads, splits), then (rows, heads); block 128
-		"hx_attention_part_f32", "hx_attention_part_f16", "hx_attention_merge",
+		"hx_attention_part_f32", "hx_attention_part_f16",
 		// decode matmuls: grid ceil(rows/4), block 128
 		"hx_mv_f32", "hx_mv_f16", "hx_mv_q8_0", "hx_mv_q4_0", "hx_mv_q4_k", "hx_mv_q5_k", "hx_mv_q6_k",
 		// up to three decode matmuls of one format and input: grid (ceil(rows/4), count), block 128
