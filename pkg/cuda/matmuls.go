@@ -138,9 +138,9 @@ func groupJobs(jobs []mvJob) [][]mvJob {
 	return groups
 }
 
-// mvBlocks is the grid of hx_mv, hx_mv3 and hx_mvg for rows rows: a block
-// of four warps per row.
-func mvBlocks(rows int) int { return max(1, rows) }
+// mvBlocks is the grid of hx_mv, hx_mv3 and hx_mvg for rows rows: four
+// rows per block, a warp each.
+func mvBlocks(rows int) int { return max(1, (rows+3)/4) }
 
 // matvec launches the products of one group on the (rounded) input x:
 // hx_mv for one weight, hx_mv3 for several (on the owner goroutine).

@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "abd02f5466de598ca8c0b4047c0a63f965ad011cd0f970f33295c4f7136032fb"
+#define HX_KERNELS_SOURCE_SHA256 "4dd157b75c5b081f52ff0451148ff947a7e2b2e10e7e52a4fb89c9449dbc3466"

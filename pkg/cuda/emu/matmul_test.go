@@ -96,7 +96,7 @@ func TestMatVec(t *testing.T) {
 					name := fmt.Sprintf("%s %d×%d nx=%d", wt.typ, rows, cols, nx)
 					x := randVec(r, nx*cols, 2)
 					got := nanVec(nx * rows)
-					must(t, Launch("hx_mv_"+wt.suffix, dim(rows+1), dim(128), got, weightArg(w), x, rows, cols, nx))
+					must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4+1), dim(128), got, weightArg(w), x, rows, cols, nx))
 
 					xt, ot := tensor(t, be, nx, cols, x), tensor(t, be, nx, rows, nil)
 					if err := be.MatMul(w, xt, ot); err != nil {
@@ -196,7 +196,7 @@ func TestMatVec3(t *testing.T) {
 				for _, rows := range rowSet {
 					w, _ := randWeight(t, r, wt.typ, rows, cols)
 					one := nanVec(nx * rows)
-					must(t, Launch("hx_mv_"+wt.suffix, dim(rows), dim(128), one, weightArg(w), x, rows, cols, nx))
+					must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4), dim(128), one, weightArg(w), x, rows, cols, nx))
 					out := nanVec(nx*rows + 1) // the last value must stay NaN
 					want, got = append(want, one), append(got, out)
 					args = append(args, out, weightArg(w), rows)
@@ -206,7 +206,7 @@ func TestMatVec3(t *testing.T) {
 					args = append(args, nil, nil, 0)
 				}
 				args = append(args, x, cols, nx)
-				must(t, Launch("hx_mv3_"+wt.suffix, [3]int{most + 1, len(rowSet), 1}, dim(128), args...))
+				must(t, Launch("hx_mv3_"+wt.suffix, [3]int{(most+3)/4 + 1, len(rowSet), 1}, dim(128), args...))
 				for i := range want {
 					for k, v := range want[i] {
 						if math.Float32bits(got[i][k]) != math.Float32bits(v) {
@@ -235,11 +235,11 @@ func TestGatedMatVec(t *testing.T) {
 				wg, _ := randWeight(t, r, wt.typ, rows, cols)
 				wu, _ := randWeight(t, r, wt.typ, rows, cols)
 				g, u, want := nanVec(nx*rows), nanVec(nx*rows), nanVec(nx*rows)
-				must(t, Launch("hx_mv_"+wt.suffix, dim(rows), dim(128), g, weightArg(wg), x, rows, cols, nx))
-				must(t, Launch("hx_mv_"+wt.suffix, dim(rows), dim(128), u, weightArg(wu), x, rows, cols, nx))
+				must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4), dim(128), g, weightArg(wg), x, rows, cols, nx))
+				must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4), dim(128), u, weightArg(wu), x, rows, cols, nx))
 				must(t, Launch("hx_swiglu", grid1D(nx*rows), dim(256), want, g, u, nx*rows))
 				got := nanVec(nx * rows)
-				must(t, Launch("hx_mvg_"+wt.suffix, dim(rows+1), dim(128), got, weightArg(wg), weightArg(wu), x, rows,
+				must(t, Launch("hx_mvg_"+wt.suffix, dim((rows+3)/4+1), dim(128), got, weightArg(wg), weightArg(wu), x, rows,
 					cols, nx))
 				for k, v := range want {
 					if math.Float32bits(got[k]) != math.Float32bits(v) {

@@ -1,18 +1,15 @@
 // Matrix-vector products with F32, F16 and quantized weights (decode): out is
 // nx × rows (out[j·rows + row]), x is nx × cols, the weight rows × cols in
-// its format. Grid (rows), block 128: the four warps of block b share row
-// b, warp w taking the weight blocks w, w+4, … (elements 32w + lane, … of
-// a dense row), for every activation row (up to 8 at once, more in groups
-// of 8), keeping one partial sum per activation row; F32 activations and
-// accumulation, a warp reduction, then the four warps' sums added in
-// order. Several warps per row keep more loads in flight than one: a
-// decode product of a few thousand columns is bound by memory latency,
-// not bandwidth. cols is a multiple of the format's block size.
+// its format. Grid (ceil(rows/4)), block 128: warp w of block b computes
+// row 4b + w for every activation row (up to 8 at once, more in groups of
+// 8), reading each weight block once and keeping one partial sum per
+// activation row; F32 activations and accumulation, a warp reduction at
+// the end. cols is a multiple of the format's block size.
 #include "common.cuh"
 
-// HX_MV_SPLIT is the warps of a block, which share its row; HX_MV_NX the
+// HX_MV_ROWS is the rows of a block (one per warp); HX_MV_NX the
 // activation rows computed per pass over the weights.
-#define HX_MV_SPLIT 4
+#define HX_MV_ROWS 4
 #define HX_MV_NX 8
 
 // HX_NX_DISPATCH calls CALL(N) for N = n, 1 ≤ n ≤ HX_MV_NX, as a
@@ -30,44 +27,15 @@
 	default: CALL(8); break;     \
 	}
 
-// hx_mv_total returns, in thread j < NX of the block, the sum over all the
-// block's threads of their acc[j]: threads l < 32 first add the sums of
-// threads l, l+32, l+64, l+96 in order, then thread j adds those 32 in
-// order (no shuffles: three barriers). Every thread of the block must
-// call it; the other threads get 0.
-template <int NX>
-__device__ __forceinline__ float hx_mv_total(const float* acc) {
-	__shared__ float part[HX_MV_NX][32 * HX_MV_SPLIT];
-	const int t = threadIdx.x;
-#pragma unroll
-	for (int j = 0; j < NX; j++) part[j][t] = acc[j];
-	__syncthreads();
-	if (t < 32) {
-#pragma unroll
-		for (int j = 0; j < NX; j++) {
-			float s = part[j][t];
-#pragma unroll
-			for (int w = 1; w < HX_MV_SPLIT; w++) s += part[j][t + 32 * w];
-			part[j][t] = s;
-		}
-	}
-	__syncthreads();
-	float s = 0.0f;
-	if (t < NX) {
-		s = part[t][0];
-#pragma unroll 8
-		for (int l = 1; l < 32; l++) s += part[t][l];
-	}
-	__syncthreads(); // part is free for the next call
-	return s;
-}
-
-// hx_mv_finish adds up the partial sums and writes them (thread j writes
+// hx_mv_finish reduces the partial sums and writes them (lane j writes
 // activation row j's).
 template <int NX>
 __device__ __forceinline__ void hx_mv_finish(float* acc, float* out, int row, int rows, int lane) {
-	const float s = hx_mv_total<NX>(acc);
-	if (threadIdx.x < NX) out[(size_t)threadIdx.x * rows + row] = s;
+#pragma unroll
+	for (int j = 0; j < NX; j++) {
+		const float s = hx_warp_sum(acc[j]);
+		if (lane == j) out[(size_t)j * rows + row] = s;
+	}
 }
 
 // hx_dot adds to acc[j] the lanes' shares of the product of one block of a
@@ -184,8 +152,7 @@ __device__ __forceinline__ void hx_mv_blocks_acc(float* acc, const unsigned char
 	// unrolled for loads in flight: a legacy block gives each lane one
 	// element, a K-quant block 8
 #pragma unroll(T::BS == 32 ? 4 : 2)
-	for (int b = threadIdx.x >> 5; b < nb; b += HX_MV_SPLIT)
-		hx_dot<T>::template add<NX>(acc, wr + (size_t)b * T::TS, x + (size_t)b * T::BS, cols, lane);
+	for (int b = 0; b < nb; b++) hx_dot<T>::template add<NX>(acc, wr + (size_t)b * T::TS, x + (size_t)b * T::BS, cols, lane);
 }
 
 // hx_mv_blocks is the product for NX activation rows with a quantized
@@ -201,8 +168,8 @@ __device__ __forceinline__ void hx_mv_blocks(float* __restrict__ out, const unsi
 __device__ __forceinline__ float hx_w_at(const unsigned short* p) { return hx_h2f(*p); }
 __device__ __forceinline__ float hx_w_at(const float* p) { return *p; }
 
-// hx_mv_dense_acc is hx_mv_blocks_acc for F16 or F32 weights (W): thread t
-// takes elements t, t+128, … of the row (any cols).
+// hx_mv_dense_acc is hx_mv_blocks_acc for F16 or F32 weights (W): lane l
+// takes elements l, l+32, … of the row (any cols).
 template <class W, int NX>
 __device__ __forceinline__ void hx_mv_dense_acc(float* acc, const W* __restrict__ w, const float* __restrict__ x,
                                                 int row, int cols, int lane) {
@@ -210,7 +177,7 @@ __device__ __forceinline__ void hx_mv_dense_acc(float* acc, const W* __restrict_
 #pragma unroll
 	for (int j = 0; j < NX; j++) acc[j] = 0.0f;
 #pragma unroll 4
-	for (int e = threadIdx.x; e < cols; e += 32 * HX_MV_SPLIT) {
+	for (int e = lane; e < cols; e += 32) {
 		const float v = hx_w_at(wr + e);
 #pragma unroll
 		for (int j = 0; j < NX; j++) acc[j] += v * x[(size_t)j * cols + e];
@@ -232,8 +199,8 @@ __device__ __forceinline__ void hx_mv_dense(float* __restrict__ out, const W* __
 template <class F, class W>
 __device__ __forceinline__ void hx_mv(float* out, const W* w, const float* x, int rows, int cols, int nx) {
 	const int lane = threadIdx.x & 31;
-	const int row = blockIdx.x;
-	if (row >= rows) return; // the whole block leaves together
+	const int row = blockIdx.x * HX_MV_ROWS + (threadIdx.x >> 5);
+	if (row >= rows) return; // the whole warp leaves together
 	for (int j0 = 0; j0 < nx; j0 += HX_MV_NX) {
 		const float* xj = x + (size_t)j0 * cols;
 		float* oj = out + (size_t)j0 * rows;
@@ -282,14 +249,14 @@ HX_MV_KERNEL(hx_mv_q6_k, hx_q6_k)
 
 // Multi-weight products (compute.MultiMatMulBackend): up to three weights
 // of one format times the same activations in one launch, weight
-// blockIdx.y; grid (max rows, count). Unused slots have rows 0.
+// blockIdx.y; grid (ceil(max rows/4), count). Unused slots have rows 0.
 template <class F, class W>
 __device__ __forceinline__ void hx_mv3(float* o0, const W* w0, int r0, float* o1, const W* w1, int r1, float* o2,
                                        const W* w2, int r2, const float* x, int cols, int nx) {
 	float* o = blockIdx.y == 0 ? o0 : blockIdx.y == 1 ? o1 : o2;
 	const W* w = blockIdx.y == 0 ? w0 : blockIdx.y == 1 ? w1 : w2;
 	const int rows = blockIdx.y == 0 ? r0 : blockIdx.y == 1 ? r1 : r2;
-	if ((int)blockIdx.x >= rows) return; // the whole block leaves together
+	if ((int)blockIdx.x * HX_MV_ROWS >= rows) return; // the whole block leaves together
 	hx_mv<F>(o, w, x, rows, cols, nx);
 }
 
@@ -308,9 +275,9 @@ HX_MV3_KERNEL(hx_mv3_q5_k, hx_mv_quant<hx_q5_k>, unsigned char)
 HX_MV3_KERNEL(hx_mv3_q6_k, hx_mv_quant<hx_q6_k>, unsigned char)
 
 // Gated products (compute.FusedBackend's GatedMatMul): out = SwiGLU(gate·x,
-// up·x) for two weights of one format, each block computing both of its
+// up·x) for two weights of one format, each warp computing both of its
 // row's products (exactly as hx_mv does) and then hx_swiglu's formula.
-// Grid (rows), block 128.
+// Grid ceil(rows/4), block 128.
 template <class T>
 struct hx_acc_quant {
 	template <int NX>
@@ -334,16 +301,19 @@ __device__ __forceinline__ void hx_mvg_rows(float* out, const W* wg, const W* wu
 	float g[NX], u[NX];
 	A::template acc<NX>(g, wg, x, row, cols, lane);
 	A::template acc<NX>(u, wu, x, row, cols, lane);
-	const float gs = hx_mv_total<NX>(g), us = hx_mv_total<NX>(u);
-	if (threadIdx.x < NX) out[(size_t)threadIdx.x * rows + row] = gs / (1.0f + expf(-gs)) * us;
+#pragma unroll
+	for (int j = 0; j < NX; j++) {
+		const float gs = hx_warp_sum(g[j]), us = hx_warp_sum(u[j]);
+		if (lane == j) out[(size_t)j * rows + row] = gs / (1.0f + expf(-gs)) * us;
+	}
 }
 
 template <class A, class W>
 __device__ __forceinline__ void hx_mvg(float* out, const W* wg, const W* wu, const float* x, int rows, int cols,
                                        int nx) {
 	const int lane = threadIdx.x & 31;
-	const int row = blockIdx.x;
-	if (row >= rows) return; // the whole block leaves together
+	const int row = blockIdx.x * HX_MV_ROWS + (threadIdx.x >> 5);
+	if (row >= rows) return;
 	for (int j0 = 0; j0 < nx; j0 += HX_MV_NX) {
 		const float* xj = x + (size_t)j0 * cols;
 		float* oj = out + (size_t)j0 * rows;
