@@ -11,7 +11,8 @@
 // to PTX by scripts/build-ptx.sh and embedded in the binary.
 //
 // One goroutine locked to its OS thread owns the device's context; every
-// device call of the backend runs on it. A CUDA error is a device failure:
+// device call of the backend runs on it. Kernel launches are recorded and
+// sent in segments, a segment seen before as a CUDA graph (graphs.go). A CUDA error is a device failure:
 // the operation panics (or returns the error), the executor's caller
 // poisons the model, and the daemon restarts the runner.
 package cuda

@@ -16,8 +16,9 @@ import (
 // (pkg/cuda/emu) with total bytes of "device" memory (a cap on what it may
 // allocate, taken from the host only as it is used; a load keeps 512 MiB
 // of it free, as on a GPU): the same backend
-// code, kernels and launch parameters as on a GPU, so that tests run whole
-// models through them on any machine. Every allocation ends at an
+// code, kernels and launch parameters as on a GPU, its repeated runs of
+// launches replayed as graphs (graphDriver) as there, so that tests run
+// whole models through them on any machine. Every allocation ends at an
 // inaccessible page, so a kernel that reads or writes past a buffer
 // crashes the test instead of passing by luck. Slow; for tests.
 func OpenEmulated(total int64) *Backend {
