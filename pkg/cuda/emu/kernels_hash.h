@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "4dd157b75c5b081f52ff0451148ff947a7e2b2e10e7e52a4fb89c9449dbc3466"
+#define HX_KERNELS_SOURCE_SHA256 "9b0f7f1f2b01655d4660ccc3c39e30cf9fa8662db2a3e0804aea784e266f600b"

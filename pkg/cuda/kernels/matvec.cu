@@ -149,9 +149,10 @@ __device__ __forceinline__ void hx_mv_blocks_acc(float* acc, const unsigned char
 	const unsigned char* wr = w + (size_t)row * nb * T::TS;
 #pragma unroll
 	for (int j = 0; j < NX; j++) acc[j] = 0.0f;
-	// unrolled for loads in flight: a legacy block gives each lane one
-	// element, a K-quant block 8
-#pragma unroll(T::BS == 32 ? 4 : 2)
+	// unrolled for loads in flight (a decode product is bound by memory
+	// latency): a legacy block gives each lane one element, a K-quant block
+	// 8; the sums are still added block after block
+#pragma unroll 4
 	for (int b = 0; b < nb; b++) hx_dot<T>::template add<NX>(acc, wr + (size_t)b * T::TS, x + (size_t)b * T::BS, cols, lane);
 }
 
@@ -280,18 +281,34 @@ HX_MV3_KERNEL(hx_mv3_q6_k, hx_mv_quant<hx_q6_k>, unsigned char)
 // Grid ceil(rows/4), block 128.
 template <class T>
 struct hx_acc_quant {
+	// acc2 leaves in g and u the lanes' partial sums of the products with
+	// wg and wu (as hx_mv_blocks_acc for each), taking both weights' block b
+	// in the same iteration: twice the loads in flight, each sum still
+	// added block after block.
 	template <int NX>
-	__device__ __forceinline__ static void acc(float* a, const unsigned char* w, const float* x, int row, int cols,
-	                                           int lane) {
-		hx_mv_blocks_acc<T, NX>(a, w, x, row, cols, lane);
+	__device__ __forceinline__ static void acc2(float* g, float* u, const unsigned char* __restrict__ wg,
+	                                            const unsigned char* __restrict__ wu, const float* __restrict__ x,
+	                                            int row, int cols, int lane) {
+		const int nb = cols / T::BS;
+		const unsigned char* gr = wg + (size_t)row * nb * T::TS;
+		const unsigned char* ur = wu + (size_t)row * nb * T::TS;
+#pragma unroll
+		for (int j = 0; j < NX; j++) g[j] = u[j] = 0.0f;
+#pragma unroll 2
+		for (int b = 0; b < nb; b++) {
+			hx_dot<T>::template add<NX>(g, gr + (size_t)b * T::TS, x + (size_t)b * T::BS, cols, lane);
+			hx_dot<T>::template add<NX>(u, ur + (size_t)b * T::TS, x + (size_t)b * T::BS, cols, lane);
+		}
 	}
 };
 
 template <class W>
 struct hx_acc_dense {
 	template <int NX>
-	__device__ __forceinline__ static void acc(float* a, const W* w, const float* x, int row, int cols, int lane) {
-		hx_mv_dense_acc<W, NX>(a, w, x, row, cols, lane);
+	__device__ __forceinline__ static void acc2(float* g, float* u, const W* wg, const W* wu, const float* x, int row,
+	                                            int cols, int lane) {
+		hx_mv_dense_acc<W, NX>(g, wg, x, row, cols, lane);
+		hx_mv_dense_acc<W, NX>(u, wu, x, row, cols, lane);
 	}
 };
 
@@ -299,8 +316,7 @@ template <class A, class W, int NX>
 __device__ __forceinline__ void hx_mvg_rows(float* out, const W* wg, const W* wu, const float* x, int row, int rows,
                                             int cols, int lane) {
 	float g[NX], u[NX];
-	A::template acc<NX>(g, wg, x, row, cols, lane);
-	A::template acc<NX>(u, wu, x, row, cols, lane);
+	A::template acc2<NX>(g, u, wg, wu, x, row, cols, lane);
 #pragma unroll
 	for (int j = 0; j < NX; j++) {
 		const float gs = hx_warp_sum(g[j]), us = hx_warp_sum(u[j]);
