@@ -37,6 +37,8 @@ func (d *logDriver) download(devPtr unsafe.Pointer, _ devPtr, _ int64) error {
 	return nil
 }
 
+func (d *logDriver) free(devPtr) { d.log = append(d.log, "free") }
+
 func (d *logDriver) newGraph(recs []launchRec) (graph, error) {
 	d.graphs++
 	names := make([]string, len(recs))
@@ -143,6 +145,38 @@ func TestGraphDriverSegments(t *testing.T) {
 		t.Errorf("stats %+v", d.stats)
 	}
 }
+
+// TestGraphDriverFree wants the launches recorded before a free sent
+// before it (they may use the memory), and a failure to send them
+// returned by the next call.
+func TestGraphDriverFree(t *testing.T) {
+	ld := &logDriver{}
+	d := withGraphs(ld).(*graphDriver)
+	if err := d.launch("k", [3]int{1, 1, 1}, 32, newArgs(1).ptr(64)); err != nil {
+		t.Fatal(err)
+	}
+	d.free(64)
+	if want := []string{"launch k 1 [64]", "free"}; !slices.Equal(ld.log, want) {
+		t.Fatalf("log %q, want %q", ld.log, want)
+	}
+	fd := &failDriver{}
+	d = withGraphs(fd).(*graphDriver)
+	if err := d.launch("k", [3]int{1, 1, 1}, 32, newArgs(0)); err != nil {
+		t.Fatal(err)
+	}
+	d.free(64)
+	if err := d.upload(0, nil, 0); err == nil || !strings.Contains(err.Error(), "no device") {
+		t.Fatalf("upload after a failed send in free: %v", err)
+	}
+	if err := d.upload(0, nil, 0); err != nil {
+		t.Fatalf("the failure was returned once; then %v", err)
+	}
+}
+
+// failDriver fails every launch.
+type failDriver struct{ nullDriver }
+
+func (failDriver) launch(string, [3]int, int, *args) error { return fmt.Errorf("no device") }
 
 func TestGraphDriverEvicts(t *testing.T) {
 	ld := &logDriver{}
