@@ -39,7 +39,7 @@ func Open(ordinal int, o Options) (*Backend, error) {
 		return newBackend(&timedDriver{driver: d, t: newKernelTimer(o.KernelTimes)}), nil
 	}
 	if o.NoGraphs || !graphsFound() {
-		return newBackend(&plainDriver{d}), nil
+		return newBackend(d), nil
 	}
 	return newBackend(withGraphs(d)), nil
 }
@@ -80,10 +80,6 @@ var (
 	_ driver  = (*device)(nil)
 	_ grapher = (*device)(nil)
 )
-
-// plainDriver is a device without its graphs: every launch goes on its
-// own.
-type plainDriver struct{ driver }
 
 // openDevice starts the owner goroutine and makes the device's primary
 // context current on it; with compute options it also loads the kernels

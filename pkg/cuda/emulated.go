@@ -162,15 +162,7 @@ func (g *emuGraph) set(i int, r *launchRec) error {
 	return nil
 }
 
-func (g *emuGraph) run() error {
-	for i := range g.recs {
-		r := &g.recs[i]
-		if err := g.d.launch(r.name, r.grid, r.block, &args{slots: r.slots}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (g *emuGraph) run() error { return launchEach(g.d, g.recs) }
 
 func (g *emuGraph) destroy() { g.recs = nil }
 

@@ -199,10 +199,13 @@ func (d *graphDriver) replay(c *cachedGraph, recs []launchRec) error {
 }
 
 // direct launches recs one by one.
-func (d *graphDriver) direct(recs []launchRec) error {
+func (d *graphDriver) direct(recs []launchRec) error { return launchEach(d.driver, recs) }
+
+// launchEach launches recs on d one by one, in order.
+func launchEach(d driver, recs []launchRec) error {
 	for i := range recs {
 		r := &recs[i]
-		if err := d.driver.launch(r.name, r.grid, r.block, &args{slots: r.slots}); err != nil {
+		if err := d.launch(r.name, r.grid, r.block, &args{slots: r.slots}); err != nil {
 			return err
 		}
 	}

@@ -73,12 +73,6 @@ static CUresult hx_graph_set(CUgraphExec e, CUgraphNode node, CUfunction f, unsi
 	return hx_set(e, node, &p);
 }
 
-static const char *hx_graph_error(CUresult r) {
-	const char *s = 0;
-	cuGetErrorName(r, &s);
-	return s ? s : "an unknown CUDA error";
-}
-
 static CUresult hx_graph_create(CUgraph *g) { return hx_create(g, 0); }
 static CUresult hx_graph_instantiate(CUgraphExec *e, CUgraph g) { return hx_inst(e, g, 0); }
 static CUresult hx_graph_launch(CUgraphExec e) { return hx_glaunch(e, 0); }
@@ -97,11 +91,6 @@ import (
 // graphsFound reports whether the driver has the graph calls (looked up
 // once per device).
 func graphsFound() bool { return C.hx_graph_init() != 0 }
-
-// cuErr is a failed driver call's error.
-func cuErr(call string, r C.CUresult) error {
-	return fmt.Errorf("%s: %s (%d)", call, C.GoString(C.hx_graph_error(r)), int(r))
-}
 
 // cuGraph is a CUDA graph of kernel nodes in a chain and its executable.
 type cuGraph struct {

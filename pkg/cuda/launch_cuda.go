@@ -54,7 +54,12 @@ func launchFn(k kernelFn, grid [3]int, block int, a *args) error {
 	}
 	r := C.hx_launch(C.CUfunction(k), C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]), C.uint(block), slots, C.int(len(a.slots)))
 	if r != C.CUDA_SUCCESS {
-		return fmt.Errorf("cuLaunchKernel: %s (%d)", C.GoString(C.hx_error_name(r)), int(r))
+		return cuErr("cuLaunchKernel", r)
 	}
 	return nil
+}
+
+// cuErr is the error of a driver call that returned r.
+func cuErr(call string, r C.CUresult) error {
+	return fmt.Errorf("%s: %s (%d)", call, C.GoString(C.hx_error_name(r)), int(r))
 }

@@ -208,11 +208,14 @@ func (b *Backend) attention(kvs compute.KV, layer int, spans []compute.SeqSpan, 
 		if err != nil {
 			return err
 		}
-		if splits == 1 {
-			a := newArgs(13).ptr(out.p).ptr(q.p).ptr(kv.k[layer]).ptr(kv.v[layer]).
-				ptr(e.ptr[1]).ptr(e.ptr[2]).ptr(e.ptr[3]).ptr(e.ptr[4]).
+		// the kernels' parameters from q to scale; the split kernel's
+		// come after its output, partial results and counts
+		shared := func(a *args) *args {
+			return a.ptr(q.p).ptr(kv.k[layer]).ptr(kv.v[layer]).ptr(e.ptr[1]).ptr(e.ptr[2]).ptr(e.ptr[3]).ptr(e.ptr[4]).
 				i32(at.Heads).i32(at.KVHeads).i32(at.HeadDim).i32(kv.BlockSize).f32(at.Scale)
-			return b.d.launch("hx_attention_"+suffix, [3]int{e.rows, at.Heads, 1}, 128, a)
+		}
+		if splits == 1 {
+			return b.d.launch("hx_attention_"+suffix, [3]int{e.rows, at.Heads, 1}, 128, shared(newArgs(13).ptr(out.p)))
 		}
 		part, err := b.attnPart.ensure(b.d, int64(e.rows*at.Heads*splits*(at.HeadDim+2))*4)
 		if err != nil {
@@ -222,9 +225,7 @@ func (b *Backend) attention(kvs compute.KV, layer int, spans []compute.SeqSpan, 
 		if err != nil {
 			return err
 		}
-		a := newArgs(17).ptr(out.p).ptr(part).ptr(counts).ptr(q.p).ptr(kv.k[layer]).ptr(kv.v[layer]).
-			ptr(e.ptr[1]).ptr(e.ptr[2]).ptr(e.ptr[3]).ptr(e.ptr[4]).
-			i32(at.Heads).i32(at.KVHeads).i32(at.HeadDim).i32(kv.BlockSize).f32(at.Scale).i32(chunk).i32(splits)
+		a := shared(newArgs(17).ptr(out.p).ptr(part).ptr(counts)).i32(chunk).i32(splits)
 		return b.d.launch("hx_attention_part_"+suffix, [3]int{e.rows, at.Heads, splits}, 128, a)
 	})
 }

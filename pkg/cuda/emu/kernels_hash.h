@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "9b0f7f1f2b01655d4660ccc3c39e30cf9fa8662db2a3e0804aea784e266f600b"
+#define HX_KERNELS_SOURCE_SHA256 "ec6a9282e18968d2b11f1fe3b6eaf696e673305b82870ddb4a9c8e796260edd9"

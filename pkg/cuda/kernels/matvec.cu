@@ -80,45 +80,37 @@ __device__ __forceinline__ void hx_dot_sub(float* acc, const int* q, float ds, f
 	}
 }
 
-// hx_dot_k4 is the Q4_K (H false) and Q5_K (H: a fifth bit at bit s of
-// qh[8(l%4) + t], 32 bytes from byte 16) lane share: lane l takes elements
+// hx_dot_k4 is hx_dot of Q4_K (H false) and Q5_K (H: a fifth bit at bit s
+// of qh[8(l%4) + t], 32 bytes from byte 16): lane l takes elements
 // 8(l%4) … +7 of sub-block s = l/4, the low (s even) or high nibbles of
 // qs[32(s/2) + 8(l%4) …].
-template <bool H, int NX>
-__device__ __forceinline__ void hx_dot_k4(float* acc, const unsigned char* blk, const float* xb, int cols, int lane) {
-	const int s = lane >> 2, k = lane & 3;
-	int sc, m;
-	hx_scale_min_k4(s, blk + 4, &sc, &m);
-	const float ds = __fmul_rn(hx_half(blk), (float)sc), dm = __fmul_rn(hx_half(blk + 2), (float)m);
-	const unsigned char* qp = blk + (H ? 48 : 16) + 32 * (s >> 1) + 8 * k;
-	const unsigned int w0 = hx_u32(qp), w1 = hx_u32(qp + 4), sh = 4 * (s & 1);
-	const unsigned int h0 = H ? hx_u32(blk + 16 + 8 * k) : 0, h1 = H ? hx_u32(blk + 20 + 8 * k) : 0;
-	int q[8];
+template <bool H>
+struct hx_dot_k4 {
+	template <int NX>
+	__device__ __forceinline__ static void add(float* acc, const unsigned char* blk, const float* xb, int cols,
+	                                           int lane) {
+		const int s = lane >> 2, k = lane & 3;
+		int sc, m;
+		hx_scale_min_k4(s, blk + 4, &sc, &m);
+		const float ds = __fmul_rn(hx_half(blk), (float)sc), dm = __fmul_rn(hx_half(blk + 2), (float)m);
+		const unsigned char* qp = blk + (H ? 48 : 16) + 32 * (s >> 1) + 8 * k;
+		const unsigned int w0 = hx_u32(qp), w1 = hx_u32(qp + 4), sh = 4 * (s & 1);
+		const unsigned int h0 = H ? hx_u32(blk + 16 + 8 * k) : 0, h1 = H ? hx_u32(blk + 20 + 8 * k) : 0;
+		int q[8];
 #pragma unroll
-	for (int t = 0; t < 4; t++) {
-		q[t] = ((w0 >> (8 * t + sh)) & 15) | (((h0 >> (8 * t + s)) & 1) << 4);
-		q[t + 4] = ((w1 >> (8 * t + sh)) & 15) | (((h1 >> (8 * t + s)) & 1) << 4);
-	}
-	hx_dot_sub<NX, true>(acc, q, ds, dm, xb + 32 * s + 8 * k, cols);
-}
-
-template <>
-struct hx_dot<hx_q4_k> {
-	template <int NX>
-	__device__ __forceinline__ static void add(float* acc, const unsigned char* blk, const float* xb, int cols,
-	                                           int lane) {
-		hx_dot_k4<false, NX>(acc, blk, xb, cols, lane);
+		for (int t = 0; t < 4; t++) {
+			q[t] = ((w0 >> (8 * t + sh)) & 15) | (((h0 >> (8 * t + s)) & 1) << 4);
+			q[t + 4] = ((w1 >> (8 * t + sh)) & 15) | (((h1 >> (8 * t + s)) & 1) << 4);
+		}
+		hx_dot_sub<NX, true>(acc, q, ds, dm, xb + 32 * s + 8 * k, cols);
 	}
 };
 
 template <>
-struct hx_dot<hx_q5_k> {
-	template <int NX>
-	__device__ __forceinline__ static void add(float* acc, const unsigned char* blk, const float* xb, int cols,
-	                                           int lane) {
-		hx_dot_k4<true, NX>(acc, blk, xb, cols, lane);
-	}
-};
+struct hx_dot<hx_q4_k> : hx_dot_k4<false> {};
+
+template <>
+struct hx_dot<hx_q5_k> : hx_dot_k4<true> {};
 
 // Q6_K: lane l takes elements 128h + 32g + 8k … +7 (h = l/16, g = l/4 % 4,
 // k = l%4), all of one 16-element scale: low bits from ql[64h + 32(g&1) +
