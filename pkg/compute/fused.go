@@ -19,6 +19,17 @@ type FusedBackend interface {
 	GatedMatMul(gate, up *Weight, x, g, u, h Tensor) error
 }
 
+// NormRoPEBackend is a backend that runs a layer's per-head query and key
+// norms together with their rotations and the KV store (one launch on a
+// GPU): an optional extension.
+type NormRoPEBackend interface {
+	// NormRoPEPairStoreKV is RMSNormPair over the heads of q (weight qNorm)
+	// and of k (kNorm), in place, then RoPEPairStoreKV; both weights are
+	// headDim wide.
+	NormRoPEPairStoreKV(q, k, v Tensor, qNorm, kNorm *Vector, eps float32, pos []int32, qHeads, kHeads, headDim int,
+		r *Rope, kv KV, layer int, spans []SeqSpan)
+}
+
 // ArgMaxBackend is a backend that finds each row's greedy token where the
 // logits are, so that only token ids cross to the host (a GPU): an
 // optional extension.

@@ -48,16 +48,39 @@ func (b *Backend) roundedInput(x *tensor, kernel string) (*tensor, error) {
 	return &tensor{p: p, rows: x.rows, cols: x.cols}, nil
 }
 
-// preRounded is what AddRMSNorm leaves for the products that follow it:
-// its output and, when its consumers asked last for hx_round_q8k, that
-// output rounded in the same launch (hx_add_rmsnorm_q8k), which the next
-// product takes while the backend has written nothing since.
+// preRounded is what a norm (RMSNorm, AddRMSNorm) leaves for the products
+// that follow it: its output and, when its consumers asked last for
+// hx_round_q8k, that output rounded in the same launch
+// (hx_rmsnorm_q8k, hx_add_rmsnorm_q8k), which the next product takes while
+// the backend has written nothing since.
 type preRounded struct {
 	out     tensor // the norm's output (p 0: none yet)
 	kernel  string // the rounding the norm's consumers asked for last
 	rounded devBuf // out rounded by kernel, when fresh
 	fresh   bool   // the norm wrote rounded
 	at      uint64 // the backend's write count just after the norm
+}
+
+// launch launches a norm of rows rows of cols values into out (on the
+// owner goroutine): kernel, or rounding (which also rounds out as
+// hx_round_q8k would, into n's buffer) when the products after the last
+// norm asked for hx_round_q8k and the rows are whole 256-value blocks.
+// Both kernels take out, [the rounding's buffer,] then what rest adds,
+// over one block of threads per row.
+func (n *preRounded) launch(b *Backend, out *tensor, rows, cols int, kernel, rounding string, rest func(*args) *args) error {
+	n.out, n.fresh = tensor{p: out.p, rows: out.rows, cols: out.cols}, false
+	a := newArgs(8).ptr(out.p)
+	if n.kernel == "hx_round_q8k" && cols%256 == 0 && out.cols == cols {
+		p, err := n.rounded.ensure(b.d, int64(rows)*int64(cols)*4)
+		if err != nil {
+			return err
+		}
+		kernel, n.fresh = rounding, true
+		a.ptr(p)
+	}
+	err := b.d.launch(kernel, [3]int{rows, 1, 1}, threads, rest(a))
+	n.at = b.writes.n
+	return err
 }
 
 // take returns the norm's rounding of x by kernel when it is current, and

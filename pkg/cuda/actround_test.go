@@ -1,12 +1,18 @@
 package cuda
 
 import (
+	"context"
 	"math"
+	"slices"
 	"testing"
 
+	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/compute"
 	"github.com/helexa/helexa/pkg/compute/quant"
 	"github.com/helexa/helexa/pkg/dtype"
+	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/executor/cpuexec"
+	"github.com/helexa/helexa/pkg/sampling"
 )
 
 // TestNormRounding: once the products after AddRMSNorm have asked for
@@ -104,5 +110,68 @@ func TestNormRounding(t *testing.T) {
 		if writes != tc.writes {
 			t.Errorf("%s: the product took %d writes, want %d", tc.name, writes, tc.writes)
 		}
+	}
+}
+
+// launchCounter is a driver that counts its launches by kernel.
+type launchCounter struct {
+	driver
+	n map[string]int
+}
+
+func (l *launchCounter) launch(name string, grid [3]int, block int, a *args) error {
+	l.n[name]++
+	return l.driver.launch(name, grid, block, a)
+}
+
+// TestNormsRound: in a decode step after the first, the norms before
+// products with K-quant weights (the first layer's, which has no residual
+// to add, and the output norm included) round their output in their own
+// launch, so that only the products after attention and the gated
+// product launch hx_round_q8k (two per layer); and the first step of a
+// second session, rounded that way, gives the logits of the first
+// session's first step, rounded in separate launches, bit for bit.
+func TestNormsRound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("emulates the GPU kernels of a model")
+	}
+	lc := &launchCounter{driver: &emuDriver{total: 1 << 30, inf: Info{Name: "emulated", Major: 9, TotalBytes: 1 << 30}},
+		n: map[string]int{}}
+	ex, err := cpuexec.Load(context.Background(), fixtures.Path(t, "models", "llama-q-Q4_K_M.gguf"),
+		cpuexec.Options{NumCtx: 128, NumBlocks: 8, Parallel: 1, Device: newBackend(lc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	const layers = 2
+	var first []float32
+	for session := range 2 {
+		s, err := executor.NewSession(ex, sampling.Params{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok := int32(1)
+		for step := range 3 {
+			clear(lc.n)
+			res, err := s.Prefill(context.Background(), []int32{tok}, executor.LogitsLast)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok = res.Token
+			rounds, plain := lc.n["hx_round_q8k"], lc.n["hx_rmsnorm"]+lc.n["hx_add_rmsnorm"]
+			switch {
+			case session == 0 && step == 0:
+				if rounds <= 2*layers {
+					t.Fatalf("first step: %d hx_round_q8k launches (%v): the products never asked", rounds, lc.n)
+				}
+				first = res.Logits[0]
+			case rounds != 2*layers || plain != 0:
+				t.Errorf("session %d step %d: %d hx_round_q8k and %d unrounded norm launches, want %d and none: %v",
+					session, step, rounds, plain, 2*layers, lc.n)
+			case session == 1 && step == 0 && !slices.Equal(res.Logits[0], first):
+				t.Errorf("the first step rounded by its norms gives other logits than rounded apart")
+			}
+		}
+		s.Close()
 	}
 }

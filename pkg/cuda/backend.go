@@ -37,9 +37,9 @@ type Backend struct {
 	// rounded holds activations rounded as the CPU quantizes them, by
 	// rounding kernel (roundedInput)
 	rounded map[string]*devBuf
-	// norm is what AddRMSNorm left for the products that follow it: its
-	// output, that output rounded in the same launch, and the rounding
-	// those products asked for last
+	// norm is what the last norm (RMSNorm, AddRMSNorm) left for the
+	// products that follow it: its output, that output rounded in the same
+	// launch, and the rounding those products asked for last
 	norm   preRounded
 	plans  planCache
 	closed bool

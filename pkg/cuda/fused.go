@@ -18,26 +18,9 @@ func (b *Backend) AddRMSNorm(xT, yT compute.Tensor, weight *compute.Vector, eps 
 	cols := len(weight.Data)
 	rows := x.rows * x.cols / cols
 	b.must(func() error {
-		n := &b.norm
-		n.out, n.fresh = tensor{p: out.p, rows: out.rows, cols: out.cols}, false
-		if n.kernel == "hx_round_q8k" && cols%256 == 0 && out.cols == cols {
-			p, err := n.rounded.ensure(b.d, int64(rows)*int64(cols)*4)
-			if err != nil {
-				return err
-			}
-			a := newArgs(7).ptr(out.p).ptr(p).ptr(x.p).ptr(y.p).ptr(vec(weight)).i32(cols).f32(eps)
-			if err := b.d.launch("hx_add_rmsnorm_q8k", [3]int{rows, 1, 1}, threads, a); err != nil {
-				return err
-			}
-			n.fresh = true
-		} else {
-			a := newArgs(6).ptr(out.p).ptr(x.p).ptr(y.p).ptr(vec(weight)).i32(cols).f32(eps)
-			if err := b.d.launch("hx_add_rmsnorm", [3]int{rows, 1, 1}, threads, a); err != nil {
-				return err
-			}
-		}
-		n.at = b.writes.n
-		return nil
+		return b.norm.launch(b, out, rows, cols, "hx_add_rmsnorm", "hx_add_rmsnorm_q8k", func(a *args) *args {
+			return a.ptr(x.p).ptr(y.p).ptr(vec(weight)).i32(cols).f32(eps)
+		})
 	})
 }
 
@@ -59,13 +42,42 @@ func (b *Backend) RMSNormPair(x1T compute.Tensor, w1 *compute.Vector, out1T comp
 
 // RoPEPairStoreKV implements compute.FusedBackend: both rotations and the
 // store of k and v in one launch (hx_rope2_store_*).
-func (b *Backend) RoPEPairStoreKV(qT, kT, vT compute.Tensor, pos []int32, qHeads, kHeads, headDim int, r *compute.Rope,
+func (b *Backend) RoPEPairStoreKV(q, k, v compute.Tensor, pos []int32, qHeads, kHeads, headDim int, r *compute.Rope,
 	kvs compute.KV, layer int, spans []compute.SeqSpan) {
+	b.ropeStore(q, k, v, nil, pos, qHeads, kHeads, headDim, r, kvs, layer, spans)
+}
+
+var _ compute.NormRoPEBackend = (*Backend)(nil)
+
+// NormRoPEPairStoreKV implements compute.NormRoPEBackend: the head norms,
+// both rotations and the store in one launch (hx_norm_rope2_store_*) for
+// heads of at most 256 values; otherwise RMSNormPair and RoPEPairStoreKV.
+func (b *Backend) NormRoPEPairStoreKV(q, k, v compute.Tensor, qNorm, kNorm *compute.Vector, eps float32, pos []int32,
+	qHeads, kHeads, headDim int, r *compute.Rope, kvs compute.KV, layer int, spans []compute.SeqSpan) {
+	if headDim > 256 || len(qNorm.Data) != headDim || len(kNorm.Data) != headDim {
+		qh, kh := b.View(q, len(pos)*qHeads, headDim), b.View(k, len(pos)*kHeads, headDim)
+		b.RMSNormPair(qh, qNorm, qh, kh, kNorm, kh, eps)
+		b.RoPEPairStoreKV(q, k, v, pos, qHeads, kHeads, headDim, r, kvs, layer, spans)
+		return
+	}
+	b.ropeStore(q, k, v, &headNorms{qNorm, kNorm, eps}, pos, qHeads, kHeads, headDim, r, kvs, layer, spans)
+}
+
+// headNorms are the per-head query and key norms NormRoPEPairStoreKV
+// applies before the rotations.
+type headNorms struct {
+	q, k *compute.Vector
+	eps  float32
+}
+
+// ropeStore launches hx_rope2_store_*, or hx_norm_rope2_store_* with
+// norms.
+func (b *Backend) ropeStore(qT, kT, vT compute.Tensor, norms *headNorms, pos []int32, qHeads, kHeads, headDim int,
+	r *compute.Rope, kvs compute.KV, layer int, spans []compute.SeqSpan) {
 	kv, q, k, v := kvOf(kvs), dev(qT), dev(kT), dev(vT)
 	if kHeads*headDim != kv.KVDim {
 		panic(fmt.Sprintf("cuda: %d key heads of %d values for a KV store %d wide", kHeads, headDim, kv.KVDim))
 	}
-	kernel := "hx_rope2_store_" + kv.suffix()
 	b.must(func() error {
 		e, err := b.plans.get(b.d, kv.KVShape, spans, 0, true)
 		if err != nil {
@@ -78,10 +90,18 @@ func (b *Backend) RoPEPairStoreKV(qT, kT, vT compute.Tensor, pos []int32, qHeads
 		if err != nil {
 			return err
 		}
-		a := newArgs(16).ptr(kv.k[layer]).ptr(kv.v[layer]).ptr(q.p).ptr(k.p).ptr(v.p).ptr(pp).ptr(e.ptr[0]).i32(len(pos)).
-			i32(qHeads).i32(kHeads).i32(headDim).i32(r.Dims).f32(r.Base).f32(r.FreqScale).ptr(ff).i32(neox)
+		a := newArgs(19).ptr(kv.k[layer]).ptr(kv.v[layer]).ptr(q.p).ptr(k.p).ptr(v.p)
+		if norms != nil {
+			a.ptr(vec(norms.q)).ptr(vec(norms.k)).f32(norms.eps)
+		}
+		a.ptr(pp).ptr(e.ptr[0]).i32(len(pos)).i32(qHeads).i32(kHeads).i32(headDim).i32(r.Dims).f32(r.Base).
+			f32(r.FreqScale).ptr(ff).i32(neox)
+		if norms != nil {
+			grid := len(pos) * (qHeads + 2*kHeads)
+			return b.d.launch("hx_norm_rope2_store_"+kv.suffix(), [3]int{grid, 1, 1}, (headDim+31)/32*32, a)
+		}
 		n := len(pos)*(qHeads+kHeads)*(r.Dims/2) + len(pos)*kv.KVDim
-		return b.d.launch(kernel, [3]int{grid1D(n), 1, 1}, threads, a)
+		return b.d.launch("hx_rope2_store_"+kv.suffix(), [3]int{grid1D(n), 1, 1}, threads, a)
 	})
 }
 

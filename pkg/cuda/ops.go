@@ -113,13 +113,18 @@ func (b *Backend) elementwise(name string, n int, a *args) {
 	b.must(func() error { return b.d.launch(name, [3]int{grid1D(n), 1, 1}, threads, a) })
 }
 
-// RMSNorm implements compute.Backend.
+// RMSNorm implements compute.Backend (hx_rmsnorm, or hx_rmsnorm_q8k,
+// which also rounds the output, when the products after the last norm
+// asked for hx_round_q8k: see preRounded).
 func (b *Backend) RMSNorm(xT compute.Tensor, weight *compute.Vector, eps float32, outT compute.Tensor) {
 	x, out := dev(xT), dev(outT)
 	cols := len(weight.Data)
 	rows := x.rows * x.cols / cols
-	a := newArgs(5).ptr(out.p).ptr(x.p).ptr(vec(weight)).i32(cols).f32(eps)
-	b.must(func() error { return b.d.launch("hx_rmsnorm", [3]int{rows, 1, 1}, threads, a) })
+	b.must(func() error {
+		return b.norm.launch(b, out, rows, cols, "hx_rmsnorm", "hx_rmsnorm_q8k", func(a *args) *args {
+			return a.ptr(x.p).ptr(vec(weight)).i32(cols).f32(eps)
+		})
+	})
 }
 
 // RoPE implements compute.Backend (hx_rope).

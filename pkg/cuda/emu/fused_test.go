@@ -24,7 +24,8 @@ func sameBits(t *testing.T, name string, got, want []float32) {
 
 func TestAddRMSNorm(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 1))
-	for _, shape := range [][2]int{{1, 1}, {1, 31}, {3, 256}, {2, 1000}, {4, 3000}, {2, 2560}} {
+	// rows up to 4096 stay in registers and shared memory; 4352 and 8448 do not
+	for _, shape := range [][2]int{{1, 1}, {1, 31}, {3, 256}, {2, 1000}, {4, 3000}, {2, 2560}, {2, 4096}, {2, 4352}, {1, 8448}, {3, 128}, {2, 1024}} {
 		rows, cols := shape[0], shape[1]
 		name := fmt.Sprintf("%d×%d", rows, cols)
 		x, y, w := randVec(r, rows*cols, 4), randVec(r, rows*cols, 4), randVec(r, cols, 2)
@@ -47,6 +48,11 @@ func TestAddRMSNorm(t *testing.T) {
 		sameBits(t, name+" q8k x", gotX, wantX)
 		sameBits(t, name+" q8k out", gotOut, wantOut)
 		sameBits(t, name+" q8k rounded", gotR, wantR)
+		// hx_rmsnorm_q8k: hx_rmsnorm, and out rounded
+		gotOut, gotR = nanVec(rows*cols), nanVec(rows*cols)
+		must(t, Launch("hx_rmsnorm_q8k", dim(rows), dim(256), gotOut, gotR, wantX, w, cols, float32(eps)))
+		sameBits(t, name+" rmsnorm q8k out", gotOut, wantOut)
+		sameBits(t, name+" rmsnorm q8k rounded", gotR, wantR)
 	}
 }
 
@@ -123,6 +129,65 @@ func TestRoPE2Store(t *testing.T) {
 			tt.qHeads, tt.kHeads, tt.headDim, tt.dims, base, scale, tt.factors, tt.neox))
 		if !slices.Equal(gotKH, wantKH) || !slices.Equal(gotVH, wantVH) {
 			t.Errorf("%s: hx_rope2_store_f16 stored other bits than hx_rope and hx_store_kv_f16", name)
+		}
+	}
+}
+
+// TestNormRoPE2Store: hx_norm_rope2_store_* gives what hx_rmsnorm2 of
+// the q and k heads followed by hx_rope2_store_* gives, bit for bit, for
+// both stores: heads of 128, 64 and 80 values (a block not a whole number
+// of warps), partial rotations and frequency factors.
+func TestNormRoPE2Store(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 4))
+	pos := []int32{0, 5, 4095}
+	for _, tt := range []struct {
+		qHeads, kHeads, headDim, dims, neox int
+		factors                             []float32
+	}{
+		{16, 8, 128, 128, 1, nil},
+		{4, 1, 64, 32, 0, nil},
+		{2, 2, 64, 64, 1, randVec(r, 32, 1)},
+		{3, 1, 80, 64, 0, nil},
+		{2, 1, 256, 256, 1, nil},
+	} {
+		name := fmt.Sprintf("%+v", tt)
+		q, k := randVec(r, len(pos)*tt.qHeads*tt.headDim, 3), randVec(r, len(pos)*tt.kHeads*tt.headDim, 3)
+		qw, kw := randVec(r, tt.headDim, 2), randVec(r, tt.headDim, 2)
+		for i := range tt.factors {
+			tt.factors[i] = 1 + float32(math.Abs(float64(tt.factors[i])))
+		}
+		const base, scale, eps = float32(1e6), float32(0.5), float32(1e-6)
+		kvDim, slots := tt.kHeads*tt.headDim, []int32{5, 0, 9}
+		v := randVec(r, len(pos)*kvDim, 3)
+		n := len(pos)*(tt.qHeads+tt.kHeads)*(tt.dims/2) + len(pos)*kvDim
+		rq, rk := len(pos)*tt.qHeads, len(pos)*tt.kHeads
+		grid, block := dim(len(pos)*(tt.qHeads+2*tt.kHeads)), dim((tt.headDim+31)/32*32)
+		for _, f16 := range []bool{false, true} {
+			wantQ, wantK := append([]float32(nil), q...), append([]float32(nil), k...)
+			gotQ, gotK := append([]float32(nil), q...), append([]float32(nil), k...)
+			must(t, Launch("hx_rmsnorm2", dim(rq+rk), dim(256), wantQ, wantQ, qw, rq, wantK, wantK, kw, tt.headDim, eps))
+			var wantKC, wantVC, gotKC, gotVC Arg = nanVec(12 * kvDim), nanVec(12 * kvDim), nanVec(12 * kvDim), nanVec(12 * kvDim)
+			suffix := "f32"
+			if f16 {
+				wantKC, wantVC = make([]uint16, 12*kvDim), make([]uint16, 12*kvDim)
+				gotKC, gotVC = make([]uint16, 12*kvDim), make([]uint16, 12*kvDim)
+				suffix = "f16"
+			}
+			must(t, Launch("hx_rope2_store_"+suffix, grid1D(n), dim(256), wantKC, wantVC, wantQ, wantK, v, pos, slots,
+				len(pos), tt.qHeads, tt.kHeads, tt.headDim, tt.dims, base, scale, tt.factors, tt.neox))
+			must(t, Launch("hx_norm_rope2_store_"+suffix, grid, block, gotKC, gotVC, gotQ, gotK, v, qw, kw, eps, pos, slots,
+				len(pos), tt.qHeads, tt.kHeads, tt.headDim, tt.dims, base, scale, tt.factors, tt.neox))
+			name := fmt.Sprintf("%s %s", name, suffix)
+			sameBits(t, name+" q", gotQ, wantQ)
+			sameBits(t, name+" k", gotK, wantK)
+			if f16 {
+				if !slices.Equal(gotKC.([]uint16), wantKC.([]uint16)) || !slices.Equal(gotVC.([]uint16), wantVC.([]uint16)) {
+					t.Errorf("%s: stored other bits than hx_rmsnorm2 and hx_rope2_store", name)
+				}
+				continue
+			}
+			sameBits(t, name+" kc", gotKC.([]float32), wantKC.([]float32))
+			sameBits(t, name+" vc", gotVC.([]float32), wantVC.([]float32))
 		}
 	}
 }

@@ -44,6 +44,7 @@
 #define hx_mv_q5_k hxemu_hx_mv_q5_k
 #define hx_mv_q6_k hxemu_hx_mv_q6_k
 #define hx_add_rmsnorm_q8k hxemu_hx_add_rmsnorm_q8k
+#define hx_rmsnorm_q8k hxemu_hx_rmsnorm_q8k
 #define hx_rope2_store_f32 hxemu_hx_rope2_store_f32
 #define hx_rope2_store_f16 hxemu_hx_rope2_store_f16
 #define hx_argmax_rows hxemu_hx_argmax_rows
@@ -213,7 +214,7 @@ const KernelInfo kKernels[] = {
     HX_K(hx_attention_part_f32), HX_K(hx_attention_part_f16),
     HX_K(hx_rows_f32), HX_K(hx_rows_f16), HX_K(hx_rows_q8_0), HX_K(hx_rows_q4_0), HX_K(hx_rows_q4_k), HX_K(hx_rows_q5_k), HX_K(hx_rows_q6_k),
     HX_K(hx_dq32_q8_0), HX_K(hx_dq32_q4_0), HX_K(hx_dq32_q4_k), HX_K(hx_dq32_q5_k), HX_K(hx_dq32_q6_k),
-    HX_K(hx_argmax_rows), HX_K(hx_round_q8k), HX_K(hx_round_q8_0), HX_K(hx_add_rmsnorm), HX_K(hx_add_rmsnorm_q8k), HX_K(hx_rmsnorm2), HX_K(hx_rope2_store_f32), HX_K(hx_rope2_store_f16),
+    HX_K(hx_argmax_rows), HX_K(hx_round_q8k), HX_K(hx_round_q8_0), HX_K(hx_add_rmsnorm), HX_K(hx_add_rmsnorm_q8k), HX_K(hx_rmsnorm_q8k), HX_K(hx_rmsnorm2), HX_K(hx_rope2_store_f32), HX_K(hx_rope2_store_f16), HX_K(hx_norm_rope2_store_f32), HX_K(hx_norm_rope2_store_f16),
     HX_K(hx_mvg_f16), HX_K(hx_mvg_f32), HX_K(hx_mvg_q8_0), HX_K(hx_mvg_q4_0), HX_K(hx_mvg_q4_k), HX_K(hx_mvg_q5_k), HX_K(hx_mvg_q6_k),
     HX_K(hx_mv3_f16), HX_K(hx_mv3_f32), HX_K(hx_mv3_q8_0), HX_K(hx_mv3_q4_0), HX_K(hx_mv3_q4_k), HX_K(hx_mv3_q5_k), HX_K(hx_mv3_q6_k),
 

@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "ec6a9282e18968d2b11f1fe3b6eaf696e673305b82870ddb4a9c8e796260edd9"
+#define HX_KERNELS_SOURCE_SHA256 "6ffb41079be9b7b107627edb69aecf73ea52db99b02bf9c3dc9c0f9bfdfb7ce8"

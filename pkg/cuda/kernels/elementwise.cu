@@ -211,5 +211,92 @@ extern "C" __global__ void hx_rope2_store_f16(unsigned short* kc, unsigned short
 	                               freqFactors, neox);
 }
 
+// hx_norm_rope2_store is hx_rmsnorm2 of the heads of q (weight qw) and k
+// (kw), then hx_rope2_store, in one launch: block b < rows·qHeads takes
+// query head b, the next rows·kHeads blocks the key heads, and the last
+// rows·kHeads the value heads. A q or k block normalises its head as
+// hx_rmsnorm does (thread i holds element i, the same block reduction),
+// keeps the normalised head in shared memory, and then thread j < dims/2
+// rotates pair j as hx_rope_at does; a k block also stores the rotated
+// head in the KV store, a v block stores its head. Grid rows·(qHeads +
+// 2·kHeads), block headDim rounded up to a multiple of 32 (headDim ≤ 256).
+template <class KV>
+__device__ __forceinline__ void hx_norm_rope2_store(KV* __restrict__ kc, KV* __restrict__ vc, float* __restrict__ q,
+                                                    float* __restrict__ k, const float* __restrict__ v,
+                                                    const float* __restrict__ qw, const float* __restrict__ kw,
+                                                    float eps, const int* __restrict__ pos,
+                                                    const int* __restrict__ slot, int rows, int qHeads, int kHeads,
+                                                    int headDim, int dims, float base, float freqScale,
+                                                    const float* __restrict__ freqFactors, int neox) {
+	__shared__ float red[32];
+	__shared__ float head[256];
+	const int b = blockIdx.x, i = threadIdx.x, kvDim = kHeads * headDim;
+	const int nq = rows * qHeads, nk = rows * kHeads;
+	if (b >= nq + nk) { // a value head: stored as it is
+		const int rh = b - nq - nk, row = rh / kHeads;
+		const size_t o = (size_t)slot[row] * kvDim + (size_t)(rh % kHeads) * headDim;
+		if (i < headDim) hx_kv_put(vc + o + i, v[(size_t)rh * headDim + i]);
+		return;
+	}
+	const bool isQ = b < nq;
+	const int rh = isQ ? b : b - nq, heads = isQ ? qHeads : kHeads, row = rh / heads;
+	float* x = (isQ ? q : k) + (size_t)rh * headDim;
+	const float* w = isQ ? qw : kw;
+	float xv = 0.0f, wv = 0.0f;
+	if (i < headDim) {
+		xv = x[i];
+		wv = w[i];
+	}
+	float sum = 0.0f;
+	if (i < headDim) sum += xv * xv;
+	sum = hx_block_sum(sum, red);
+	const float mean = sum / (float)headDim;
+	const float scale = 1.0f / sqrtf(mean + eps);
+	if (i < headDim) head[i] = __fmul_rn(xv, scale) * wv;
+	__syncthreads();
+	const int half = dims / 2;
+	const size_t o = isQ ? 0 : (size_t)slot[row] * kvDim + (size_t)(rh % kHeads) * headDim;
+	if (i < half) {
+		const float thetaScale = (float)pow((double)base, (double)(-2.0f / (float)dims));
+		float theta = (float)pos[row];
+		for (int j = 0; j < i; j++) theta *= thetaScale;
+		if (freqFactors != nullptr) theta /= freqFactors[i];
+		theta *= freqScale;
+		float sn, cs;
+		sincosf(theta, &sn, &cs);
+		const int a = neox ? i : 2 * i, c = neox ? i + half : 2 * i + 1;
+		const float x0 = head[a], x1 = head[c];
+		const float ra = x0 * cs - x1 * sn, rc = x0 * sn + x1 * cs;
+		x[a] = ra;
+		x[c] = rc;
+		if (!isQ) {
+			hx_kv_put(kc + o + a, ra);
+			hx_kv_put(kc + o + c, rc);
+		}
+	}
+	if (i >= 2 * half && i < headDim) { // past the rotated dims
+		x[i] = head[i];
+		if (!isQ) hx_kv_put(kc + o + i, head[i]);
+	}
+}
+
+extern "C" __global__ void hx_norm_rope2_store_f32(float* kc, float* vc, float* q, float* k, const float* v,
+                                                   const float* qw, const float* kw, float eps, const int* pos,
+                                                   const int* slot, int rows, int qHeads, int kHeads, int headDim,
+                                                   int dims, float base, float freqScale, const float* freqFactors,
+                                                   int neox) {
+	hx_norm_rope2_store<float>(kc, vc, q, k, v, qw, kw, eps, pos, slot, rows, qHeads, kHeads, headDim, dims, base,
+	                           freqScale, freqFactors, neox);
+}
+
+extern "C" __global__ void hx_norm_rope2_store_f16(unsigned short* kc, unsigned short* vc, float* q, float* k,
+                                                   const float* v, const float* qw, const float* kw, float eps,
+                                                   const int* pos, const int* slot, int rows, int qHeads, int kHeads,
+                                                   int headDim, int dims, float base, float freqScale,
+                                                   const float* freqFactors, int neox) {
+	hx_norm_rope2_store<unsigned short>(kc, vc, q, k, v, qw, kw, eps, pos, slot, rows, qHeads, kHeads, headDim, dims,
+	                                    base, freqScale, freqFactors, neox);
+}
+
 // hx_trap makes a sticky device failure (a test hook). Grid 1, block 1.
 extern "C" __global__ void hx_trap() { __trap(); }

@@ -87,8 +87,9 @@ func Names() []string {
 		"hx_round_q8k", "hx_round_q8_0",
 		// hx_add_rmsnorm with its output also rounded as hx_round_q8k: grid rows, block 256
 		"hx_add_rmsnorm_q8k",
+		"hx_rmsnorm_q8k",
 		// both RoPEs of a layer and the store of k and v: grid ceil(N/256), block 256
-		"hx_rope2_store_f32", "hx_rope2_store_f16",
+		"hx_rope2_store_f32", "hx_rope2_store_f16", "hx_norm_rope2_store_f32", "hx_norm_rope2_store_f16",
 		// attention: grid (rows, heads), block 128
 		"hx_attention_f32", "hx_attention_f16",
 		// split decode attention: grid (rows, heads, splits), then (rows, heads); block 128

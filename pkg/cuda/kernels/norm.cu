@@ -16,25 +16,94 @@ __device__ __forceinline__ void hx_rmsnorm_row(float* orow, const float* xr, con
 	for (int i = threadIdx.x; i < cols; i += blockDim.x) orow[i] = __fmul_rn(xr[i], scale) * w[i];
 }
 
+// HX_NORM_PER is the most elements of a row each thread keeps in
+// registers (hx_norm_row), HX_NORM_ROW the widest row the rounding norms
+// keep in shared memory for their rounding pass: HX_NORM_PER times the
+// block of 256.
+#define HX_NORM_PER 16
+#define HX_NORM_ROW 4096
+
+// hx_norm_regs is hx_norm_row for rows of at most PER·blockDim.x values:
+// the row is loaded once, with its weights, into registers, so that one
+// memory latency precedes the reduction and none follows it.
+template <int PER>
+__device__ __forceinline__ void hx_norm_regs(float* orow, float* xr, const float* __restrict__ yr,
+                                             const float* __restrict__ w, int cols, float eps, float* row,
+                                             float* red) {
+	float v[PER], wv[PER];
+#pragma unroll
+	for (int k = 0; k < PER; k++) {
+		const int i = threadIdx.x + k * blockDim.x;
+		v[k] = wv[k] = 0.0f;
+		if (i < cols) {
+			v[k] = yr != nullptr ? xr[i] + yr[i] : xr[i];
+			wv[k] = w[i];
+		}
+	}
+	float sum = 0.0f;
+#pragma unroll
+	for (int k = 0; k < PER; k++) {
+		const int i = threadIdx.x + k * blockDim.x;
+		if (i < cols) {
+			if (yr != nullptr) xr[i] = v[k];
+			sum += v[k] * v[k];
+		}
+	}
+	sum = hx_block_sum(sum, red);
+	const float mean = sum / (float)cols;
+	const float scale = 1.0f / sqrtf(mean + eps);
+#pragma unroll
+	for (int k = 0; k < PER; k++) {
+		const int i = threadIdx.x + k * blockDim.x;
+		if (i < cols) {
+			const float o = __fmul_rn(v[k], scale) * wv[k];
+			orow[i] = o;
+			if (row != nullptr) row[i] = o;
+		}
+	}
+}
+
+// hx_norm_row is hx_add (xr += yr; none when yr is null) then
+// hx_rmsnorm_row of xr into orow, for one row: each thread adds the
+// elements it then reads, so the sums are hx_rmsnorm's. A row of at most
+// HX_NORM_PER·blockDim.x values goes through registers (hx_norm_regs),
+// and its normalised values also to row when it is set (shared memory,
+// cols ≤ HX_NORM_ROW); wider rows go through global memory (row unused).
+// red is 32 floats.
+__device__ __forceinline__ void hx_norm_row(float* orow, float* xr, const float* __restrict__ yr,
+                                            const float* __restrict__ w, int cols, float eps, float* row, float* red) {
+	const int bd = blockDim.x;
+	if (cols <= bd) {
+		hx_norm_regs<1>(orow, xr, yr, w, cols, eps, row, red);
+	} else if (cols <= 4 * bd) {
+		hx_norm_regs<4>(orow, xr, yr, w, cols, eps, row, red);
+	} else if (cols <= HX_NORM_PER * bd) {
+		hx_norm_regs<HX_NORM_PER>(orow, xr, yr, w, cols, eps, row, red);
+	} else {
+		if (yr != nullptr) {
+			for (int i = threadIdx.x; i < cols; i += bd) xr[i] = xr[i] + yr[i];
+		}
+		hx_rmsnorm_row(orow, xr, w, cols, eps, red);
+	}
+}
+
 // RMS normalisation of row blockIdx.x of x (cols wide): out[i] =
 // (x[i]·scale)·w[i] with scale = 1/sqrt(mean(x²) + eps) (as the CPU: the
 // scale in F32 from the mean, the sum here in F32 over a block reduction).
 // out may be x. Grid (rows), block 256 (any multiple of 32 works).
 extern "C" __global__ void hx_rmsnorm(float* out, const float* x, const float* __restrict__ w, int cols, float eps) {
-	__shared__ float sh[32];
-	hx_rmsnorm_row(out + (size_t)blockIdx.x * cols, x + (size_t)blockIdx.x * cols, w, cols, eps, sh);
+	__shared__ float red[32];
+	const size_t r = (size_t)blockIdx.x * cols;
+	hx_norm_row(out + r, (float*)x + r, nullptr, w, cols, eps, nullptr, red);
 }
 
 // hx_add_rmsnorm is hx_add (x += y) then hx_rmsnorm of x into out, for row
-// blockIdx.x: each thread adds the elements it then reads, so the sums
-// are hx_rmsnorm's. Grid (rows), block 256.
+// blockIdx.x (hx_norm_row). Grid (rows), block 256.
 extern "C" __global__ void hx_add_rmsnorm(float* out, float* x, const float* __restrict__ y,
                                           const float* __restrict__ w, int cols, float eps) {
-	__shared__ float sh[32];
-	float* xr = x + (size_t)blockIdx.x * cols;
-	const float* yr = y + (size_t)blockIdx.x * cols;
-	for (int i = threadIdx.x; i < cols; i += blockDim.x) xr[i] = xr[i] + yr[i];
-	hx_rmsnorm_row(out + (size_t)blockIdx.x * cols, xr, w, cols, eps, sh);
+	__shared__ float red[32];
+	const size_t r = (size_t)blockIdx.x * cols;
+	hx_norm_row(out + r, x + r, y + r, w, cols, eps, nullptr, red);
 }
 
 // hx_rmsnorm2 is hx_rmsnorm over two tensors of one row width in one
@@ -46,10 +115,10 @@ extern "C" __global__ void hx_rmsnorm2(float* out1, const float* x1, const float
 	__shared__ float sh[32];
 	const int r = blockIdx.x;
 	if (r < rows1) {
-		hx_rmsnorm_row(out1 + (size_t)r * cols, x1 + (size_t)r * cols, w1, cols, eps, sh);
+		hx_norm_row(out1 + (size_t)r * cols, (float*)x1 + (size_t)r * cols, nullptr, w1, cols, eps, nullptr, sh);
 	} else {
 		const int r2 = r - rows1;
-		hx_rmsnorm_row(out2 + (size_t)r2 * cols, x2 + (size_t)r2 * cols, w2, cols, eps, sh);
+		hx_norm_row(out2 + (size_t)r2 * cols, (float*)x2 + (size_t)r2 * cols, nullptr, w2, cols, eps, nullptr, sh);
 	}
 }
 
@@ -159,21 +228,43 @@ extern "C" __global__ void hx_round_q8k(float* __restrict__ out, const float* __
 	hx_round_q8k_block(out + (size_t)blk * 256, x + (size_t)blk * 256, threadIdx.x & 31);
 }
 
+// hx_norm_round rounds a normalised row as hx_round_q8k would, one warp
+// per 256 values (cols a multiple of 256): from row when the norm left the
+// values there (sh), else from orow.
+__device__ __forceinline__ void hx_norm_round(float* outr, const float* orow, const float* row, bool sh, int cols) {
+	__syncthreads(); // the row's normalised values, written by every thread
+	const float* src = sh ? row : orow;
+	const int nw = blockDim.x >> 5;
+	for (int b = threadIdx.x >> 5; b < cols / 256; b += nw) {
+		hx_round_q8k_block(outr + (size_t)b * 256, src + (size_t)b * 256, threadIdx.x & 31);
+	}
+}
+
 // hx_add_rmsnorm_q8k is hx_add_rmsnorm that also writes out rounded as
 // hx_round_q8k would into outr (cols a multiple of 256): the input of the
 // products that follow the norm, rounded in the same launch. Grid (rows),
 // block 256.
 extern "C" __global__ void hx_add_rmsnorm_q8k(float* out, float* outr, float* x, const float* __restrict__ y,
                                               const float* __restrict__ w, int cols, float eps) {
-	__shared__ float sh[32];
+	__shared__ float red[32];
+	__shared__ float row[HX_NORM_ROW];
 	const size_t r = (size_t)blockIdx.x * cols;
-	for (int i = threadIdx.x; i < cols; i += blockDim.x) x[r + i] = x[r + i] + y[r + i];
-	hx_rmsnorm_row(out + r, x + r, w, cols, eps, sh);
-	__syncthreads(); // the row's normalised values, written by every thread
-	const int nw = blockDim.x >> 5;
-	for (int b = threadIdx.x >> 5; b < cols / 256; b += nw) {
-		hx_round_q8k_block(outr + r + (size_t)b * 256, out + r + (size_t)b * 256, threadIdx.x & 31);
-	}
+	const bool sh = cols <= HX_NORM_ROW && cols <= HX_NORM_PER * (int)blockDim.x;
+	hx_norm_row(out + r, x + r, y + r, w, cols, eps, sh ? row : nullptr, red);
+	hx_norm_round(outr + r, out + r, row, sh, cols);
+}
+
+// hx_rmsnorm_q8k is hx_rmsnorm that also writes out rounded as
+// hx_round_q8k would into outr (cols a multiple of 256). Grid (rows),
+// block 256.
+extern "C" __global__ void hx_rmsnorm_q8k(float* out, float* outr, const float* x, const float* __restrict__ w, int cols,
+                                          float eps) {
+	__shared__ float red[32];
+	__shared__ float row[HX_NORM_ROW];
+	const size_t r = (size_t)blockIdx.x * cols;
+	const bool sh = cols <= HX_NORM_ROW && cols <= HX_NORM_PER * (int)blockDim.x;
+	hx_norm_row(out + r, (float*)x + r, nullptr, w, cols, eps, sh ? row : nullptr, red);
+	hx_norm_round(outr + r, out + r, row, sh, cols);
 }
 
 // hx_round_q8_0 rounds 32-value blocks as ggml-cpu's x86 quantize_row_q8_0

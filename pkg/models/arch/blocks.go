@@ -96,17 +96,6 @@ func (a *attention) forward(p *pass, kvl int, xb, proj compute.Tensor) error {
 // layer, the full one otherwise) and attends, writing att.
 func (a *attention) attend(p *pass, kvl int, q, k, v, att compute.Tensor) error {
 	be, hp := p.be, &p.m.HP
-	fb, fused := be.(compute.FusedBackend)
-	if a.qNorm != nil {
-		qh := be.View(q, p.rows*hp.NHead, hp.HeadDim)
-		kh := be.View(k, p.rows*hp.NHeadKV, hp.HeadDim)
-		if fused {
-			fb.RMSNormPair(qh, a.qNorm, qh, kh, a.kNorm, kh, hp.Eps)
-		} else {
-			be.RMSNorm(qh, a.qNorm, hp.Eps, qh)
-			be.RMSNorm(kh, a.kNorm, hp.Eps, kh)
-		}
-	}
 	kvs, spans := p.kv, p.b.Spans
 	wb, windowed := be.(compute.WindowAttentionBackend)
 	if a.window > 0 { // the window store, with its own block tables
@@ -115,12 +104,11 @@ func (a *attention) attend(p *pass, kvl int, q, k, v, att compute.Tensor) error 
 		}
 		kvs, spans = p.win, p.b.WinSpans
 	}
-	if fused {
-		fb.RoPEPairStoreKV(q, k, v, p.b.Pos, hp.NHead, hp.NHeadKV, hp.HeadDim, a.rope, kvs, kvl, spans)
+	if nb, ok := be.(compute.NormRoPEBackend); ok && a.qNorm != nil {
+		nb.NormRoPEPairStoreKV(q, k, v, a.qNorm, a.kNorm, hp.Eps, p.b.Pos, hp.NHead, hp.NHeadKV, hp.HeadDim, a.rope, kvs,
+			kvl, spans)
 	} else {
-		be.RoPE(q, p.b.Pos, hp.NHead, hp.HeadDim, a.rope)
-		be.RoPE(k, p.b.Pos, hp.NHeadKV, hp.HeadDim, a.rope)
-		be.StoreKV(kvs, kvl, spans, k, v)
+		a.normRoPEStore(p, q, k, v, kvs, kvl, spans)
 	}
 	if a.temp != nil { // q only: the keys are stored as they are
 		p.scaleByPos(q, a.temp)
@@ -132,6 +120,31 @@ func (a *attention) attend(p *pass, kvl int, q, k, v, att compute.Tensor) error 
 	}
 	be.Attention(kvs, kvl, spans, &at, q, att)
 	return nil
+}
+
+// normRoPEStore is NormRoPEPairStoreKV as separate operations (the fused
+// pairs where the backend has them): the per-head norms, the rotations and
+// the store into layer kvl of kvs.
+func (a *attention) normRoPEStore(p *pass, q, k, v compute.Tensor, kvs compute.KV, kvl int, spans []compute.SeqSpan) {
+	be, hp := p.be, &p.m.HP
+	fb, fused := be.(compute.FusedBackend)
+	if a.qNorm != nil {
+		qh := be.View(q, p.rows*hp.NHead, hp.HeadDim)
+		kh := be.View(k, p.rows*hp.NHeadKV, hp.HeadDim)
+		if fused {
+			fb.RMSNormPair(qh, a.qNorm, qh, kh, a.kNorm, kh, hp.Eps)
+		} else {
+			be.RMSNorm(qh, a.qNorm, hp.Eps, qh)
+			be.RMSNorm(kh, a.kNorm, hp.Eps, kh)
+		}
+	}
+	if fused {
+		fb.RoPEPairStoreKV(q, k, v, p.b.Pos, hp.NHead, hp.NHeadKV, hp.HeadDim, a.rope, kvs, kvl, spans)
+		return
+	}
+	be.RoPE(q, p.b.Pos, hp.NHead, hp.HeadDim, a.rope)
+	be.RoPE(k, p.b.Pos, hp.NHeadKV, hp.HeadDim, a.rope)
+	be.StoreKV(kvs, kvl, spans, k, v)
 }
 
 func (a *attention) shard(sp *shardSpans) (attention, error) {
