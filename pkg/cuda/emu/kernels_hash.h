@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "6ffb41079be9b7b107627edb69aecf73ea52db99b02bf9c3dc9c0f9bfdfb7ce8"
+#define HX_KERNELS_SOURCE_SHA256 "7b53cf9a5ca6d2b95c44442893a532c6463fb991353c9e0eb43214454fc326a5"

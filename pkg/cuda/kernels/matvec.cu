@@ -125,9 +125,20 @@ struct hx_dot<hx_q6_k> {
 		const unsigned char* ql = blk + 64 * h + 32 * (g & 1) + 8 * k;
 		const unsigned char* qh = blk + 128 + 32 * h + 8 * k;
 		const int lsh = g >= 2 ? 4 : 0;
+		// four 16-bit loads each instead of eight byte loads (a block is 210
+		// bytes: only 2-byte alignment holds for every block)
+		unsigned int lw[4], hw[4];
+#pragma unroll
+		for (int u = 0; u < 4; u++) {
+			lw[u] = hx_u16(ql + 2 * u);
+			hw[u] = hx_u16(qh + 2 * u);
+		}
 		int q[8];
 #pragma unroll
-		for (int t = 0; t < 8; t++) q[t] = (((ql[t] >> lsh) & 15) | (((qh[t] >> (2 * g)) & 3) << 4)) - 32;
+		for (int t = 0; t < 8; t++) {
+			const unsigned int lb = lw[t >> 1] >> (8 * (t & 1)), hb = hw[t >> 1] >> (8 * (t & 1));
+			q[t] = (((lb >> lsh) & 15) | (((hb >> (2 * g)) & 3) << 4)) - 32;
+		}
 		hx_dot_sub<NX, false>(acc, q, ds, 0.0f, xb + 128 * h + 32 * g + 8 * k, cols);
 	}
 };
