@@ -30,6 +30,7 @@ lint:
 	@test -z "$$(gofmt -l .)" || (gofmt -l .; echo "gofmt needed"; exit 1)
 	$(GO) vet ./...
 	GOFLAGS= $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	scripts/check-c-portable.sh
 
 # Runs every fuzz target for FUZZTIME each (their seed corpora already run in `make test`).
 fuzz:

@@ -364,59 +364,6 @@ void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_
 int hx_vnni(void) { return 0; }
 void hx_quantize_q8k(const float *x, int n, uint8_t *dst) { (void)x; (void)n; (void)dst; }
 void hx_quantize_q8_0(const float *x, int n, uint8_t *dst) { (void)x; (void)n; (void)dst; }
-// hx_quantize_q8k quantizes n floats (a multiple of 256) to Q8_K blocks
-// exactly as quantizeQ8K does: the scale from the first element of largest
-// magnitude, round half to even (the magic-number trick's rounding), the
-// sums of 16. Byte-identical to the Go code.
-HX_VNNI static void hx_quantize_q8k_simd(const float *x, int n, uint8_t *dst) {
-	const __m512 signbit = _mm512_set1_ps(-0.0f);
-	for (int i = 0; i < n / 256; i++, x += 256, dst += 292) {
-		__m512 am = _mm512_setzero_ps();
-		for (int k = 0; k < 256; k += 16) am = _mm512_max_ps(am, _mm512_andnot_ps(signbit, _mm512_loadu_ps(x + k)));
-		float amax = _mm512_reduce_max_ps(am);
-		if (amax == 0) { memset(dst, 0, 292); continue; }
-		float mx = 0;
-		for (int k = 0; k < 256; k += 16) {
-			__mmask16 hit = _mm512_cmp_ps_mask(_mm512_andnot_ps(signbit, _mm512_loadu_ps(x + k)), _mm512_set1_ps(amax), _CMP_EQ_OQ);
-			if (hit) { mx = x[k + __builtin_ctz(hit)]; break; }
-		}
-		float iscale = -127 / mx;
-		__m512 is = _mm512_set1_ps(iscale), top = _mm512_set1_ps(127);
-		int8_t *q = (int8_t *)(dst + 4);
-		for (int k = 0; k < 256; k += 16) {
-			__m512 v = _mm512_roundscale_ps(_mm512_mul_ps(is, _mm512_loadu_ps(x + k)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-			__m512i qi = _mm512_cvtps_epi32(_mm512_min_ps(v, top));
-			_mm_storeu_si128((__m128i *)(q + k), _mm512_cvtsepi32_epi8(qi));
-			int32_t s = _mm512_reduce_add_epi32(qi);
-			int16_t s16 = (int16_t)s;
-			memcpy(dst + 260 + 2 * (k / 16), &s16, 2);
-		}
-		float d = 1 / iscale;
-		memcpy(dst, &d, 4);
-	}
-}
-
-void hx_quantize_q8k(const float *x, int n, uint8_t *dst) { hx_quantize_q8k_simd(x, n, dst); }
-
-// hx_quantize_q8_0 quantizes n floats (a multiple of 32) to Q8_0 blocks
-// exactly as quantizeQ8_0Act does (scale amax/127 stored as fp16, values
-// round(x·127/amax) half to even, saturated). Byte-identical to the Go code.
-HX_VNNI static void hx_quantize_q8_0_simd(const float *x, int n, uint8_t *dst) {
-	const __m512 signbit = _mm512_set1_ps(-0.0f);
-	for (int i = 0; i < n / 32; i++, x += 32, dst += 34) {
-		__m512 a = _mm512_loadu_ps(x), b = _mm512_loadu_ps(x + 16);
-		float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_andnot_ps(signbit, a), _mm512_andnot_ps(signbit, b)));
-		uint16_t h = _cvtss_sh(amax / 127, _MM_FROUND_TO_NEAREST_INT);
-		memcpy(dst, &h, 2);
-		__m512 id = _mm512_set1_ps(amax != 0 ? 127 / amax : 0);
-		__m512i qa = _mm512_cvtps_epi32(_mm512_roundscale_ps(_mm512_mul_ps(a, id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-		__m512i qb = _mm512_cvtps_epi32(_mm512_roundscale_ps(_mm512_mul_ps(b, id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-		_mm_storeu_si128((__m128i *)(dst + 2), _mm512_cvtsepi32_epi8(qa));
-		_mm_storeu_si128((__m128i *)(dst + 18), _mm512_cvtsepi32_epi8(qb));
-	}
-}
-
-void hx_quantize_q8_0(const float *x, int n, uint8_t *dst) { hx_quantize_q8_0_simd(x, n, dst); }
 
 int hx_vnni_supports(int type) { (void)type; return 0; }
 void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int n,
