@@ -331,6 +331,183 @@ HX_VNNI static void hx_vnni_q8_0(const uint8_t *w, size_t rb, int nrows, const u
 	free(buf);
 }
 
+// Prefill of K-quant weights with row-interleaved blocks (Q4_K, Q6_K).
+// For at least HX_IL_MIN activation rows, each group of HX_IL (16) weight
+// rows is first unpacked into hx_il_block's layout, where one 64-byte
+// vector holds four consecutive values of each of the 16 rows (lane ρ: row
+// ρ), so that one vpdpbusd multiplies them with four activation bytes
+// broadcast to every lane: 64 multiply-adds per instruction into one int32
+// lane per row (the tile kernels above need vpmaddubsw and vpdpwssd for as
+// many, and a horizontal sum per row at the end). Each sub-block's integer
+// sums are scaled once per activation row (the row's d·scale, less its
+// offset times the activations' sum over the sub-block: dmin·min for Q4_K,
+// 32·d·scale for Q6_K's unsigned values), each block's once more by the
+// activation scale. The group's unpacked blocks (6 KB each) stay in cache
+// while every activation row passes over them.
+#define HX_IL 16
+#define HX_IL_J 8
+#define HX_IL_MIN 64
+
+typedef struct {
+	uint8_t q[64][64];    // values 4m … 4m+3 of each row: q[m][4·row + t], unsigned
+	float sc[16][HX_IL];  // per sub-block (8 of 32 values for Q4_K, 16 of 16 for Q6_K): each row's scale
+	float off[16][HX_IL]; // per sub-block: each row's offset per unit of activation sum
+} hx_il_block;
+
+// hx_il_put stores 256 unpacked values of row r into o.
+HX_VNNI static inline void hx_il_put(hx_il_block *o, int r, const uint8_t *vals) {
+	for (int m = 0; m < 64; m++) memcpy(&o->q[m][4 * r], vals + 4 * m, 4);
+}
+
+// hx_il_pack_q4_k unpacks HX_IL rows (rb bytes apart) of nb Q4_K blocks.
+HX_VNNI static void hx_il_pack_q4_k(const uint8_t *w, size_t rb, int nb, hx_il_block *out) {
+	const __m256i lo4 = _mm256_set1_epi8(0x0F);
+	for (int i = 0; i < nb; i++) {
+		hx_il_block *o = out + i;
+		for (int r = 0; r < HX_IL; r++) {
+			const uint8_t *wb = w + (size_t)r * rb + (size_t)i * 144;
+			float d = hx_h2f(wb), dmin = hx_h2f(wb + 2);
+			uint8_t sm[16], vals[256];
+			_mm_storeu_si128((__m128i *)sm, hx_k4_scales(wb + 4));
+			for (int sb = 0; sb < 8; sb++) {
+				o->sc[sb][r] = d * (float)sm[sb];
+				o->off[sb][r] = dmin * (float)sm[8 + sb];
+			}
+			for (int c = 0; c < 4; c++) {
+				// chunk c: sub-block 2c in the low nibbles, 2c+1 in the high ones
+				__m256i b = _mm256_loadu_si256((const __m256i *)(wb + 16 + 32 * c));
+				_mm256_storeu_si256((__m256i *)(vals + 64 * c), _mm256_and_si256(b, lo4));
+				_mm256_storeu_si256((__m256i *)(vals + 64 * c + 32), _mm256_and_si256(_mm256_srli_epi16(b, 4), lo4));
+			}
+			hx_il_put(o, r, vals);
+		}
+	}
+}
+
+// hx_il_pack_q6_k unpacks HX_IL rows (rb bytes apart) of nb Q6_K blocks:
+// the 6-bit values unsigned (q, not q−32; the offset 32·d·scale removes
+// the excess).
+HX_VNNI static void hx_il_pack_q6_k(const uint8_t *w, size_t rb, int nb, hx_il_block *out) {
+	const __m512i lo4 = _mm512_set1_epi8(0x0F), three = _mm512_set1_epi8(3);
+	for (int i = 0; i < nb; i++) {
+		hx_il_block *o = out + i;
+		for (int r = 0; r < HX_IL; r++) {
+			const uint8_t *wb = w + (size_t)r * rb + (size_t)i * 210;
+			float d = hx_h2f(wb + 208);
+			uint8_t vals[256];
+			for (int t = 0; t < 16; t++) {
+				o->sc[t][r] = d * (float)(int8_t)wb[192 + t];
+				o->off[t][r] = 32 * o->sc[t][r];
+			}
+			for (int h = 0; h < 2; h++) { // as hx_v_q6_k_body: values 128h … +63, then +64 … +127
+				__m512i l = _mm512_loadu_si512((const void *)(wb + 64 * h));
+				__m256i qh = _mm256_loadu_si256((const __m256i *)(wb + 128 + 32 * h));
+				__m512i hb = _mm512_inserti64x4(_mm512_castsi256_si512(qh), _mm256_srli_epi16(qh, 2), 1);
+				_mm512_storeu_si512((void *)(vals + 128 * h),
+				                    _mm512_or_si512(_mm512_and_si512(l, lo4), _mm512_slli_epi16(_mm512_and_si512(hb, three), 4)));
+				_mm512_storeu_si512((void *)(vals + 128 * h + 64),
+				                    _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), lo4),
+				                                    _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(hb, 4), three), 4)));
+			}
+			hx_il_put(o, r, vals);
+		}
+	}
+}
+
+// hx_il_body multiplies one unpacked group (nb blocks of SB sub-blocks)
+// with nj ≤ HX_IL_J activation rows (Q8_K, xs apart; sums: each row's
+// activation sum per sub-block, SB per block, ss apart) into out[j·os + ρ]
+// for the group's rows ρ.
+HX_VNNI static inline __attribute__((always_inline)) void hx_il_body(const hx_il_block *wb, int nb, const int SB, const uint8_t *x, size_t xs, const float *sums, size_t ss, int nj, float *out, size_t os) {
+	const int ST = 64 / SB; // four-value steps per sub-block
+	__m512 f[HX_IL_J];
+	for (int j = 0; j < nj; j++) f[j] = _mm512_setzero_ps();
+	for (int i = 0; i < nb; i++) {
+		const hx_il_block *b = wb + i;
+		const uint8_t *xb = x + (size_t)i * 292 + 4;
+		__m512 g[HX_IL_J];
+		for (int j = 0; j < nj; j++) g[j] = _mm512_setzero_ps();
+		for (int sb = 0; sb < SB; sb++) {
+			__m512i acc[HX_IL_J];
+			for (int j = 0; j < nj; j++) acc[j] = _mm512_setzero_si512();
+			for (int k = 0; k < ST; k++) {
+				const int m = sb * ST + k;
+				const __m512i wv = _mm512_load_si512((const void *)b->q[m]);
+				for (int j = 0; j < nj; j++) {
+					int32_t xv;
+					memcpy(&xv, xb + (size_t)j * xs + 4 * m, 4);
+					acc[j] = _mm512_dpbusd_epi32(acc[j], wv, _mm512_set1_epi32(xv));
+				}
+			}
+			const __m512 sc = _mm512_load_ps(b->sc[sb]), off = _mm512_load_ps(b->off[sb]);
+			for (int j = 0; j < nj; j++) {
+				g[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[j]), sc, g[j]);
+				g[j] = _mm512_fnmadd_ps(off, _mm512_set1_ps(sums[(size_t)j * ss + (size_t)SB * i + sb]), g[j]);
+			}
+		}
+		for (int j = 0; j < nj; j++) {
+			float dy;
+			memcpy(&dy, x + (size_t)j * xs + (size_t)i * 292, 4);
+			f[j] = _mm512_fmadd_ps(g[j], _mm512_set1_ps(dy), f[j]);
+		}
+	}
+	for (int j = 0; j < nj; j++) _mm512_storeu_ps(out + (size_t)j * os, f[j]);
+}
+
+HX_VNNI static void hx_il_q4_k(const hx_il_block *wb, int nb, const uint8_t *x, size_t xs, const float *sums, size_t ss, int nj, float *out, size_t os) {
+	if (nj == HX_IL_J) hx_il_body(wb, nb, 8, x, xs, sums, ss, HX_IL_J, out, os);
+	else hx_il_body(wb, nb, 8, x, xs, sums, ss, nj, out, os);
+}
+
+HX_VNNI static void hx_il_q6_k(const hx_il_block *wb, int nb, const uint8_t *x, size_t xs, const float *sums, size_t ss, int nj, float *out, size_t os) {
+	if (nj == HX_IL_J) hx_il_body(wb, nb, 16, x, xs, sums, ss, HX_IL_J, out, os);
+	else hx_il_body(wb, nb, 16, x, xs, sums, ss, nj, out, os);
+}
+
+// hx_il_rows is hx_vnni_rows for Q4_K (q6 0) or Q6_K (q6 1) through the
+// interleaved layout: nrows/16 groups that way, the rows left over by the
+// tile kernel (tile). It returns 0, having written nothing, when it cannot
+// allocate its buffers.
+HX_VNNI static int hx_il_rows(int q6, hx_vfn tile, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs,
+                              int nx, int nb, float *out, size_t os) {
+	const int SB = q6 ? 16 : 8;
+	hx_il_block *buf = aligned_alloc(64, (size_t)nb * sizeof(hx_il_block));
+	float *sums = malloc((size_t)nx * nb * SB * sizeof(float));
+	if (!buf || !sums) {
+		free(buf);
+		free(sums);
+		return 0;
+	}
+	// the activations' sums per sub-block, from their sums of 16
+	const size_t ss = (size_t)nb * SB;
+	for (int j = 0; j < nx; j++)
+		for (int i = 0; i < nb; i++) {
+			int16_t bs[16];
+			memcpy(bs, x + (size_t)j * xs + (size_t)i * 292 + 260, 32);
+			for (int sb = 0; sb < SB; sb++)
+				sums[j * ss + (size_t)SB * i + sb] = q6 ? (float)bs[sb] : (float)(bs[2 * sb] + bs[2 * sb + 1]);
+		}
+	const int ng = nrows / HX_IL;
+	for (int g = 0; g < ng; g++) {
+		if (q6) hx_il_pack_q6_k(w + (size_t)g * HX_IL * rb, rb, nb, buf);
+		else hx_il_pack_q4_k(w + (size_t)g * HX_IL * rb, rb, nb, buf);
+		for (int j0 = 0; j0 < nx; j0 += HX_IL_J) {
+			int nj = nx - j0 < HX_IL_J ? nx - j0 : HX_IL_J;
+			float *o = out + (size_t)j0 * os + (size_t)g * HX_IL;
+			if (q6) hx_il_q6_k(buf, nb, x + (size_t)j0 * xs, xs, sums + (size_t)j0 * ss, ss, nj, o, os);
+			else hx_il_q4_k(buf, nb, x + (size_t)j0 * xs, xs, sums + (size_t)j0 * ss, ss, nj, o, os);
+		}
+	}
+	for (int j0 = 0; j0 < nx; j0 += HX_VK) {
+		int gj = nx - j0 < HX_VK ? nx - j0 : HX_VK;
+		for (int r = ng * HX_IL; r < nrows; r++)
+			tile(w + (size_t)r * rb, rb, 1, x + (size_t)j0 * xs, xs, gj, nb, out + (size_t)j0 * os + r, os);
+	}
+	free(buf);
+	free(sums);
+	return 1;
+}
+
 void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int n,
                   float *out, size_t os) {
 	hx_vfn fn;
@@ -342,6 +519,9 @@ void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_
 	case HX_Q6_K: fn = hx_v_q6_k; nb = n / 256; break;
 	default: return;
 	}
+	if ((type == HX_Q4_K || type == HX_Q6_K) && nx >= HX_IL_MIN && nrows >= HX_IL &&
+	    hx_il_rows(type == HX_Q6_K, fn, w, rb, nrows, x, xs, nx, nb, out, os))
+		return;
 	if (nx == 1) {
 		// decode streams the weights once, row after row (the hardware
 		// prefetchers follow); multiplying four rows per call with explicit

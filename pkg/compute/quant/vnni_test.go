@@ -23,7 +23,7 @@ func TestVNNIMatchesPortable(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, typ := range []dtype.Type{dtype.Q8_0, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K} {
-		for _, sh := range []struct{ n, rows, nX int }{{256, 1, 1}, {512, 3, 1}, {512, 9, 1}, {256 * 3, 8, 1}, {768, 5, 9}, {1024, 2, 17}, {512, 3, 16}, {256 * 2, 3, 40}, {256 * 11, 4, 8}, {256 * 11, 1, 1}, {2048, 1, 1}, {1536, 1, 1}, {1280, 1, 1}} {
+		for _, sh := range []struct{ n, rows, nX int }{{256, 1, 1}, {512, 3, 1}, {512, 9, 1}, {256 * 3, 8, 1}, {768, 5, 9}, {1024, 2, 17}, {512, 3, 16}, {256 * 2, 3, 40}, {256 * 11, 4, 8}, {256 * 11, 1, 1}, {2048, 1, 1}, {1536, 1, 1}, {1280, 1, 1}, {1024, 35, 70}, {256 * 3, 16, 64}, {512, 48, 100}} {
 			n := sh.n
 			if typ == dtype.Q8_0 {
 				n += 32 // an odd number of blocks: the one-block tail
