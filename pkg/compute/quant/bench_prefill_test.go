@@ -15,7 +15,7 @@ import (
 func BenchmarkPrefillTile(b *testing.B) {
 	const rows, nX = 128, 512
 	r := rand.New(rand.NewPCG(1, 4))
-	for _, typ := range []dtype.Type{dtype.Q4_K, dtype.Q6_K, dtype.Q8_0} {
+	for _, typ := range []dtype.Type{dtype.Q4_K, dtype.Q5_K, dtype.Q6_K, dtype.Q8_0} {
 		for _, n := range []int{1024, 3072} {
 			w, rb, xq, xs := benchOperands(b, r, typ, n, rows, nX)
 			out := make([]float32, rows*nX)

@@ -331,7 +331,8 @@ HX_VNNI static void hx_vnni_q8_0(const uint8_t *w, size_t rb, int nrows, const u
 	free(buf);
 }
 
-// Prefill of K-quant weights with row-interleaved blocks (Q4_K, Q6_K).
+// Prefill of K-quant weights with row-interleaved blocks (Q4_K, Q5_K,
+// Q6_K).
 // For at least HX_IL_MIN activation rows, each group of HX_IL (16) weight
 // rows is first unpacked into hx_il_block's layout, where one 64-byte
 // vector holds four consecutive values of each of the 16 rows (lane ρ: row
@@ -359,13 +360,16 @@ HX_VNNI static inline void hx_il_put(hx_il_block *o, int r, const uint8_t *vals)
 	for (int m = 0; m < 64; m++) memcpy(&o->q[m][4 * r], vals + 4 * m, 4);
 }
 
-// hx_il_pack_q4_k unpacks HX_IL rows (rb bytes apart) of nb Q4_K blocks.
-HX_VNNI static void hx_il_pack_q4_k(const uint8_t *w, size_t rb, int nb, hx_il_block *out) {
-	const __m256i lo4 = _mm256_set1_epi8(0x0F);
+// hx_il_pack_q4_k unpacks HX_IL rows (rb bytes apart) of nb Q4_K blocks,
+// or with q5 of Q5_K blocks (the fifth bits from qh, as hx_v_q4_k_body
+// takes them).
+HX_VNNI static void hx_il_pack_q4_k(const uint8_t *w, size_t rb, int nb, hx_il_block *out, int q5) {
+	const __m256i lo4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
+	const int bsz = q5 ? 176 : 144, qoff = q5 ? 48 : 16;
 	for (int i = 0; i < nb; i++) {
 		hx_il_block *o = out + i;
 		for (int r = 0; r < HX_IL; r++) {
-			const uint8_t *wb = w + (size_t)r * rb + (size_t)i * 144;
+			const uint8_t *wb = w + (size_t)r * rb + (size_t)i * bsz;
 			float d = hx_h2f(wb), dmin = hx_h2f(wb + 2);
 			uint8_t sm[16], vals[256];
 			_mm_storeu_si128((__m128i *)sm, hx_k4_scales(wb + 4));
@@ -373,11 +377,17 @@ HX_VNNI static void hx_il_pack_q4_k(const uint8_t *w, size_t rb, int nb, hx_il_b
 				o->sc[sb][r] = d * (float)sm[sb];
 				o->off[sb][r] = dmin * (float)sm[8 + sb];
 			}
+			__m256i qh = q5 ? _mm256_loadu_si256((const __m256i *)(wb + 16)) : _mm256_setzero_si256();
 			for (int c = 0; c < 4; c++) {
 				// chunk c: sub-block 2c in the low nibbles, 2c+1 in the high ones
-				__m256i b = _mm256_loadu_si256((const __m256i *)(wb + 16 + 32 * c));
-				_mm256_storeu_si256((__m256i *)(vals + 64 * c), _mm256_and_si256(b, lo4));
-				_mm256_storeu_si256((__m256i *)(vals + 64 * c + 32), _mm256_and_si256(_mm256_srli_epi16(b, 4), lo4));
+				__m256i b = _mm256_loadu_si256((const __m256i *)(wb + qoff + 32 * c));
+				__m256i lo = _mm256_and_si256(b, lo4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), lo4);
+				if (q5) {
+					lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one), 4));
+					hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one), 4));
+				}
+				_mm256_storeu_si256((__m256i *)(vals + 64 * c), lo);
+				_mm256_storeu_si256((__m256i *)(vals + 64 * c + 32), hi);
 			}
 			hx_il_put(o, r, vals);
 		}
@@ -464,13 +474,13 @@ HX_VNNI static void hx_il_q6_k(const hx_il_block *wb, int nb, const uint8_t *x, 
 	else hx_il_body(wb, nb, 16, x, xs, sums, ss, nj, out, os);
 }
 
-// hx_il_rows is hx_vnni_rows for Q4_K (q6 0) or Q6_K (q6 1) through the
+// hx_il_rows is hx_vnni_rows for Q4_K, Q5_K or Q6_K (type) through the
 // interleaved layout: nrows/16 groups that way, the rows left over by the
 // tile kernel (tile). It returns 0, having written nothing, when it cannot
 // allocate its buffers.
-HX_VNNI static int hx_il_rows(int q6, hx_vfn tile, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs,
+HX_VNNI static int hx_il_rows(int type, hx_vfn tile, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs,
                               int nx, int nb, float *out, size_t os) {
-	const int SB = q6 ? 16 : 8;
+	const int q6 = type == HX_Q6_K, SB = q6 ? 16 : 8;
 	hx_il_block *buf = aligned_alloc(64, (size_t)nb * sizeof(hx_il_block));
 	float *sums = malloc((size_t)nx * nb * SB * sizeof(float));
 	if (!buf || !sums) {
@@ -490,7 +500,7 @@ HX_VNNI static int hx_il_rows(int q6, hx_vfn tile, const uint8_t *w, size_t rb, 
 	const int ng = nrows / HX_IL;
 	for (int g = 0; g < ng; g++) {
 		if (q6) hx_il_pack_q6_k(w + (size_t)g * HX_IL * rb, rb, nb, buf);
-		else hx_il_pack_q4_k(w + (size_t)g * HX_IL * rb, rb, nb, buf);
+		else hx_il_pack_q4_k(w + (size_t)g * HX_IL * rb, rb, nb, buf, type == HX_Q5_K);
 		for (int j0 = 0; j0 < nx; j0 += HX_IL_J) {
 			int nj = nx - j0 < HX_IL_J ? nx - j0 : HX_IL_J;
 			float *o = out + (size_t)j0 * os + (size_t)g * HX_IL;
@@ -618,8 +628,7 @@ void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_
 	case HX_Q6_K: fn = hx_v_q6_k; nb = n / 256; break;
 	default: return;
 	}
-	if ((type == HX_Q4_K || type == HX_Q6_K) && nx >= HX_IL_MIN && nrows >= HX_IL &&
-	    hx_il_rows(type == HX_Q6_K, fn, w, rb, nrows, x, xs, nx, nb, out, os))
+	if (nx >= HX_IL_MIN && nrows >= HX_IL && hx_il_rows(type, fn, w, rb, nrows, x, xs, nx, nb, out, os))
 		return;
 	if (nx == 1) {
 		// decode streams the weights once, row after row (the hardware
