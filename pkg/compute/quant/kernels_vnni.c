@@ -129,6 +129,21 @@ HX_VNNI static inline __m128i hx_k4_scales(const uint8_t *q) {
 	return _mm_loadu_si128((const __m128i *)u); // bytes: 8 scales, 8 mins
 }
 
+// hx_k4_chunk unpacks chunk c (32 bytes at q) of a Q4_K/Q5_K block into
+// the values of sub-blocks 2c (lo: the low nibbles) and 2c+1 (hi: the high
+// ones), with Q5_K's fifth bits from qh (bit 2c of each byte for 2c, bit
+// 2c+1 for 2c+1) when q5.
+HX_VNNI static inline void hx_k4_chunk(const uint8_t *q, __m256i qh, int c, int q5, __m256i *lo, __m256i *hi) {
+	const __m256i lo4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
+	__m256i b = _mm256_loadu_si256((const __m256i *)q);
+	*lo = _mm256_and_si256(b, lo4);
+	*hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), lo4);
+	if (q5) {
+		*lo = _mm256_or_si256(*lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one), 4));
+		*hi = _mm256_or_si256(*hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one), 4));
+	}
+}
+
 // Q4_K (144-byte blocks of 256; Q5_K: 176 bytes with a fifth bit per value
 // in 32 bytes of qh) times Q8_K activations (292 bytes: float
 // scale, 256 int8, 16 int16 sums of 16). Chunk c of 32 weight bytes holds
@@ -138,9 +153,7 @@ HX_VNNI static inline __m128i hx_k4_scales(const uint8_t *q) {
 HX_VNNI static inline __attribute__((always_inline)) void hx_v_q4_k_body(const uint8_t *w0, size_t rb, int nr, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os, int q5) {
 	__m512 acc[HX_VK]; // the mins' term is subtracted in lanes 0-7 (fewer registers than a second accumulator)
 	for (int j = 0; j < nr * nx; j++) acc[j] = _mm512_setzero_ps();
-	const __m256i lo4 = _mm256_set1_epi8(0x0F);
 	const __m256i mdup = _mm256_setr_epi16(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
-	const __m256i one = _mm256_set1_epi8(1);
 	const int bsz = q5 ? 176 : 144, qoff = q5 ? 48 : 16;
 	for (int i = 0; i < nb; i++)
 	for (int r = 0; r < nr; r++) {
@@ -150,13 +163,8 @@ HX_VNNI static inline __attribute__((always_inline)) void hx_v_q4_k_body(const u
 		__m512i q[4], s[4];
 		__m256i qh = q5 ? _mm256_loadu_si256((const __m256i *)(wb + 16)) : _mm256_setzero_si256();
 		for (int c = 0; c < 4; c++) {
-			__m256i b = _mm256_loadu_si256((const __m256i *)(wb + qoff + 32 * c));
-			__m256i lo = _mm256_and_si256(b, lo4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), lo4);
-			if (q5) {
-				// the fifth bit of sub-block 2c is bit 2c of qh, of 2c+1 bit 2c+1
-				lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one), 4));
-				hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one), 4));
-			}
+			__m256i lo, hi;
+			hx_k4_chunk(wb + qoff + 32 * c, qh, c, q5, &lo, &hi);
 			q[c] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 			__m512i idx = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16((short)(2 * c))),
 			                                 _mm256_set1_epi16((short)(2 * c + 1)), 1);
@@ -364,7 +372,6 @@ HX_VNNI static inline void hx_il_put(hx_il_block *o, int r, const uint8_t *vals)
 // or with q5 of Q5_K blocks (the fifth bits from qh, as hx_v_q4_k_body
 // takes them).
 HX_VNNI static void hx_il_pack_q4_k(const uint8_t *w, size_t rb, int nb, hx_il_block *out, int q5) {
-	const __m256i lo4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
 	const int bsz = q5 ? 176 : 144, qoff = q5 ? 48 : 16;
 	for (int i = 0; i < nb; i++) {
 		hx_il_block *o = out + i;
@@ -379,13 +386,8 @@ HX_VNNI static void hx_il_pack_q4_k(const uint8_t *w, size_t rb, int nb, hx_il_b
 			}
 			__m256i qh = q5 ? _mm256_loadu_si256((const __m256i *)(wb + 16)) : _mm256_setzero_si256();
 			for (int c = 0; c < 4; c++) {
-				// chunk c: sub-block 2c in the low nibbles, 2c+1 in the high ones
-				__m256i b = _mm256_loadu_si256((const __m256i *)(wb + qoff + 32 * c));
-				__m256i lo = _mm256_and_si256(b, lo4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), lo4);
-				if (q5) {
-					lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one), 4));
-					hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one), 4));
-				}
+				__m256i lo, hi;
+				hx_k4_chunk(wb + qoff + 32 * c, qh, c, q5, &lo, &hi);
 				_mm256_storeu_si256((__m256i *)(vals + 64 * c), lo);
 				_mm256_storeu_si256((__m256i *)(vals + 64 * c + 32), hi);
 			}

@@ -81,24 +81,28 @@ func TestRMSNorm2(t *testing.T) {
 	}
 }
 
+// ropeCase is a shape of the fused RoPE kernels' tests.
+type ropeCase struct {
+	qHeads, kHeads, headDim, dims, neox int
+	factors                             []float32 // frequency factors, or nil
+}
+
+// ropeCases are Qwen3's heads, a partial rotation with one key head, and
+// frequency factors (all ≥ 1), then more.
+func ropeCases(r *rand.Rand, more ...ropeCase) []ropeCase {
+	factors := randVec(r, 32, 1)
+	for i := range factors {
+		factors[i] = 1 + float32(math.Abs(float64(factors[i])))
+	}
+	return append([]ropeCase{{16, 8, 128, 128, 1, nil}, {4, 1, 64, 32, 0, nil}, {2, 2, 64, 64, 1, factors}}, more...)
+}
+
 func TestRoPE2Store(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 3))
 	pos := []int32{0, 5, 4095}
-	for _, tt := range []struct {
-		qHeads, kHeads, headDim, dims, neox int
-		factors                             []float32
-	}{
-		{16, 8, 128, 128, 1, nil},
-		{4, 1, 64, 32, 0, nil},
-		{2, 2, 64, 64, 1, randVec(r, 32, 1)},
-	} {
+	for _, tt := range ropeCases(r) {
 		name := fmt.Sprintf("%+v", tt)
 		q, k := randVec(r, len(pos)*tt.qHeads*tt.headDim, 3), randVec(r, len(pos)*tt.kHeads*tt.headDim, 3)
-		if tt.factors != nil {
-			for i := range tt.factors {
-				tt.factors[i] = 1 + float32(math.Abs(float64(tt.factors[i])))
-			}
-		}
 		const base, scale = float32(1e6), float32(0.5)
 		wantQ, wantK := append([]float32(nil), q...), append([]float32(nil), k...)
 		half := tt.dims / 2
@@ -140,22 +144,10 @@ func TestRoPE2Store(t *testing.T) {
 func TestNormRoPE2Store(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 4))
 	pos := []int32{0, 5, 4095}
-	for _, tt := range []struct {
-		qHeads, kHeads, headDim, dims, neox int
-		factors                             []float32
-	}{
-		{16, 8, 128, 128, 1, nil},
-		{4, 1, 64, 32, 0, nil},
-		{2, 2, 64, 64, 1, randVec(r, 32, 1)},
-		{3, 1, 80, 64, 0, nil},
-		{2, 1, 256, 256, 1, nil},
-	} {
+	for _, tt := range ropeCases(r, ropeCase{3, 1, 80, 64, 0, nil}, ropeCase{2, 1, 256, 256, 1, nil}) {
 		name := fmt.Sprintf("%+v", tt)
 		q, k := randVec(r, len(pos)*tt.qHeads*tt.headDim, 3), randVec(r, len(pos)*tt.kHeads*tt.headDim, 3)
 		qw, kw := randVec(r, tt.headDim, 2), randVec(r, tt.headDim, 2)
-		for i := range tt.factors {
-			tt.factors[i] = 1 + float32(math.Abs(float64(tt.factors[i])))
-		}
 		const base, scale, eps = float32(1e6), float32(0.5), float32(1e-6)
 		kvDim, slots := tt.kHeads*tt.headDim, []int32{5, 0, 9}
 		v := randVec(r, len(pos)*kvDim, 3)

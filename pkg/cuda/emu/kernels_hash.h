@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "7b53cf9a5ca6d2b95c44442893a532c6463fb991353c9e0eb43214454fc326a5"
+#define HX_KERNELS_SOURCE_SHA256 "36313ef75c6cbdaa56a11bb9aa39452cae42fd7f2bdf960a7a186fe144726116"

@@ -128,18 +128,25 @@ extern "C" __global__ void hx_store_kv_f16(unsigned short* __restrict__ kc, unsi
 // recurrence theta_{i+1} = theta_i·theta_scale from theta_0 = pos, so the
 // angles equal the CPU's bit for bit; only sin and cos (F32 here, double
 // rounded to F32 there) differ, by an ulp or so.
+// hx_rope_angle gives the sine and cosine of pair i's angle at position
+// pos (the recurrence above).
+__device__ __forceinline__ void hx_rope_angle(int pos, int i, float thetaScale, float freqScale,
+                                              const float* __restrict__ freqFactors, float* s, float* c) {
+	float theta = (float)pos;
+	for (int j = 0; j < i; j++) theta *= thetaScale;
+	if (freqFactors != nullptr) theta /= freqFactors[i];
+	theta *= freqScale;
+	sincosf(theta, s, c);
+}
+
 // hx_rope_at rotates element pair t (of rows·heads·half) of x.
 __device__ __forceinline__ void hx_rope_at(float* __restrict__ x, const int* __restrict__ pos, int t, int heads,
                                            int headDim, int half, float thetaScale, float freqScale,
                                            const float* __restrict__ freqFactors, int neox) {
 	const int i = t % half, rh = t / half;
 	const int h = rh % heads, row = rh / heads;
-	float theta = (float)pos[row];
-	for (int j = 0; j < i; j++) theta *= thetaScale;
-	if (freqFactors != nullptr) theta /= freqFactors[i];
-	theta *= freqScale;
 	float s, c;
-	sincosf(theta, &s, &c);
+	hx_rope_angle(pos[row], i, thetaScale, freqScale, freqFactors, &s, &c);
 	float* v = x + ((size_t)row * heads + h) * headDim;
 	const int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
 	const float x0 = v[a], x1 = v[b];
@@ -258,12 +265,8 @@ __device__ __forceinline__ void hx_norm_rope2_store(KV* __restrict__ kc, KV* __r
 	const size_t o = isQ ? 0 : (size_t)slot[row] * kvDim + (size_t)(rh % kHeads) * headDim;
 	if (i < half) {
 		const float thetaScale = (float)pow((double)base, (double)(-2.0f / (float)dims));
-		float theta = (float)pos[row];
-		for (int j = 0; j < i; j++) theta *= thetaScale;
-		if (freqFactors != nullptr) theta /= freqFactors[i];
-		theta *= freqScale;
 		float sn, cs;
-		sincosf(theta, &sn, &cs);
+		hx_rope_angle(pos[row], i, thetaScale, freqScale, freqFactors, &sn, &cs);
 		const int a = neox ? i : 2 * i, c = neox ? i + half : 2 * i + 1;
 		const float x0 = head[a], x1 = head[c];
 		const float ra = x0 * cs - x1 * sn, rc = x0 * sn + x1 * cs;
