@@ -30,3 +30,25 @@ func BenchmarkPrefillTile(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPrefillChunk is BenchmarkPrefillTile for short prefills
+// (chunks of 16 to 64 activation rows): where the interleaved kernels
+// start paying for their unpacking.
+func BenchmarkPrefillChunk(b *testing.B) {
+	const rows, n = 128, 1024
+	r := rand.New(rand.NewPCG(1, 5))
+	for _, typ := range []dtype.Type{dtype.Q4_K, dtype.Q6_K, dtype.Q8_0} {
+		for _, nX := range []int{16, 32, 48, 64} {
+			w, rb, xq, xs := benchOperands(b, r, typ, n, rows, nX)
+			out := make([]float32, rows*nX)
+			b.Run(fmt.Sprintf("%s/x%d", typ, nX), func(b *testing.B) {
+				b.SetBytes(int64(n * rows * nX))
+				for b.Loop() {
+					if err := VecDotRowsMulti(typ, w, rb, rows, xq, xs, nX, n, out, rows); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -355,7 +355,11 @@ HX_VNNI static void hx_vnni_q8_0(const uint8_t *w, size_t rb, int nrows, const u
 // while every activation row passes over them.
 #define HX_IL 16
 #define HX_IL_J 8
-#define HX_IL_MIN 64
+// HX_IL_MIN and HX_IL8_MIN are the fewest activation rows for which the
+// unpacking pays (BenchmarkPrefillChunk: at 16 rows the K-quants' tile
+// kernels are still 10-20 % faster, Q8_0's already 30 % slower).
+#define HX_IL_MIN 32
+#define HX_IL8_MIN 16
 
 typedef struct {
 	uint8_t q[64][64];    // values 4m … 4m+3 of each row: q[m][4·row + t], unsigned
@@ -622,7 +626,7 @@ void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_
 	int nb;
 	switch (type) {
 	case HX_Q8_0:
-		if (nx >= HX_IL_MIN && nrows >= HX_IL && hx_il8_rows(w, rb, nrows, x, xs, nx, n / 32, out, os)) return;
+		if (nx >= HX_IL8_MIN && nrows >= HX_IL && hx_il8_rows(w, rb, nrows, x, xs, nx, n / 32, out, os)) return;
 		hx_vnni_q8_0(w, rb, nrows, x, xs, nx, n / 32, out, os);
 		return;
 	case HX_Q4_K: fn = hx_v_q4_k; nb = n / 256; break;
