@@ -9,6 +9,7 @@ import (
 
 	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/compute"
+	"github.com/helexa/helexa/pkg/compute/quant"
 	"github.com/helexa/helexa/pkg/dtype"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/cpuexec"
@@ -71,11 +72,22 @@ func TestChunkedPrefill(t *testing.T) {
 
 // TestChunkedPrefillEveryArch: the same check on a tiny model of every
 // supported architecture (the MoE FFN and q/k norms included), with chunk
-// sizes that split the prompt unevenly; chunking must not change a bit.
+// sizes that split the prompt unevenly; chunking must not change a bit
+// where the kernels are bit-exact (quant.BitExact). The AVX-512 kernels
+// multiply a prefill of 16 rows and more (32 for the K-quants) through
+// another layout than a shorter one (row-interleaved, float sums in
+// another order); the last-bit difference can move an activation across a
+// rounding step of its 8-bit quantization in a later layer, which moves
+// these random models' logits by up to about 0.04. There chunking may
+// change logits by 0.1 at most, far below what a chunking mistake does.
 func TestChunkedPrefillEveryArch(t *testing.T) {
 	prompt := make([]int32, 29)
 	for i := range prompt {
 		prompt[i] = int32((i*13 + 5) % 64)
+	}
+	tol := 0.0
+	if !quant.BitExact(dtype.Q8_0) {
+		tol = 0.1
 	}
 	for _, a := range arch.Supported() {
 		path, err := archtest.Write(t.TempDir(), archtest.Config{Arch: a, Type: dtype.Q8_0})
@@ -98,7 +110,7 @@ func TestChunkedPrefillEveryArch(t *testing.T) {
 					t.Fatalf("%d logit rows for %d tokens", len(chunked), len(prompt))
 				}
 				for p := range one {
-					if d := maxAbsDiff(one[p], chunked[p]); d != 0 {
+					if d := maxAbsDiff(one[p], chunked[p]); d > tol {
 						t.Errorf("position %d: chunked logits differ by %g", p, d)
 					}
 				}
