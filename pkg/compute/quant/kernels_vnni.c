@@ -525,61 +525,67 @@ HX_VNNI static int hx_il_rows(int type, hx_vfn tile, const uint8_t *w, size_t rb
 }
 
 // Prefill of Q8_0 weights with row-interleaved blocks, as hx_il_rows for
-// the K-quants: a 64-byte vector holds four consecutive signed values of
-// each of 16 rows, and vpdpbusd multiplies them with four activation
-// bytes made unsigned (x+128) and broadcast; each lane starts at −128·Σw of
-// its row's block, so that it ends at Σx·w. One float scale per block and
-// activation row (the row's d times the activation's).
+// the K-quants: a 64-byte vector holds four consecutive values of each of
+// 16 rows, made unsigned (w+128) when unpacked, and vpdpbusd multiplies them
+// with four of the activation's own signed bytes, broadcast; each lane
+// starts at −128·Σx of the activation block, so that it ends at Σx·w. One
+// float scale per block and activation row (the row's d times the
+// activation's).
 typedef struct {
-	int8_t q[8][64];     // values 4m … 4m+3 of each row: q[m][4·row + t]
-	float d[HX_IL];      // each row's scale
-	int32_t neg[HX_IL];  // −128·Σw of each row
+	uint8_t q[8][64]; // values 4m … 4m+3 of each row, plus 128: q[m][4·row + t]
+	float d[HX_IL];   // each row's scale
 } hx_il8_block;
+
+// hx_il8_act is what hx_il8_body needs of one activation block besides
+// its values: its scale and −128 times the sum of its values.
+typedef struct {
+	float d;
+	int32_t neg;
+} hx_il8_act;
 
 // hx_il8_pack unpacks HX_IL rows (rb bytes apart) of nb Q8_0 blocks.
 HX_VNNI static void hx_il8_pack(const uint8_t *w, size_t rb, int nb, hx_il8_block *out) {
+	const __m256i k128 = _mm256_set1_epi8((char)0x80);
 	for (int i = 0; i < nb; i++) {
 		hx_il8_block *o = out + i;
 		for (int r = 0; r < HX_IL; r++) {
 			const uint8_t *wb = w + (size_t)r * rb + (size_t)i * 34;
 			o->d[r] = hx_h2f(wb);
-			int32_t sum = 0;
-			for (int t = 0; t < 32; t++) sum += (int8_t)wb[2 + t];
-			o->neg[r] = -128 * sum;
-			for (int m = 0; m < 8; m++) memcpy(&o->q[m][4 * r], wb + 2 + 4 * m, 4);
+			uint8_t vals[32];
+			_mm256_storeu_si256((__m256i *)vals, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(wb + 2)), k128));
+			for (int m = 0; m < 8; m++) memcpy(&o->q[m][4 * r], vals + 4 * m, 4);
 		}
 	}
 }
 
 // hx_il8_body multiplies one unpacked group (nb blocks) with nj ≤
-// HX_IL_J activation rows (xu: 32 unsigned bytes per block, xus apart; dx:
-// their scales, nb per row, dxs apart) into out[j·os + ρ].
-HX_VNNI static inline __attribute__((always_inline)) void hx_il8_body(const hx_il8_block *wb, int nb, const uint8_t *xu, size_t xus, const float *dx, size_t dxs, int nj, float *out, size_t os) {
+// HX_IL_J activation rows (Q8_0, xs apart; xa: their hx_il8_act, nb per
+// row) into out[j·os + ρ].
+HX_VNNI static inline __attribute__((always_inline)) void hx_il8_body(const hx_il8_block *wb, int nb, const uint8_t *x, size_t xs, const hx_il8_act *xa, int nj, float *out, size_t os) {
 	__m512 f[HX_IL_J];
 	for (int j = 0; j < nj; j++) f[j] = _mm512_setzero_ps();
 	for (int i = 0; i < nb; i++) {
 		const hx_il8_block *b = wb + i;
-		const __m512i neg = _mm512_load_si512((const void *)b->neg);
 		__m512i acc[HX_IL_J];
-		for (int j = 0; j < nj; j++) acc[j] = neg;
+		for (int j = 0; j < nj; j++) acc[j] = _mm512_set1_epi32(xa[(size_t)j * nb + i].neg);
 		for (int m = 0; m < 8; m++) {
 			const __m512i wv = _mm512_load_si512((const void *)b->q[m]);
 			for (int j = 0; j < nj; j++) {
 				int32_t xv;
-				memcpy(&xv, xu + (size_t)j * xus + 32 * (size_t)i + 4 * m, 4);
-				acc[j] = _mm512_dpbusd_epi32(acc[j], _mm512_set1_epi32(xv), wv);
+				memcpy(&xv, x + (size_t)j * xs + (size_t)i * 34 + 2 + 4 * m, 4);
+				acc[j] = _mm512_dpbusd_epi32(acc[j], wv, _mm512_set1_epi32(xv));
 			}
 		}
 		const __m512 d = _mm512_load_ps(b->d);
 		for (int j = 0; j < nj; j++)
-			f[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[j]), _mm512_mul_ps(d, _mm512_set1_ps(dx[(size_t)j * dxs + i])), f[j]);
+			f[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[j]), _mm512_mul_ps(d, _mm512_set1_ps(xa[(size_t)j * nb + i].d)), f[j]);
 	}
 	for (int j = 0; j < nj; j++) _mm512_storeu_ps(out + (size_t)j * os, f[j]);
 }
 
-HX_VNNI static void hx_il8(const hx_il8_block *wb, int nb, const uint8_t *xu, size_t xus, const float *dx, size_t dxs, int nj, float *out, size_t os) {
-	if (nj == HX_IL_J) hx_il8_body(wb, nb, xu, xus, dx, dxs, HX_IL_J, out, os);
-	else hx_il8_body(wb, nb, xu, xus, dx, dxs, nj, out, os);
+HX_VNNI static void hx_il8(const hx_il8_block *wb, int nb, const uint8_t *x, size_t xs, const hx_il8_act *xa, int nj, float *out, size_t os) {
+	if (nj == HX_IL_J) hx_il8_body(wb, nb, x, xs, xa, HX_IL_J, out, os);
+	else hx_il8_body(wb, nb, x, xs, xa, nj, out, os);
 }
 
 // hx_il8_rows is hx_vnni_rows for Q8_0 through the interleaved layout:
@@ -588,35 +594,36 @@ HX_VNNI static void hx_il8(const hx_il8_block *wb, int nb, const uint8_t *xu, si
 HX_VNNI static int hx_il8_rows(const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int nb,
                                float *out, size_t os) {
 	hx_il8_block *buf = aligned_alloc(64, (size_t)nb * sizeof(hx_il8_block));
-	uint8_t *xu = malloc((size_t)nx * nb * 32);
-	float *dx = malloc((size_t)nx * nb * sizeof(float));
-	if (!buf || !xu || !dx) {
+	hx_il8_act *xa = malloc((size_t)nx * nb * sizeof(hx_il8_act));
+	if (!buf || !xa) {
 		free(buf);
-		free(xu);
-		free(dx);
+		free(xa);
 		return 0;
 	}
-	const size_t xus = (size_t)nb * 32;
+	const __m256i ones = _mm256_set1_epi8(1);
 	for (int j = 0; j < nx; j++)
 		for (int i = 0; i < nb; i++) {
 			const uint8_t *xb = x + (size_t)j * xs + (size_t)i * 34;
-			_mm256_storeu_si256((__m256i *)(xu + j * xus + 32 * (size_t)i),
-			                    _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(xb + 2)), _mm256_set1_epi8((char)0x80)));
-			dx[(size_t)j * nb + i] = hx_h2f(xb);
+			// Σx: |x|·sign(x) as unsigned·signed byte pairs, then the lanes
+			__m256i v = _mm256_loadu_si256((const __m256i *)(xb + 2));
+			__m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(ones, v), _mm256_set1_epi16(1));
+			__m128i h = _mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+			h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4e));
+			h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xb1));
+			xa[(size_t)j * nb + i] = (hx_il8_act){hx_h2f(xb), -128 * _mm_cvtsi128_si32(h)};
 		}
 	const int ng = nrows / HX_IL;
 	for (int g = 0; g < ng; g++) {
 		hx_il8_pack(w + (size_t)g * HX_IL * rb, rb, nb, buf);
 		for (int j0 = 0; j0 < nx; j0 += HX_IL_J) {
 			int nj = nx - j0 < HX_IL_J ? nx - j0 : HX_IL_J;
-			hx_il8(buf, nb, xu + (size_t)j0 * xus, xus, dx + (size_t)j0 * nb, nb, nj, out + (size_t)j0 * os + (size_t)g * HX_IL, os);
+			hx_il8(buf, nb, x + (size_t)j0 * xs, xs, xa + (size_t)j0 * nb, nj, out + (size_t)j0 * os + (size_t)g * HX_IL, os);
 		}
 	}
 	if (nrows > ng * HX_IL)
 		hx_vnni_q8_0(w + (size_t)ng * HX_IL * rb, rb, nrows - ng * HX_IL, x, xs, nx, nb, out + (size_t)ng * HX_IL, os);
 	free(buf);
-	free(xu);
-	free(dx);
+	free(xa);
 	return 1;
 }
 
