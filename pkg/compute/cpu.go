@@ -95,8 +95,9 @@ func (c *CPU) matMul(w *Weight, x []float32, nRows int, out []float32) error {
 		return err
 	}
 	var fail firstError
-	c.pool.parallelFor(m, max(8, grain(n*nRows)), func(lo, hi int) {
-		fail.set(matMulRange(w, xq, ab, nRows, out, lo, hi))
+	u := rowUnit(w)
+	c.pool.parallelFor(m/u, max(1, max(8, grain(n*nRows))/u), func(lo, hi int) {
+		fail.set(matMulRange(w, xq, ab, nRows, out, lo*u, hi*u))
 	})
 	if fail.err != nil {
 		return fmt.Errorf("matmul %s: %w", w.Name, fail.err)
@@ -132,6 +133,29 @@ const matMulTileBytes = 256 << 10
 // matMulRange computes out[r*m+i] for weight rows i in [lo, hi) and every
 // activation row r.
 func matMulRange(w *Weight, xq []byte, ab, nRows int, out []float32, lo, hi int) error {
+	m := w.Rows()
+	if w.packed != nil {
+		// whole groups from the packed copy; a range that is not (beside a
+		// weight whose rows are not) takes its edge rows from the file
+		a, b := min(hi, (lo+quant.PackRows-1)/quant.PackRows*quant.PackRows), max(lo, hi/quant.PackRows*quant.PackRows)
+		if a < b {
+			if err := w.packed.MulRows(a/quant.PackRows, b/quant.PackRows, xq, ab, nRows, out[a:], m); err != nil {
+				return err
+			}
+			if err := fileRows(w, xq, ab, nRows, out, lo, a); err != nil {
+				return err
+			}
+			return fileRows(w, xq, ab, nRows, out, b, hi)
+		}
+	}
+	return fileRows(w, xq, ab, nRows, out, lo, hi)
+}
+
+// fileRows is matMulRange on the weight's bytes as the file has them.
+func fileRows(w *Weight, xq []byte, ab, nRows int, out []float32, lo, hi int) error {
+	if lo >= hi {
+		return nil
+	}
 	n, m, rb := w.Cols(), w.Rows(), w.RowBytes()
 	tile := hi - lo
 	if nRows > 1 {

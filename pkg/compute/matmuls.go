@@ -52,7 +52,9 @@ func (c *CPU) MatMuls(ws []*Weight, xT Tensor, outs []Tensor) error {
 		total += w.Rows()
 	}
 	var fail firstError
-	c.pool.parallelFor(total, max(8, grain(n*nRows)), func(lo, hi int) {
+	u := rowUnit(ws...)
+	c.pool.parallelFor(total/u, max(1, max(8, grain(n*nRows))/u), func(lo, hi int) {
+		lo, hi = lo*u, hi*u
 		off := 0
 		for i, w := range ws {
 			a, b := max(lo, off), min(hi, off+w.Rows())

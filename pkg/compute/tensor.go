@@ -60,9 +60,6 @@ func (c *CPU) ReadRow(t Tensor, r int, dst []float32) error {
 	return nil
 }
 
-// Prepare implements Backend: the CPU computes on the mapped weights.
-func (c *CPU) Prepare(*Weight) error { return nil }
-
 // PrepareVector implements Backend.
 func (c *CPU) PrepareVector(*Vector) error { return nil }
 

@@ -3,6 +3,7 @@ package compute
 import (
 	"fmt"
 
+	"github.com/helexa/helexa/pkg/compute/quant"
 	"github.com/helexa/helexa/pkg/dtype"
 )
 
@@ -45,11 +46,20 @@ func (e *UnsupportedTypeError) Error() string {
 // of a matrix), Dims[1] the number of rows (its output width), and an
 // optional Dims[2] stacks several matrices (MoE experts).
 type Weight struct {
-	Name     string
-	Type     dtype.Type
-	Dims     []int
-	Data     []byte
+	Name string
+	Type dtype.Type
+	Dims []int
+	Data []byte
+	// Mapped reports that Data aliases a read-only file mapping: a backend
+	// that keeps its own copy of the weight may release Data's pages (a
+	// later read faults them back in from the file).
+	Mapped bool
+	// Lookup reports that the model only reads single rows of the weight
+	// (an embedding table that is not also the output head): a backend
+	// need not prepare it for matmuls.
+	Lookup   bool
 	rowBytes int
+	packed   *quant.Packed // the CPU's load-time interleaved copy (nil: none)
 }
 
 // NewWeight checks that data holds exactly a tensor of type t and shape
@@ -106,11 +116,18 @@ func (w *Weight) Row(i int) []byte { return w.Data[i*w.rowBytes : (i+1)*w.rowByt
 // Mat returns the e-th stacked matrix as a 2-D weight sharing the bytes.
 func (w *Weight) Mat(e int) *Weight {
 	size := w.Rows() * w.rowBytes
-	return &Weight{
+	m := &Weight{
 		Name:     fmt.Sprintf("%s[%d]", w.Name, e),
 		Type:     w.Type,
 		Dims:     []int{w.Cols(), w.Rows()},
 		Data:     w.Data[e*size : (e+1)*size],
+		Mapped:   w.Mapped,
+		Lookup:   w.Lookup,
 		rowBytes: w.rowBytes,
 	}
+	if w.packed != nil {
+		g := w.Rows() / quant.PackRows
+		m.packed = w.packed.Slice(e*g, (e+1)*g)
+	}
+	return m
 }

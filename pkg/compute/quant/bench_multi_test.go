@@ -82,6 +82,24 @@ func BenchmarkDecodeRows(b *testing.B) {
 					}
 				}
 			})
+			if !CanPack(typ, size.rows, n) {
+				continue
+			}
+			p, err := NewPacked(typ, size.rows, n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := p.Pack(w, len(row), 0, p.Groups()); err != nil {
+				b.Fatal(err)
+			}
+			b.Run(typ.String()+"/packed/"+size.name, func(b *testing.B) {
+				b.SetBytes(int64(len(w))) // the file's bytes, for the same MB/s scale
+				for b.Loop() {
+					if err := p.MulRows(0, p.Groups(), xq, len(xq), 1, out, size.rows); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
 	}
 }

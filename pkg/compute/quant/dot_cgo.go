@@ -120,3 +120,20 @@ func dotRowsMultiBase(t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, xS
 		(*C.uint8_t)(unsafe.Pointer(&xq[0])), C.size_t(xStride), C.int(nX), C.int(n),
 		(*C.float)(unsafe.Pointer(&out[0])), C.size_t(outStride))
 }
+
+// packGroupBytes is the size of one packed group of 16 rows of n values of
+// type t, 0 when t does not pack.
+func packGroupBytes(t dtype.Type, n int) int { return int(C.hx_r16_group_bytes(C.int(t), C.int(n))) }
+
+// packGroups packs ng groups of 16 rows of w (rowBytes apart) into dst.
+func packGroups(t dtype.Type, w []byte, rowBytes, ng, n int, dst []byte) {
+	C.hx_r16_pack(C.int(t), (*C.uint8_t)(unsafe.Pointer(&w[0])), C.size_t(rowBytes), C.int(ng), C.int(n),
+		(*C.uint8_t)(unsafe.Pointer(&dst[0])))
+}
+
+// packedRows runs the packed kernels over ng groups (arguments checked);
+// false when they could not allocate their buffers.
+func packedRows(t dtype.Type, p []byte, ng int, xq []byte, xStride, nX, n int, out []float32, outStride int) bool {
+	return C.hx_r16_rows(C.int(t), (*C.uint8_t)(unsafe.Pointer(&p[0])), C.int(ng), (*C.uint8_t)(unsafe.Pointer(&xq[0])),
+		C.size_t(xStride), C.int(nX), C.int(n), (*C.float)(unsafe.Pointer(&out[0])), C.size_t(outStride)) != 0
+}

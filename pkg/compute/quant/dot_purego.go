@@ -32,3 +32,10 @@ func dotRows(t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, n int, out 
 func dotRowsMulti(t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, xStride, nX, n int, out []float32, outStride int) {
 	goDotRowsMulti(t, w, rowBytes, nRows, xq, xStride, nX, n, out, outStride)
 }
+
+// packGroupBytes is 0: nothing packs without the C kernels.
+func packGroupBytes(dtype.Type, int) int { return 0 }
+
+func packGroups(dtype.Type, []byte, int, int, int, []byte) {}
+
+func packedRows(dtype.Type, []byte, int, []byte, int, int, int, []float32, int) bool { return false }

@@ -37,6 +37,16 @@ int hx_vnni_supports(int type);
 // bit-identical: the float sums run in vector lanes).
 void hx_vnni_rows(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, size_t x_stride, int nx,
                   int n, float *out, size_t out_stride);
+// hx_r16_group_bytes is the size of one packed group of 16 rows of n
+// values of type (kernels_r16.c), 0 for a type that does not pack.
+size_t hx_r16_group_bytes(int type, int n);
+// hx_r16_pack packs ng groups of 16 rows (row_bytes apart, n values each)
+// into dst (ng · hx_r16_group_bytes bytes).
+void hx_r16_pack(int type, const uint8_t *w, size_t row_bytes, int ng, int n, uint8_t *dst);
+// hx_r16_rows is hx_vnni_rows over ng packed groups (16 rows each); 0 when
+// it could not allocate its buffers.
+int hx_r16_rows(int type, const uint8_t *p, int ng, const uint8_t *x, size_t x_stride, int nx, int n, float *out,
+                size_t out_stride);
 // hx_quantize_q8k is quantizeQ8K in AVX-512 (byte-identical).
 void hx_quantize_q8k(const float *x, int n, uint8_t *dst);
 // hx_quantize_q8_0 is quantizeQ8_0Act in AVX-512 (byte-identical).

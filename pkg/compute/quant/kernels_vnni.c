@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kernels.h"
+#include "kernels_il.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -353,7 +354,6 @@ HX_VNNI static void hx_vnni_q8_0(const uint8_t *w, size_t rb, int nrows, const u
 // 32·d·scale for Q6_K's unsigned values), each block's once more by the
 // activation scale. The group's unpacked blocks (6 KB each) stay in cache
 // while every activation row passes over them.
-#define HX_IL 16
 #define HX_IL_J 8
 // HX_IL_MIN and HX_IL8_MIN are the fewest activation rows for which the
 // unpacking pays (BenchmarkPrefillChunk: at 16 rows the K-quants' tile
@@ -361,11 +361,7 @@ HX_VNNI static void hx_vnni_q8_0(const uint8_t *w, size_t rb, int nrows, const u
 #define HX_IL_MIN 32
 #define HX_IL8_MIN 16
 
-typedef struct {
-	uint8_t q[64][64];    // values 4m … 4m+3 of each row: q[m][4·row + t], unsigned
-	float sc[16][HX_IL];  // per sub-block (8 of 32 values for Q4_K, 16 of 16 for Q6_K): each row's scale
-	float off[16][HX_IL]; // per sub-block: each row's offset per unit of activation sum
-} hx_il_block;
+// hx_il_block (kernels_il.h) is one unpacked block of a group.
 
 // hx_il_put stores 256 unpacked values of row r into o.
 HX_VNNI static inline void hx_il_put(hx_il_block *o, int r, const uint8_t *vals) {
@@ -384,9 +380,11 @@ HX_VNNI static void hx_il_pack_q4_k(const uint8_t *w, size_t rb, int nb, hx_il_b
 			float d = hx_h2f(wb), dmin = hx_h2f(wb + 2);
 			uint8_t sm[16], vals[256];
 			_mm_storeu_si128((__m128i *)sm, hx_k4_scales(wb + 4));
+			o->d[r] = d;
+			o->dmin[r] = dmin;
 			for (int sb = 0; sb < 8; sb++) {
-				o->sc[sb][r] = d * (float)sm[sb];
-				o->off[sb][r] = dmin * (float)sm[8 + sb];
+				o->sc[sb][r] = sm[sb];
+				o->mn[sb][r] = sm[8 + sb];
 			}
 			__m256i qh = q5 ? _mm256_loadu_si256((const __m256i *)(wb + 16)) : _mm256_setzero_si256();
 			for (int c = 0; c < 4; c++) {
@@ -411,10 +409,8 @@ HX_VNNI static void hx_il_pack_q6_k(const uint8_t *w, size_t rb, int nb, hx_il_b
 			const uint8_t *wb = w + (size_t)r * rb + (size_t)i * 210;
 			float d = hx_h2f(wb + 208);
 			uint8_t vals[256];
-			for (int t = 0; t < 16; t++) {
-				o->sc[t][r] = d * (float)(int8_t)wb[192 + t];
-				o->off[t][r] = 32 * o->sc[t][r];
-			}
+			o->d[r] = d;
+			for (int t = 0; t < 16; t++) o->sc[t][r] = (int8_t)wb[192 + t];
 			for (int h = 0; h < 2; h++) { // as hx_v_q6_k_body: values 128h … +63, then +64 … +127
 				__m512i l = _mm512_loadu_si512((const void *)(wb + 64 * h));
 				__m256i qh = _mm256_loadu_si256((const __m256i *)(wb + 128 + 32 * h));
@@ -432,17 +428,19 @@ HX_VNNI static void hx_il_pack_q6_k(const uint8_t *w, size_t rb, int nb, hx_il_b
 
 // hx_il_body multiplies one unpacked group (nb blocks of SB sub-blocks)
 // with nj ≤ HX_IL_J activation rows (Q8_K, xs apart; sums: each row's
-// activation sum per sub-block, SB per block, ss apart) into out[j·os + ρ]
-// for the group's rows ρ.
-HX_VNNI static inline __attribute__((always_inline)) void hx_il_body(const hx_il_block *wb, int nb, const int SB, const uint8_t *x, size_t xs, const float *sums, size_t ss, int nj, float *out, size_t os) {
-	const int ST = 64 / SB; // four-value steps per sub-block
+// integer activation sums per sub-block, SB per block, ss apart: of 32
+// values for Q4_K, 32 times those of 16 for Q6_K) into out[j·os + ρ]. The
+// sums stay integers to the end of each block, in the packed decode
+// kernels' order (kernels_r16.c), so that both give the same bits.
+HX_VNNI static inline __attribute__((always_inline)) void hx_il_body(const hx_il_block *wb, int nb, const int SB, const uint8_t *x, size_t xs, const int32_t *sums, size_t ss, int nj, float *out, size_t os) {
+	const int ST = 64 / SB, q6 = SB == 16; // four-value steps per sub-block
 	__m512 f[HX_IL_J];
 	for (int j = 0; j < nj; j++) f[j] = _mm512_setzero_ps();
 	for (int i = 0; i < nb; i++) {
 		const hx_il_block *b = wb + i;
 		const uint8_t *xb = x + (size_t)i * 292 + 4;
-		__m512 g[HX_IL_J];
-		for (int j = 0; j < nj; j++) g[j] = _mm512_setzero_ps();
+		__m512i is[HX_IL_J];
+		for (int j = 0; j < nj; j++) is[j] = _mm512_setzero_si512();
 		for (int sb = 0; sb < SB; sb++) {
 			__m512i acc[HX_IL_J];
 			for (int j = 0; j < nj; j++) acc[j] = _mm512_setzero_si512();
@@ -455,27 +453,35 @@ HX_VNNI static inline __attribute__((always_inline)) void hx_il_body(const hx_il
 					acc[j] = _mm512_dpbusd_epi32(acc[j], wv, _mm512_set1_epi32(xv));
 				}
 			}
-			const __m512 sc = _mm512_load_ps(b->sc[sb]), off = _mm512_load_ps(b->off[sb]);
+			const __m512i sc = _mm512_load_si512((const void *)b->sc[sb]);
 			for (int j = 0; j < nj; j++) {
-				g[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[j]), sc, g[j]);
-				g[j] = _mm512_fnmadd_ps(off, _mm512_set1_ps(sums[(size_t)j * ss + (size_t)SB * i + sb]), g[j]);
+				const __m512i a = q6 ? _mm512_sub_epi32(acc[j], _mm512_set1_epi32(sums[(size_t)j * ss + (size_t)SB * i + sb])) : acc[j];
+				is[j] = _mm512_add_epi32(is[j], _mm512_mullo_epi32(a, sc));
 			}
 		}
+		const __m512 d = _mm512_load_ps(b->d), dm = _mm512_load_ps(b->dmin);
 		for (int j = 0; j < nj; j++) {
 			float dy;
 			memcpy(&dy, x + (size_t)j * xs + (size_t)i * 292, 4);
-			f[j] = _mm512_fmadd_ps(g[j], _mm512_set1_ps(dy), f[j]);
+			const __m512 y = _mm512_set1_ps(dy);
+			f[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[j]), _mm512_mul_ps(d, y), f[j]);
+			if (q6) continue;
+			__m512i ms = _mm512_setzero_si512();
+			for (int sb = 0; sb < 8; sb++)
+				ms = _mm512_add_epi32(ms, _mm512_mullo_epi32(_mm512_load_si512((const void *)b->mn[sb]),
+				                                             _mm512_set1_epi32(sums[(size_t)j * ss + 8 * (size_t)i + sb])));
+			f[j] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(ms), _mm512_mul_ps(dm, y), f[j]);
 		}
 	}
 	for (int j = 0; j < nj; j++) _mm512_storeu_ps(out + (size_t)j * os, f[j]);
 }
 
-HX_VNNI static void hx_il_q4_k(const hx_il_block *wb, int nb, const uint8_t *x, size_t xs, const float *sums, size_t ss, int nj, float *out, size_t os) {
+HX_VNNI static void hx_il_q4_k(const hx_il_block *wb, int nb, const uint8_t *x, size_t xs, const int32_t *sums, size_t ss, int nj, float *out, size_t os) {
 	if (nj == HX_IL_J) hx_il_body(wb, nb, 8, x, xs, sums, ss, HX_IL_J, out, os);
 	else hx_il_body(wb, nb, 8, x, xs, sums, ss, nj, out, os);
 }
 
-HX_VNNI static void hx_il_q6_k(const hx_il_block *wb, int nb, const uint8_t *x, size_t xs, const float *sums, size_t ss, int nj, float *out, size_t os) {
+HX_VNNI static void hx_il_q6_k(const hx_il_block *wb, int nb, const uint8_t *x, size_t xs, const int32_t *sums, size_t ss, int nj, float *out, size_t os) {
 	if (nj == HX_IL_J) hx_il_body(wb, nb, 16, x, xs, sums, ss, HX_IL_J, out, os);
 	else hx_il_body(wb, nb, 16, x, xs, sums, ss, nj, out, os);
 }
@@ -484,11 +490,11 @@ HX_VNNI static void hx_il_q6_k(const hx_il_block *wb, int nb, const uint8_t *x, 
 // interleaved layout: nrows/16 groups that way, the rows left over by the
 // tile kernel (tile). It returns 0, having written nothing, when it cannot
 // allocate its buffers.
-HX_VNNI static int hx_il_rows(int type, hx_vfn tile, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs,
-                              int nx, int nb, float *out, size_t os) {
+HX_VNNI static int hx_il_rows(int type, hx_vfn tile, const uint8_t *w, size_t rb, const uint8_t *pk, size_t gb, int nrows,
+                              const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) {
 	const int q6 = type == HX_Q6_K, SB = q6 ? 16 : 8;
 	hx_il_block *buf = aligned_alloc(64, (size_t)nb * sizeof(hx_il_block));
-	float *sums = malloc((size_t)nx * nb * SB * sizeof(float));
+	int32_t *sums = malloc((size_t)nx * nb * SB * sizeof(int32_t));
 	if (!buf || !sums) {
 		free(buf);
 		free(sums);
@@ -501,11 +507,12 @@ HX_VNNI static int hx_il_rows(int type, hx_vfn tile, const uint8_t *w, size_t rb
 			int16_t bs[16];
 			memcpy(bs, x + (size_t)j * xs + (size_t)i * 292 + 260, 32);
 			for (int sb = 0; sb < SB; sb++)
-				sums[j * ss + (size_t)SB * i + sb] = q6 ? (float)bs[sb] : (float)(bs[2 * sb] + bs[2 * sb + 1]);
+				sums[j * ss + (size_t)SB * i + sb] = q6 ? 32 * bs[sb] : bs[2 * sb] + bs[2 * sb + 1];
 		}
 	const int ng = nrows / HX_IL;
 	for (int g = 0; g < ng; g++) {
-		if (q6) hx_il_pack_q6_k(w + (size_t)g * HX_IL * rb, rb, nb, buf);
+		if (pk) hx_r16_to_il(type, pk + (size_t)g * gb, nb, buf);
+		else if (q6) hx_il_pack_q6_k(w + (size_t)g * HX_IL * rb, rb, nb, buf);
 		else hx_il_pack_q4_k(w + (size_t)g * HX_IL * rb, rb, nb, buf, type == HX_Q5_K);
 		for (int j0 = 0; j0 < nx; j0 += HX_IL_J) {
 			int nj = nx - j0 < HX_IL_J ? nx - j0 : HX_IL_J;
@@ -531,10 +538,7 @@ HX_VNNI static int hx_il_rows(int type, hx_vfn tile, const uint8_t *w, size_t rb
 // starts at −128·Σx of the activation block, so that it ends at Σx·w. One
 // float scale per block and activation row (the row's d times the
 // activation's).
-typedef struct {
-	uint8_t q[8][64]; // values 4m … 4m+3 of each row, plus 128: q[m][4·row + t]
-	float d[HX_IL];   // each row's scale
-} hx_il8_block;
+// (hx_il8_block, in kernels_il.h)
 
 // hx_il8_act is what hx_il8_body needs of one activation block besides
 // its values: its scale and −128 times the sum of its values.
@@ -591,8 +595,8 @@ HX_VNNI static void hx_il8(const hx_il8_block *wb, int nb, const uint8_t *x, siz
 // hx_il8_rows is hx_vnni_rows for Q8_0 through the interleaved layout:
 // nrows/16 groups that way, the rows left over by hx_vnni_q8_0. It returns
 // 0, having written nothing, when it cannot allocate its buffers.
-HX_VNNI static int hx_il8_rows(const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int nb,
-                               float *out, size_t os) {
+HX_VNNI static int hx_il8_rows(const uint8_t *w, size_t rb, const uint8_t *pk, size_t gb, int nrows, const uint8_t *x,
+                               size_t xs, int nx, int nb, float *out, size_t os) {
 	hx_il8_block *buf = aligned_alloc(64, (size_t)nb * sizeof(hx_il8_block));
 	hx_il8_act *xa = malloc((size_t)nx * nb * sizeof(hx_il8_act));
 	if (!buf || !xa) {
@@ -614,7 +618,8 @@ HX_VNNI static int hx_il8_rows(const uint8_t *w, size_t rb, int nrows, const uin
 		}
 	const int ng = nrows / HX_IL;
 	for (int g = 0; g < ng; g++) {
-		hx_il8_pack(w + (size_t)g * HX_IL * rb, rb, nb, buf);
+		if (pk) hx_r16_to_il8(pk + (size_t)g * gb, nb, buf);
+		else hx_il8_pack(w + (size_t)g * HX_IL * rb, rb, nb, buf);
 		for (int j0 = 0; j0 < nx; j0 += HX_IL_J) {
 			int nj = nx - j0 < HX_IL_J ? nx - j0 : HX_IL_J;
 			hx_il8(buf, nb, x + (size_t)j0 * xs, xs, xa + (size_t)j0 * nb, nj, out + (size_t)j0 * os + (size_t)g * HX_IL, os);
@@ -627,13 +632,23 @@ HX_VNNI static int hx_il8_rows(const uint8_t *w, size_t rb, int nrows, const uin
 	return 1;
 }
 
+int hx_il_packed_rows(int type, const uint8_t *p, size_t gb, int ng, const uint8_t *x, size_t xs, int nx, int nb,
+                      float *out, size_t os) {
+	return hx_il_rows(type, NULL, NULL, 0, p, gb, ng * HX_IL, x, xs, nx, nb, out, os);
+}
+
+int hx_il8_packed_rows(const uint8_t *p, size_t gb, int ng, const uint8_t *x, size_t xs, int nx, int nb, float *out,
+                       size_t os) {
+	return hx_il8_rows(NULL, 0, p, gb, ng * HX_IL, x, xs, nx, nb, out, os);
+}
+
 void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int n,
                   float *out, size_t os) {
 	hx_vfn fn;
 	int nb;
 	switch (type) {
 	case HX_Q8_0:
-		if (nx >= HX_IL8_MIN && nrows >= HX_IL && hx_il8_rows(w, rb, nrows, x, xs, nx, n / 32, out, os)) return;
+		if (nx >= HX_IL8_MIN && nrows >= HX_IL && hx_il8_rows(w, rb, NULL, 0, nrows, x, xs, nx, n / 32, out, os)) return;
 		hx_vnni_q8_0(w, rb, nrows, x, xs, nx, n / 32, out, os);
 		return;
 	case HX_Q4_K: fn = hx_v_q4_k; nb = n / 256; break;
@@ -641,7 +656,7 @@ void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_
 	case HX_Q6_K: fn = hx_v_q6_k; nb = n / 256; break;
 	default: return;
 	}
-	if (nx >= HX_IL_MIN && nrows >= HX_IL && hx_il_rows(type, fn, w, rb, nrows, x, xs, nx, nb, out, os))
+	if (nx >= HX_IL_MIN && nrows >= HX_IL && hx_il_rows(type, fn, w, rb, NULL, 0, nrows, x, xs, nx, nb, out, os))
 		return;
 	if (nx == 1) {
 		// decode streams the weights once, row after row (the hardware

@@ -132,6 +132,9 @@ func (m *Model) Prepare(be compute.Backend) error {
 	if err := m.checkBackend(be); err != nil {
 		return err
 	}
+	if m.tokEmbd != nil && m.tokEmbd != m.output {
+		m.tokEmbd.Lookup = true // only its rows are read; a tied table is the output head too
+	}
 	ps := &paramSet{}
 	ps.w(m.tokEmbd, m.output)
 	ps.v(m.outputNorm)

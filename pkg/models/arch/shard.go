@@ -138,6 +138,7 @@ func rowSlice(w *compute.Weight, sp span) *compute.Weight {
 	if err != nil {
 		panic(fmt.Sprintf("arch: row slice of %s: %v", w.Name, err)) // the sizes were checked
 	}
+	s.Mapped, s.Lookup = w.Mapped, w.Lookup
 	return s
 }
 

@@ -129,6 +129,7 @@ func (t *tensors) weight(ti *gguf.TensorInfo) *compute.Weight {
 		t.err = fmt.Errorf("%w: %w", ErrUnsupported, err)
 		return nil
 	}
+	w.Mapped = true // a GGUF file's tensor data is its read-only mapping
 	return w
 }
 

@@ -1,0 +1,56 @@
+package compute
+
+import (
+	"fmt"
+
+	"github.com/helexa/helexa/pkg/compute/quant"
+)
+
+// Prepare implements Backend. At the AVX-512 VNNI kernel level the CPU
+// packs each Q4_K, Q6_K and Q8_0 matrix it multiplies into the kernels'
+// interleaved layout (quant.Packed), once, and from then on reads only
+// that copy; the file's pages of a mapped weight are released, so the
+// weights stay resident once, not twice. Other types and levels use the
+// mapped file as it is.
+func (c *CPU) Prepare(w *Weight) error {
+	if w.packed != nil || w.Lookup || !quant.CanPack(w.Type, w.Rows(), w.Cols()) {
+		return nil
+	}
+	p, err := quant.NewPacked(w.Type, w.Rows()*w.Mats(), w.Cols())
+	if err != nil {
+		return fmt.Errorf("packing %s: %w", w.Name, err)
+	}
+	var fail firstError
+	c.pool.parallelFor(p.Groups(), 1, func(lo, hi int) {
+		fail.set(p.Pack(w.Data, w.RowBytes(), lo, hi))
+	})
+	if fail.err != nil {
+		return fmt.Errorf("packing %s: %w", w.Name, fail.err)
+	}
+	w.packed = p
+	if w.Mapped {
+		releasePages(w.Data)
+	}
+	return nil
+}
+
+// PackedBytes is the memory of the weight's packed copy (0 when the CPU
+// multiplies the file's bytes).
+func (w *Weight) PackedBytes() int {
+	if w.packed == nil {
+		return 0
+	}
+	return w.packed.Bytes()
+}
+
+// rowUnit is the number of weight rows a worker's range of ws must be a
+// multiple of: a packed group when every weight's rows come in whole
+// groups (packed weights always do), else one row.
+func rowUnit(ws ...*Weight) int {
+	for _, w := range ws {
+		if w.Rows()%quant.PackRows != 0 {
+			return 1
+		}
+	}
+	return quant.PackRows
+}
