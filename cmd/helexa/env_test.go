@@ -79,7 +79,7 @@ func TestDebugEngineEnv(t *testing.T) {
 }
 
 // TestKVTypeEnv: HELEXA_KV_TYPE reaches the engine (an unknown type is an
-// error naming the variable) and its default is what the executor uses.
+// error naming the variable) and its default is F16.
 func TestKVTypeEnv(t *testing.T) {
 	t.Setenv(envvars.KVType.Name, "q4")
 	if _, err := newEngine(nil, nil, nil); err == nil || !strings.Contains(err.Error(), envvars.KVType.Name) {
@@ -91,7 +91,7 @@ func TestKVTypeEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = m.Close(context.Background())
-	if envvars.KVType.Default != "f32" {
-		t.Errorf("%s default %q; the executor defaults to f32", envvars.KVType.Name, envvars.KVType.Default)
+	if envvars.KVType.Default != "f16" {
+		t.Errorf("%s default %q, want f16 (llama.cpp's and ollama's default)", envvars.KVType.Name, envvars.KVType.Default)
 	}
 }

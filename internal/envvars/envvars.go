@@ -57,7 +57,7 @@ var (
 	MaxQueue        = Var{"HELEXA_MAX_QUEUE", "64", "requests that may wait for a slot before the daemon answers 503"}
 	NumCtx          = Var{"HELEXA_NUM_CTX", "4096", "default context size (tokens) when a request or flag does not set one"}
 	ChunkSize       = Var{"HELEXA_CHUNK_SIZE", "512", "prefill chunk size in tokens"}
-	KVType          = Var{"HELEXA_KV_TYPE", "f32", "element type of the KV cache: f32, or f16 (half the memory; logits move by F16 rounding)"}
+	KVType          = Var{"HELEXA_KV_TYPE", "f16", "element type of the KV cache: f16 (as llama.cpp and ollama), or f32 (twice the memory; logits without F16 rounding)"}
 	TP              = Var{"HELEXA_TP", "1", "tensor-parallel ranks a model is split over when a load does not say (1 = no split; see helexa tp)"}
 	CPUKernels      = Var{"HELEXA_CPU_KERNELS", "auto", "CPU kernels: auto (the fastest this CPU has), avx512 (AVX-512 VNNI matmuls and vector attention), avx2 (the AVX2 kernels, bit-identical to portable), portable (pure Go); for checking one path against another"}
 	NumThreads      = Var{"HELEXA_NUM_THREADS", "", "CPU threads used for compute (default: all cores)"}
