@@ -338,8 +338,11 @@ HX_R16 static void hx_r8_acts(const uint8_t *x, size_t xs, int nx, int nb, hx_r8
 	for (int j = 0; j < nx; j++)
 		for (int i = 0; i < nb; i++) {
 			const uint8_t *xb = x + (size_t)j * xs + (size_t)i * 34;
-			int32_t s = 0;
-			for (int k = 0; k < 32; k++) s += (int8_t)xb[2 + k];
+			// Σx: the values made unsigned (x+128) summed in groups of 8 by vpsadbw
+			const __m256i u = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(xb + 2)), _mm256_set1_epi8((char)0x80));
+			const __m256i q = _mm256_sad_epu8(u, _mm256_setzero_si256());
+			const __m128i h2 = _mm_add_epi64(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+			const int32_t s = (int32_t)(_mm_cvtsi128_si64(h2) + _mm_extract_epi64(h2, 1)) - 128 * 32;
 			uint16_t h;
 			memcpy(&h, xb, 2);
 			a[(size_t)j * nb + i] = (hx_r8_act){_cvtsh_ss(h), -128 * s};
