@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/helexa/helexa/pkg/compute/quant"
 )
@@ -19,6 +20,8 @@ type CPU struct {
 	vec     bool      // attention and SwiGLU run the C vector kernels
 	decay   []float32 // the delta rule's per-token decays, reused
 	beta    []float32 // and betas
+	// packGrowth is the packed weights' bytes beyond the file's (Prepare)
+	packGrowth atomic.Int64
 }
 
 // NewCPU returns a CPU backend using threads workers (all cores when

@@ -158,7 +158,7 @@ func New(m *modelfile.Model, opts Options) (*Executor, error) {
 		nextID: 1, be: be}
 	l.info = executor.Info{Arch: model.Arch, NCtx: opts.NumCtx, NCtxTrain: hp.NCtxTrain, NVocab: hp.NVocab,
 		BlockSize: opts.BlockSize, NumBlocks: opts.NumBlocks, BlockBytes: kv.BlockBytes(),
-		Processor: processorName(&opts), WeightsBytes: weightsBytes(m, &opts), Recurrent: model.Recurrent(), StateBytes: model.StateBytes(),
+		Processor: processorName(&opts), WeightsBytes: weightsBytes(m, &opts, be), Recurrent: model.Recurrent(), StateBytes: model.StateBytes(),
 		StateSnapshots: model.Recurrent()}
 	if win != nil {
 		l.info.Window, l.info.WinNumBlocks, l.info.WinBlockBytes = hp.Window, opts.WinBlocks, win.BlockBytes()
@@ -202,9 +202,12 @@ func deviceKVBudget(free int64) int64 { return max(free-executor.DeviceReserve(f
 
 // weightsBytes is the memory the weights take: the mapped file on the
 // CPU, what the device holds on a device.
-func weightsBytes(m *modelfile.Model, o *Options) int64 {
+func weightsBytes(m *modelfile.Model, o *Options, be compute.Backend) int64 {
 	if o.Device != nil {
 		return o.Device.WeightBytes()
+	}
+	if c, ok := be.(*compute.CPU); ok {
+		return m.FileSize() + c.PackedGrowth() // packed copies replace the file's pages
 	}
 	return m.FileSize()
 }
@@ -332,7 +335,7 @@ func (l *Executor) Memory() executor.MemoryInfo {
 	if l.opts.Device != nil {
 		free = l.opts.Device.FreeMemory()
 	}
-	return executor.MemoryInfo{WeightsBytes: weightsBytes(l.file, &l.opts), KVBytes: kv + states + l.snapshotBytes(), FreeBytes: free}
+	return executor.MemoryInfo{WeightsBytes: weightsBytes(l.file, &l.opts, l.be), KVBytes: kv + states + l.snapshotBytes(), FreeBytes: free}
 }
 
 // NewSeq implements Executor.

@@ -1,0 +1,100 @@
+//go:build unix
+
+package compute
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/helexa/helexa/pkg/compute/quant"
+	"github.com/helexa/helexa/pkg/dtype"
+	"golang.org/x/sys/unix"
+)
+
+// TestPreparePacks: at the AVX-512 level Prepare packs the types that pack
+// (and not a lookup-only table), the packed matmul agrees with the file's
+// bytes to float rounding for decode, batches and prefills (whole groups,
+// and ranges that split them beside a weight of 24 rows), the growth is
+// counted, and a mapped weight's bytes still read the same after its pages
+// are released.
+func TestPreparePacks(t *testing.T) {
+	c := NewCPU(2)
+	defer c.Close()
+	const n, m = 512, 256
+	for _, typ := range []dtype.Type{dtype.Q4_K, dtype.Q6_K, dtype.Q8_0, dtype.Q5_K} {
+		t.Run(typ.String(), func(t *testing.T) {
+			w := mappedWeight(t, testWeight(t, typ, n, m))
+			orig := append([]byte(nil), w.Data...)
+			odd := testWeight(t, typ, n, 24)
+			var want [][]float32
+			for _, nRows := range []int{1, 5, 40} {
+				x := randVec(nRows*n, uint64(nRows+7))
+				want = append(want, make([]float32, nRows*(m+24)))
+				if err := c.MatMuls([]*Weight{w, odd}, &hostTensor{x, nRows, n}, []Tensor{&hostTensor{want[len(want)-1][:nRows*m], nRows, m}, &hostTensor{want[len(want)-1][nRows*m:], nRows, 24}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := c.PackedGrowth()
+			if err := c.Prepare(w); err != nil {
+				t.Fatal(err)
+			}
+			if packs := quant.CanPack(typ, m, n); (w.packed != nil) != packs {
+				t.Fatalf("packed %v, CanPack %v", w.packed != nil, packs)
+			}
+			if w.packed != nil && c.PackedGrowth()-before != int64(w.packed.Bytes()-len(orig)) {
+				t.Errorf("growth %d, want %d", c.PackedGrowth()-before, w.packed.Bytes()-len(orig))
+			}
+			for i, nRows := range []int{1, 5, 40} {
+				x := randVec(nRows*n, uint64(nRows+7))
+				got := make([]float32, nRows*(m+24))
+				if err := c.MatMuls([]*Weight{w, odd}, &hostTensor{x, nRows, n}, []Tensor{&hostTensor{got[:nRows*m], nRows, m}, &hostTensor{got[nRows*m:], nRows, 24}}); err != nil {
+					t.Fatal(err)
+				}
+				for k := range got {
+					if d := math.Abs(float64(got[k] - want[i][k])); d > 1e-4*(1+math.Abs(float64(want[i][k]))) {
+						t.Fatalf("%d rows, output %d: packed %.9g, file %.9g", nRows, k, got[k], want[i][k])
+					}
+				}
+			}
+			for i := range orig {
+				if w.Data[i] != orig[i] {
+					t.Fatalf("byte %d of the mapped weight changed after its pages were released", i)
+				}
+			}
+			lk := testWeight(t, typ, n, m)
+			lk.Lookup = true
+			if err := c.Prepare(lk); err != nil || lk.packed != nil {
+				t.Errorf("a lookup-only table was packed (%v)", err)
+			}
+		})
+	}
+}
+
+// mappedWeight is w with its bytes in a read-only shared mapping of a file,
+// as a GGUF file's tensors are.
+func mappedWeight(t *testing.T, w *Weight) *Weight {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "w.bin")
+	if err := os.WriteFile(path, w.Data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	data, err := unix.Mmap(int(f.Fd()), 0, len(w.Data), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Skipf("no file mapping here: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Munmap(data) })
+	mw, err := NewWeight(fmt.Sprintf("%s(mapped)", w.Name), w.Type, w.Dims, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw.Mapped = true
+	return mw
+}
