@@ -31,14 +31,7 @@ func TestPackedMatchesPortable(t *testing.T) {
 				n += 32 // an odd number of blocks
 			}
 			t.Run(fmt.Sprintf("%s/n%d/rows%d/x%d/g%d-%d", typ, n, sh.rows, sh.nX, sh.g0, sh.g1), func(t *testing.T) {
-				var w, xq []byte
-				for i := 0; i < sh.rows; i++ {
-					w = append(w, mustQuantize(t, typ, gaussian(r, n, math.Pow(10, float64(i%4)-2)))...)
-				}
-				for j := 0; j < sh.nX; j++ {
-					xq = append(xq, mustActivations(t, typ, gaussian(r, n, 1))...)
-				}
-				rb, xs := len(w)/sh.rows, len(xq)/sh.nX
+				w, xq, rb, xs := randomRows(t, r, typ, n, sh.rows, sh.nX)
 				if !packs(typ, sh.rows, n) {
 					t.Fatalf("%s %d × %d does not pack", typ, sh.rows, n)
 				}
@@ -112,14 +105,7 @@ func TestPackedPrefillMatchesFileLayout(t *testing.T) {
 	for _, typ := range []dtype.Type{dtype.Q8_0, dtype.Q4_K, dtype.Q6_K} {
 		for _, sh := range []struct{ n, rows, nX int }{{256, 16, 32}, {768, 48, 40}, {1024, 32, 64}} {
 			t.Run(fmt.Sprintf("%s/n%d/rows%d/x%d", typ, sh.n, sh.rows, sh.nX), func(t *testing.T) {
-				var w, xq []byte
-				for i := 0; i < sh.rows; i++ {
-					w = append(w, mustQuantize(t, typ, gaussian(r, sh.n, math.Pow(10, float64(i%4)-2)))...)
-				}
-				for j := 0; j < sh.nX; j++ {
-					xq = append(xq, mustActivations(t, typ, gaussian(r, sh.n, 1))...)
-				}
-				rb, xs := len(w)/sh.rows, len(xq)/sh.nX
+				w, xq, rb, xs := randomRows(t, r, typ, sh.n, sh.rows, sh.nX)
 				p := newPacked(typ, sh.rows, sh.n)
 				if err := p.Pack(w, rb, 0, p.Groups()); err != nil {
 					t.Fatal(err)
@@ -150,14 +136,7 @@ func TestPackedBatchInvariant(t *testing.T) {
 	r := rand.New(rand.NewPCG(51, 52))
 	for _, typ := range []dtype.Type{dtype.Q8_0, dtype.Q4_K, dtype.Q6_K} {
 		const rows, n, nX = 32, 768, 40
-		var w, xq []byte
-		for i := 0; i < rows; i++ {
-			w = append(w, mustQuantize(t, typ, gaussian(r, n, math.Pow(10, float64(i%4)-2)))...)
-		}
-		for j := 0; j < nX; j++ {
-			xq = append(xq, mustActivations(t, typ, gaussian(r, n, 1))...)
-		}
-		rb, xs := len(w)/rows, len(xq)/nX
+		w, xq, rb, xs := randomRows(t, r, typ, n, rows, nX)
 		p := newPacked(typ, rows, n)
 		if err := p.Pack(w, rb, 0, p.Groups()); err != nil {
 			t.Fatal(err)
@@ -180,4 +159,18 @@ func TestPackedBatchInvariant(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomRows quantizes rows random weight rows of n values (their scales
+// spread over four decades) and nX random activation rows for them,
+// returning both and their strides.
+func randomRows(t *testing.T, r *rand.Rand, typ dtype.Type, n, rows, nX int) (w, xq []byte, rb, xs int) {
+	t.Helper()
+	for i := 0; i < rows; i++ {
+		w = append(w, mustQuantize(t, typ, gaussian(r, n, math.Pow(10, float64(i%4)-2)))...)
+	}
+	for j := 0; j < nX; j++ {
+		xq = append(xq, mustActivations(t, typ, gaussian(r, n, 1))...)
+	}
+	return w, xq, len(w) / rows, len(xq) / nX
 }

@@ -29,14 +29,7 @@ func TestVNNIMatchesPortable(t *testing.T) {
 				n += 32 // an odd number of blocks: the one-block tail
 			}
 			t.Run(fmt.Sprintf("%s/n%d/rows%d/x%d", typ, n, sh.rows, sh.nX), func(t *testing.T) {
-				var w, xq []byte
-				for i := 0; i < sh.rows; i++ {
-					w = append(w, mustQuantize(t, typ, gaussian(r, n, math.Pow(10, float64(i%4)-2)))...)
-				}
-				for j := 0; j < sh.nX; j++ {
-					xq = append(xq, mustActivations(t, typ, gaussian(r, n, 1))...)
-				}
-				rb, xs := len(w)/sh.rows, len(xq)/sh.nX
+				w, xq, rb, xs := randomRows(t, r, typ, n, sh.rows, sh.nX)
 				got, want := make([]float32, sh.rows*sh.nX), make([]float32, sh.rows*sh.nX)
 				if !fastRows(LevelVNNI, typ, w, rb, sh.rows, xq, xs, sh.nX, n, got, sh.rows) {
 					t.Fatalf("the VNNI kernels do not cover %s", typ)
