@@ -7,13 +7,15 @@ import (
 )
 
 // Prepare implements Backend. At the AVX-512 VNNI kernel level the CPU
-// packs each Q4_K, Q6_K and Q8_0 matrix it multiplies into the kernels'
-// interleaved layout (quant.Packed), once, and from then on reads only
-// that copy; the file's pages of a mapped weight are released, so the
-// weights stay resident once, not twice. Other types and levels use the
-// mapped file as it is.
+// packs each Q4_K, Q6_K and Q8_0 matrix it multiplies that is a view of
+// the model file (Weight.Mapped) into the kernels' interleaved layout
+// (quant.Packed), once, and from then on reads only that copy; the file's
+// pages are released, so the weights stay resident once, not twice. A
+// weight in memory of its own (a tensor-parallel rank's column slice) is
+// not packed: its bytes cannot be given back. Other types and levels use
+// the mapped file as it is.
 func (c *CPU) Prepare(w *Weight) error {
-	if w.packed != nil || w.Lookup || !quant.CanPack(w.Type, w.Rows(), w.Cols()) {
+	if w.packed != nil || w.Lookup || !w.Mapped || !quant.CanPack(w.Type, w.Rows(), w.Cols()) {
 		return nil
 	}
 	p, err := quant.NewPacked(w.Type, w.Rows()*w.Mats(), w.Cols())
@@ -29,9 +31,7 @@ func (c *CPU) Prepare(w *Weight) error {
 	}
 	w.packed = p
 	c.packGrowth.Add(int64(p.Bytes() - len(w.Data)))
-	if w.Mapped {
-		releasePages(w.Data)
-	}
+	releasePages(w.Data)
 	return nil
 }
 

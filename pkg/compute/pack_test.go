@@ -14,8 +14,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestPreparePacks: at the AVX-512 level Prepare packs the types that pack
-// (and not a lookup-only table), the packed matmul agrees with the file's
+// TestPreparePacks: at the AVX-512 level Prepare packs the mapped weights
+// of the types that pack (not a lookup-only table, not a weight in memory
+// of its own), the packed matmul agrees with the file's
 // bytes to float rounding for decode, batches and prefills (whole groups,
 // and ranges that split them beside a weight of 24 rows), the growth is
 // counted, and a mapped weight's bytes still read the same after its pages
@@ -64,10 +65,14 @@ func TestPreparePacks(t *testing.T) {
 					t.Fatalf("byte %d of the mapped weight changed after its pages were released", i)
 				}
 			}
-			lk := testWeight(t, typ, n, m)
+			lk := mappedWeight(t, testWeight(t, typ, n, m))
 			lk.Lookup = true
 			if err := c.Prepare(lk); err != nil || lk.packed != nil {
 				t.Errorf("a lookup-only table was packed (%v)", err)
+			}
+			own := testWeight(t, typ, n, m) // in memory of its own: packing would keep it twice
+			if err := c.Prepare(own); err != nil || own.packed != nil {
+				t.Errorf("a weight that is not a file mapping was packed (%v)", err)
 			}
 		})
 	}

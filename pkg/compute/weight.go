@@ -52,7 +52,8 @@ type Weight struct {
 	Data []byte
 	// Mapped reports that Data aliases a read-only file mapping: a backend
 	// that keeps its own copy of the weight may release Data's pages (a
-	// later read faults them back in from the file).
+	// later read faults them back in from the file). The CPU packs only
+	// such weights.
 	Mapped bool
 	// Lookup reports that the model only reads single rows of the weight
 	// (an embedding table that is not also the output head): a backend
