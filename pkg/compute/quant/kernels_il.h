@@ -9,6 +9,15 @@
 #include <stdint.h>
 
 #define HX_IL 16
+// HX_IL_MIN and HX_IL8_MIN are the fewest activation rows for which the
+// unpacking pays (BenchmarkPrefillChunk: at 16 rows the K-quants' tile
+// kernels are still 10-20 % faster, Q8_0's already 30 % slower).
+#define HX_IL_MIN 32
+#define HX_IL8_MIN 16
+
+// hx_vfn is a row-at-a-time kernel of kernels_vnni.c: nr weight rows (rb
+// bytes apart) times nx activation rows (xs apart) into out (os apart).
+typedef void (*hx_vfn)(const uint8_t *w, size_t rb, int nr, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os);
 
 // hx_il_block is one block of 256 values of a K-quant group, unpacked to a
 // byte per value.
