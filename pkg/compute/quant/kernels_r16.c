@@ -39,14 +39,12 @@
 #include "kernels_il.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
+#include "kernels_vnni.h"
 
-#define HX_R16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,f16c,fma")))
-// HX_RJ is the activation tile of the packed kernels; HX_R16_IL_MIN the
-// fewest activation rows for which the group is unpacked to bytes for the
+// HX_RJ is the activation tile of the packed kernels; from HX_IL_MIN
+// activation rows the groups are unpacked to bytes for the interleaved
 // prefill kernels instead.
 #define HX_RJ 4
-#define HX_R16_IL_MIN 32
 // HX_RPF is how far ahead (bytes) the kernels ask for the weights they
 // will read: decode consumes them faster than the hardware prefetchers
 // fetch them on their own.
@@ -72,32 +70,18 @@ size_t hx_r16_group_bytes(int type, int n) {
 	return (nb * (size_t)(hx_r16_body(type) + hx_r16_tail(type)) + 63) / 64 * 64;
 }
 
-// hx_k4_unpack_scales decodes a Q4_K block's 12 bytes of 6-bit scales and
-// mins.
-static void hx_k4_unpack_scales(const uint8_t *q, uint8_t sc[8], uint8_t mn[8]) {
-	for (int j = 0; j < 8; j++) {
-		if (j < 4) {
-			sc[j] = q[j] & 63;
-			mn[j] = q[j + 4] & 63;
-		} else {
-			sc[j] = (uint8_t)((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-			mn[j] = (uint8_t)((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-		}
-	}
-}
-
-static void hx_r16_pack_q4_k(const uint8_t *w, size_t rb, int nb, uint8_t *g) {
+HX_VNNI static void hx_r16_pack_q4_k(const uint8_t *w, size_t rb, int nb, uint8_t *g) {
 	uint8_t *tail = g + (size_t)nb * 2304;
 	for (int i = 0; i < nb; i++) {
 		uint8_t *o = g + (size_t)i * 2304;
 		for (int r = 0; r < HX_IL; r++) {
 			const uint8_t *wb = w + (size_t)r * rb + (size_t)i * 144;
 			for (int t = 0; t < 32; t++) memcpy(o + 64 * t + 4 * r, wb + 16 + 4 * t, 4);
-			uint8_t sc[8], mn[8];
-			hx_k4_unpack_scales(wb + 4, sc, mn);
+			uint8_t sm[16]; // 8 scales, 8 mins
+			_mm_storeu_si128((__m128i *)sm, hx_k4_scales(wb + 4));
 			for (int sb = 0; sb < 8; sb++) {
-				o[2048 + 16 * sb + r] = sc[sb];
-				o[2176 + 32 * (sb / 2) + 2 * r + sb % 2] = mn[sb];
+				o[2048 + 16 * sb + r] = sm[sb];
+				o[2176 + 32 * (sb / 2) + 2 * r + sb % 2] = sm[8 + sb];
 			}
 			memcpy(tail + 64 * i + 2 * r, wb, 2);
 			memcpy(tail + 64 * i + 32 + 2 * r, wb + 2, 2);
@@ -149,7 +133,7 @@ static void hx_r16_pack_q8_0(const uint8_t *w, size_t rb, int nb, uint8_t *g) {
 	}
 }
 
-void hx_r16_pack(int type, const uint8_t *w, size_t rb, int ng, int n, uint8_t *dst) {
+HX_VNNI void hx_r16_pack(int type, const uint8_t *w, size_t rb, int ng, int n, uint8_t *dst) {
 	const size_t gb = hx_r16_group_bytes(type, n);
 	const int nb = n / hx_r16_vals(type);
 	for (int g = 0; g < ng; g++) {
@@ -162,17 +146,17 @@ void hx_r16_pack(int type, const uint8_t *w, size_t rb, int ng, int n, uint8_t *
 	}
 }
 
-HX_R16 static inline __m512i hx_bcast(const uint8_t *p) {
+HX_VNNI static inline __m512i hx_bcast(const uint8_t *p) {
 	int32_t v;
 	memcpy(&v, p, 4);
 	return _mm512_set1_epi32(v);
 }
 
-HX_R16 static inline __m512 hx_r16_d(const uint8_t *p) {
+HX_VNNI static inline __m512 hx_r16_d(const uint8_t *p) {
 	return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
 }
 
-HX_R16 static inline __m512i hx_u8x16(const uint8_t *p) {
+HX_VNNI static inline __m512i hx_u8x16(const uint8_t *p) {
 	return _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p));
 }
 
@@ -180,7 +164,7 @@ HX_R16 static inline __m512i hx_u8x16(const uint8_t *p) {
 // activation rows (Q8_K, xs apart; bp: each row's activation sums of
 // pairs of sub-blocks as int16 pairs, 4 per block, bs apart) into
 // out[j·os + ρ].
-HX_R16 static inline __attribute__((always_inline)) void hx_r16_q4_k_body(const uint8_t *p, int nb, const uint8_t *x, size_t xs, const int32_t *bp, size_t bs, int nj, float *out, size_t os) {
+HX_VNNI static inline __attribute__((always_inline)) void hx_r16_q4_k_body(const uint8_t *p, int nb, const uint8_t *x, size_t xs, const int32_t *bp, size_t bs, int nj, float *out, size_t os) {
 	const __m512i m4 = _mm512_set1_epi8(0x0F);
 	const uint8_t *tail = p + (size_t)nb * 2304;
 	__m512 f[HX_RJ];
@@ -225,7 +209,7 @@ HX_R16 static inline __attribute__((always_inline)) void hx_r16_q4_k_body(const 
 
 // hx_r16_q6_k_body is hx_r16_q4_k_body for Q6_K; o32: each row's 32·Σx
 // per sub-block of 16, 16 per block, bs apart.
-HX_R16 static inline __attribute__((always_inline)) void hx_r16_q6_k_body(const uint8_t *p, int nb, const uint8_t *x, size_t xs, const int32_t *o32, size_t bs, int nj, float *out, size_t os) {
+HX_VNNI static inline __attribute__((always_inline)) void hx_r16_q6_k_body(const uint8_t *p, int nb, const uint8_t *x, size_t xs, const int32_t *o32, size_t bs, int nj, float *out, size_t os) {
 	const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
 	const uint8_t *tail = p + (size_t)nb * 3328;
 	__m512 f[HX_RJ];
@@ -278,7 +262,7 @@ HX_R16 static inline __attribute__((always_inline)) void hx_r16_q6_k_body(const 
 // hx_r16_q8_0_body multiplies one packed Q8_0 group with nj ≤ HX_RJ
 // activation rows (Q8_0, xs apart; xa: each block's scale and −128·Σx, nb
 // per row, bs apart).
-HX_R16 static inline __attribute__((always_inline)) void hx_r16_q8_0_body(const uint8_t *p, int nb, const uint8_t *x, size_t xs, const hx_r8_act *xa, size_t bs, int nj, float *out, size_t os) {
+HX_VNNI static inline __attribute__((always_inline)) void hx_r16_q8_0_body(const uint8_t *p, int nb, const uint8_t *x, size_t xs, const hx_r8_act *xa, size_t bs, int nj, float *out, size_t os) {
 	const uint8_t *tail = p + (size_t)nb * 512;
 	__m512 f[HX_RJ];
 	for (int j = 0; j < nj; j++) f[j] = _mm512_setzero_ps();
@@ -300,7 +284,7 @@ HX_R16 static inline __attribute__((always_inline)) void hx_r16_q8_0_body(const 
 }
 
 #define HX_RFN(name, body, T) \
-	HX_R16 static void name(const uint8_t *p, int nb, const uint8_t *x, size_t xs, const T *a, size_t bs, int nj, float *out, size_t os) { \
+	HX_VNNI static void name(const uint8_t *p, int nb, const uint8_t *x, size_t xs, const T *a, size_t bs, int nj, float *out, size_t os) { \
 		switch (nj) { \
 		case 1: body(p, nb, x, xs, a, bs, 1, out, os); break; \
 		case 2: body(p, nb, x, xs, a, bs, 2, out, os); break; \
@@ -316,7 +300,7 @@ HX_RFN(hx_r16_q8_0, hx_r16_q8_0_body, hx_r8_act)
 // kernel of type needs of the activations' sums: Q4_K the sums of each
 // pair of sub-blocks of 32 as int16 pairs (per = 4), Q6_K 32 times the sums
 // of 16 (per = 16).
-HX_R16 static void hx_r16_sums(int type, const uint8_t *x, size_t xs, int nx, int nb, int32_t *a) {
+HX_VNNI static void hx_r16_sums(int type, const uint8_t *x, size_t xs, int nx, int nb, int32_t *a) {
 	const int per = type == HX_Q4_K ? 4 : 16;
 	for (int j = 0; j < nx; j++)
 		for (int i = 0; i < nb; i++) {
@@ -334,7 +318,7 @@ HX_R16 static void hx_r16_sums(int type, const uint8_t *x, size_t xs, int nx, in
 		}
 }
 
-HX_R16 static void hx_r8_acts(const uint8_t *x, size_t xs, int nx, int nb, hx_r8_act *a) {
+HX_VNNI static void hx_r8_acts(const uint8_t *x, size_t xs, int nx, int nb, hx_r8_act *a) {
 	for (int j = 0; j < nx; j++)
 		for (int i = 0; i < nb; i++) {
 			const uint8_t *xb = x + (size_t)j * xs + (size_t)i * 34;
@@ -352,7 +336,7 @@ HX_R16 static void hx_r8_acts(const uint8_t *x, size_t xs, int nx, int nb, hx_r8
 int hx_r16_rows(int type, const uint8_t *p, int ng, const uint8_t *x, size_t xs, int nx, int n, float *out, size_t os) {
 	const int nb = n / hx_r16_vals(type);
 	const size_t gb = hx_r16_group_bytes(type, n);
-	if (nx >= HX_R16_IL_MIN)
+	if (nx >= HX_IL_MIN)
 		return type == HX_Q8_0 ? hx_il8_packed_rows(p, gb, ng, x, xs, nx, nb, out, os)
 		                       : hx_il_packed_rows(type, p, gb, ng, x, xs, nx, nb, out, os);
 	const size_t per = type == HX_Q4_K ? 4 : type == HX_Q6_K ? 16 : 2;
@@ -378,7 +362,7 @@ int hx_r16_rows(int type, const uint8_t *p, int ng, const uint8_t *x, size_t xs,
 
 // hx_r16_to_il unpacks a packed Q4_K or Q6_K group to bytes: vector t =
 // 8c+k's low values are hx_il_block's q[16c+k], its high ones q[16c+8+k].
-HX_R16 void hx_r16_to_il(int type, const uint8_t *p, int nb, hx_il_block *out) {
+HX_VNNI void hx_r16_to_il(int type, const uint8_t *p, int nb, hx_il_block *out) {
 	const int q6 = type == HX_Q6_K, body = q6 ? 3328 : 2304;
 	const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
 	const uint8_t *tail = p + (size_t)nb * body;
@@ -416,7 +400,7 @@ HX_R16 void hx_r16_to_il(int type, const uint8_t *p, int nb, hx_il_block *out) {
 	}
 }
 
-HX_R16 void hx_r16_to_il8(const uint8_t *p, int nb, hx_il8_block *out) {
+HX_VNNI void hx_r16_to_il8(const uint8_t *p, int nb, hx_il8_block *out) {
 	const uint8_t *tail = p + (size_t)nb * 512;
 	for (int i = 0; i < nb; i++) {
 		memcpy(out[i].q, p + (size_t)i * 512, 512);
