@@ -53,7 +53,7 @@ func (c *CPU) MatMuls(ws []*Weight, xT Tensor, outs []Tensor) error {
 	}
 	var fail firstError
 	u := rowUnit(ws...)
-	c.pool.parallelFor(total/u, max(1, max(8, grain(n*nRows))/u), func(lo, hi int) {
+	c.pool.parallelFor(total/u, matMulChunk(n, nRows, u, ws[0].RowBytes()), func(lo, hi int) {
 		lo, hi = lo*u, hi*u
 		off := 0
 		for i, w := range ws {

@@ -17,8 +17,8 @@ import (
 // TestPreparePacks: at the AVX-512 level Prepare packs the mapped weights
 // of the types that pack (not a lookup-only table, not a weight in memory
 // of its own), the packed matmul agrees with the file's
-// bytes to float rounding for decode, batches and prefills (whole groups,
-// and ranges that split them beside a weight of 24 rows), the growth is
+// bytes to float rounding for decode, batches and prefills (beside a
+// weight of 24 rows, and in ranges that split groups), the growth is
 // counted, and a mapped weight's bytes still read the same after its pages
 // are released.
 func TestPreparePacks(t *testing.T) {
@@ -57,6 +57,27 @@ func TestPreparePacks(t *testing.T) {
 				for k := range got {
 					if d := math.Abs(float64(got[k] - want[i][k])); d > 1e-4*(1+math.Abs(float64(want[i][k]))) {
 						t.Fatalf("%d rows, output %d: packed %.9g, file %.9g", nRows, k, got[k], want[i][k])
+					}
+				}
+			}
+			for i, nRows := range []int{1, 5, 40} { // ranges that split groups, as a parallel loop's chunks may
+				x := randVec(nRows*n, uint64(nRows+7))
+				xq, ab, err := c.quantizeRows(w, x, nRows)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range [][2]int{{0, m}, {5, 37}, {17, m}, {16, 48}, {3, 9}} {
+					got := make([]float32, nRows*m)
+					if err := matMulRange(w, xq, ab, nRows, got, r[0], r[1]); err != nil {
+						t.Fatal(err)
+					}
+					for j := 0; j < nRows; j++ {
+						for k := r[0]; k < r[1]; k++ {
+							g, f := got[j*m+k], want[i][j*m+k]
+							if d := math.Abs(float64(g - f)); d > 1e-4*(1+math.Abs(float64(f))) {
+								t.Fatalf("%d rows, range %v, output %d of row %d: packed %.9g, file %.9g", nRows, r, k, j, g, f)
+							}
+						}
 					}
 				}
 			}
