@@ -120,7 +120,7 @@ const minChunkBytes = 64 << 10
 // rowBytes (n-wide, times nRows activation rows), that parallelFor hands
 // one worker.
 func matMulChunk(n, nRows, u, rowBytes int) int {
-	return max(1, max(8, grain(n*nRows))/u, (minChunkBytes+u*rowBytes-1)/(u*rowBytes))
+	return max(max(8, grain(n*nRows))/u, (minChunkBytes+u*rowBytes-1)/(u*rowBytes)) // the second is at least 1
 }
 
 // quantizeRows quantizes nRows activation rows of x for weight w's vector

@@ -50,12 +50,12 @@ func (p *pool) run() {
 	defer p.wg.Done()
 	for {
 		if l := p.poll(); l != nil {
-			l.helperWork()
+			l.work()
 			continue
 		}
 		select {
 		case l := <-p.tasks:
-			l.helperWork()
+			l.work()
 		case <-p.stop:
 			return
 		}
@@ -73,8 +73,6 @@ func (p *pool) poll() *loop {
 	}
 	return nil
 }
-
-func (l *loop) helperWork() { l.work() }
 
 // work runs chunks until none is left. Chunks shrink as the loop drains
 // (guided scheduling: a share of what is left, at least minChunk), so the

@@ -200,14 +200,21 @@ func prepareBackend(model *arch.Model, opts *Options) (compute.Backend, error) {
 // weights) the default KV pool may take: what the reserve leaves.
 func deviceKVBudget(free int64) int64 { return max(free-executor.DeviceReserve(free), 0) }
 
+// packingBackend is a backend that keeps load-time copies of some weights
+// in a layout of its own (the CPU's packed weights).
+type packingBackend interface {
+	// PackedGrowth is the bytes those copies take beyond the file's.
+	PackedGrowth() int64
+}
+
 // weightsBytes is the memory the weights take: the mapped file on the
 // CPU, what the device holds on a device.
 func weightsBytes(m *modelfile.Model, o *Options, be compute.Backend) int64 {
 	if o.Device != nil {
 		return o.Device.WeightBytes()
 	}
-	if c, ok := be.(*compute.CPU); ok {
-		return m.FileSize() + c.PackedGrowth() // packed copies replace the file's pages
+	if p, ok := be.(packingBackend); ok {
+		return m.FileSize() + p.PackedGrowth() // packed copies replace the file's pages
 	}
 	return m.FileSize()
 }
