@@ -59,7 +59,7 @@ var (
 	ChunkSize       = Var{"HELEXA_CHUNK_SIZE", "512", "prefill chunk size in tokens"}
 	KVType          = Var{"HELEXA_KV_TYPE", "f16", "element type of the KV cache: f16 (as llama.cpp and ollama), or f32 (twice the memory; logits without F16 rounding)"}
 	TP              = Var{"HELEXA_TP", "1", "tensor-parallel ranks a model is split over when a load does not say (1 = no split; see helexa tp)"}
-	CPUKernels      = Var{"HELEXA_CPU_KERNELS", "auto", "CPU kernels: auto (the fastest this CPU has), avx512 (AVX-512 VNNI matmuls and vector attention), avx2 (the AVX2 kernels, bit-identical to portable), portable (pure Go); for checking one path against another"}
+	CPUKernels      = Var{"HELEXA_CPU_KERNELS", "auto", "CPU kernels: auto (the fastest this CPU has), avx512 (AVX-512 VNNI matmuls and vector attention), avx2 (AVX2+FMA matmuls), exact (the C kernels, bit-identical to portable), portable (pure Go); for checking one path against another"}
 	NumThreads      = Var{"HELEXA_NUM_THREADS", "", "CPU threads used for compute (default: all cores)"}
 	Config          = Var{"HELEXA_CONFIG", "", "path of the config file (default: $XDG_CONFIG_HOME/helexa/config.json)"}
 	StateDir        = Var{"HELEXA_STATE_DIR", "", "directory for the daemon's pid and log files and the chat history (default: $XDG_STATE_HOME/helexa)"}

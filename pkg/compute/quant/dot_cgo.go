@@ -17,14 +17,17 @@ import (
 const Kernels = "c"
 
 // KernelPath names the kernels this process runs (HELEXA_CPU_KERNELS):
-// the AVX-512 VNNI kernels with the C ones for the other types, the C
-// kernels built for AVX2+F16C, the baseline C kernels, or the Go ones.
+// the AVX-512 VNNI kernels or the AVX2+FMA ones, with the C ones for the
+// other types; the bit-exact C kernels built for AVX2+F16C, the baseline
+// C kernels, or the Go ones.
 func KernelPath() string {
 	switch {
 	case ActiveLevel() == LevelPortable:
 		return "go"
 	case ActiveLevel() == LevelVNNI:
 		return "c-avx512vnni"
+	case ActiveLevel() == LevelAVX2:
+		return "c-avx2+fma"
 	case C.hx_simd() != 0:
 		return "c-avx2+f16c"
 	}
@@ -33,8 +36,11 @@ func KernelPath() string {
 
 // maxLevel is the fastest level this CPU runs.
 func maxLevel() Level {
-	if C.hx_vnni() != 0 {
+	switch {
+	case C.hx_vnni() != 0:
 		return LevelVNNI
+	case C.hx_avx2() != 0:
+		return LevelAVX2
 	}
 	return LevelC
 }
@@ -62,15 +68,22 @@ func fastQuantizeQ8_0(x []float32, dst []byte) bool {
 // vnniCovers reports whether the AVX-512 VNNI kernels cover t.
 func vnniCovers(t dtype.Type) bool { return C.hx_vnni_supports(C.int(t)) != 0 }
 
-// fastRows runs VecDotRowsMulti's loops with the AVX-512 VNNI kernels when
-// the level allows them and they cover t (arguments checked, n > 0).
+// avx2Covers reports whether the AVX2+FMA kernels cover t.
+func avx2Covers(t dtype.Type) bool { return C.hx_avx2_supports(C.int(t)) != 0 }
+
+// fastRows runs VecDotRowsMulti's loops with the AVX-512 VNNI kernels, or
+// else the AVX2+FMA ones, when the level allows them and they cover t
+// (arguments checked, n > 0).
 func fastRows(lvl Level, t dtype.Type, w []byte, rowBytes, nRows int, xq []byte, xStride, nX, n int, out []float32, outStride int) bool {
-	if lvl < LevelVNNI || C.hx_vnni_supports(C.int(t)) == 0 {
+	wp, xp, op := (*C.uint8_t)(unsafe.Pointer(&w[0])), (*C.uint8_t)(unsafe.Pointer(&xq[0])), (*C.float)(unsafe.Pointer(&out[0]))
+	switch {
+	case lvl >= LevelVNNI && C.hx_vnni_supports(C.int(t)) != 0:
+		C.hx_vnni_rows(C.int(t), wp, C.size_t(rowBytes), C.int(nRows), xp, C.size_t(xStride), C.int(nX), C.int(n), op, C.size_t(outStride))
+	case lvl >= LevelAVX2 && C.hx_avx2_supports(C.int(t)) != 0:
+		C.hx_avx2_rows(C.int(t), wp, C.size_t(rowBytes), C.int(nRows), xp, C.size_t(xStride), C.int(nX), C.int(n), op, C.size_t(outStride))
+	default:
 		return false
 	}
-	C.hx_vnni_rows(C.int(t), (*C.uint8_t)(unsafe.Pointer(&w[0])), C.size_t(rowBytes), C.int(nRows),
-		(*C.uint8_t)(unsafe.Pointer(&xq[0])), C.size_t(xStride), C.int(nX), C.int(n),
-		(*C.float)(unsafe.Pointer(&out[0])), C.size_t(outStride))
 	return true
 }
 

@@ -19,6 +19,8 @@ func fastQuantizeQ8_0([]float32, []byte) bool { return false }
 
 func vnniCovers(dtype.Type) bool { return false }
 
+func avx2Covers(dtype.Type) bool { return false }
+
 func fastRows(Level, dtype.Type, []byte, int, int, []byte, int, int, int, []float32, int) bool {
 	return false
 }

@@ -37,6 +37,14 @@ int hx_vnni_supports(int type);
 // bit-identical: the float sums run in vector lanes).
 void hx_vnni_rows(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, size_t x_stride, int nx,
                   int n, float *out, size_t out_stride);
+// hx_avx2 reports whether the CPU runs the AVX2+FMA kernels of
+// kernels_avx2.c; hx_avx2_supports whether they cover a weight type.
+int hx_avx2(void);
+int hx_avx2_supports(int type);
+// hx_avx2_rows is hx_dot_rows_multi with the AVX2+FMA kernels (not
+// bit-identical: the float sums run in vector lanes).
+void hx_avx2_rows(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, size_t x_stride, int nx,
+                  int n, float *out, size_t out_stride);
 // hx_r16_group_bytes is the size of one packed group of 16 rows of n
 // values of type (kernels_r16.c), 0 for a type that does not pack.
 size_t hx_r16_group_bytes(int type, int n);

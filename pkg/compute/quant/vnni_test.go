@@ -12,18 +12,26 @@ import (
 	"github.com/helexa/helexa/pkg/dtype"
 )
 
-// TestVNNIMatchesPortable compares the AVX-512 VNNI kernels with the Go
-// oracle on random rows of every type they cover, for awkward shapes (one
-// activation row, groups that are not a multiple of the tile, an odd number
-// of Q8_0 blocks): the integer sums are exact, so the results may differ
-// only by float rounding of the reordered sums.
-func TestVNNIMatchesPortable(t *testing.T) {
-	if maxLevel() < LevelVNNI {
-		t.Skip("this CPU has no AVX-512 VNNI: the kernels cannot run here (the portable and AVX2 paths are tested)")
+// TestFastMatchesPortable compares the AVX2 and the AVX-512 VNNI kernels
+// with the Go oracle on random rows of every type they cover, for awkward
+// shapes (one activation row, groups that are not a multiple of the tile,
+// an odd number of Q8_0 blocks): the integer sums are exact, so the
+// results may differ only by float rounding of the reordered sums.
+func TestFastMatchesPortable(t *testing.T) {
+	for _, lvl := range []Level{LevelAVX2, LevelVNNI} {
+		t.Run(lvl.String(), func(t *testing.T) {
+			if maxLevel() < lvl {
+				t.Skipf("this CPU does not run the %s kernels (the portable and exact paths are tested)", lvl)
+			}
+			fastMatchesPortable(t, lvl)
+		})
 	}
+}
+
+func fastMatchesPortable(t *testing.T, lvl Level) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, typ := range []dtype.Type{dtype.Q8_0, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K} {
-		for _, sh := range []struct{ n, rows, nX int }{{256, 1, 1}, {512, 3, 1}, {512, 9, 1}, {256 * 3, 8, 1}, {768, 5, 9}, {1024, 2, 17}, {512, 3, 16}, {256 * 2, 3, 40}, {256 * 11, 4, 8}, {256 * 11, 1, 1}, {2048, 1, 1}, {1536, 1, 1}, {1280, 1, 1}, {1024, 35, 70}, {256 * 3, 16, 64}, {512, 48, 100}, {512, 20, 16}, {1024, 33, 40}} {
+		for _, sh := range []struct{ n, rows, nX int }{{256, 1, 1}, {512, 3, 1}, {512, 9, 1}, {256 * 3, 8, 1}, {768, 5, 9}, {1024, 2, 17}, {512, 3, 16}, {256 * 2, 3, 40}, {256 * 11, 4, 8}, {256 * 11, 1, 1}, {2048, 1, 1}, {1536, 1, 1}, {1280, 1, 1}, {1024, 35, 70}, {256 * 3, 16, 64}, {512, 48, 100}, {512, 20, 16}, {1024, 33, 40}, {512, 5, 3}, {256, 7, 5}} {
 			n := sh.n
 			if typ == dtype.Q8_0 {
 				n += 32 // an odd number of blocks: the one-block tail
@@ -31,30 +39,66 @@ func TestVNNIMatchesPortable(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/n%d/rows%d/x%d", typ, n, sh.rows, sh.nX), func(t *testing.T) {
 				w, xq, rb, xs := randomRows(t, r, typ, n, sh.rows, sh.nX)
 				got, want := make([]float32, sh.rows*sh.nX), make([]float32, sh.rows*sh.nX)
-				if !fastRows(LevelVNNI, typ, w, rb, sh.rows, xq, xs, sh.nX, n, got, sh.rows) {
-					t.Fatalf("the VNNI kernels do not cover %s", typ)
+				if !fastRows(lvl, typ, w, rb, sh.rows, xq, xs, sh.nX, n, got, sh.rows) {
+					t.Fatalf("the %s kernels do not cover %s", lvl, typ)
 				}
 				goDotRowsMulti(typ, w, rb, sh.rows, xq, xs, sh.nX, n, want, sh.rows)
-				for j := 0; j < sh.nX; j++ {
-					xv := dequantActivations(t, typ, xq[j*xs:(j+1)*xs], n)
-					for i := 0; i < sh.rows; i++ {
-						wv := make([]float32, n)
-						if err := Dequantize(typ, w[i*rb:(i+1)*rb], wv); err != nil {
-							t.Fatal(err)
-						}
-						// the float error of either order of summation is a few
-						// ulps of the sum of the terms' magnitudes
-						mag := 0.0
-						for k := range wv {
-							mag += math.Abs(float64(wv[k]) * float64(xv[k]))
-						}
-						g, p := got[j*sh.rows+i], want[j*sh.rows+i]
-						if d := math.Abs(float64(g - p)); d > 1e-5*mag {
-							t.Fatalf("row %d × activation %d: VNNI %.9g, portable %.9g (|Δ| %.3g > 1e-5 × Σ|w·x| = %.3g)", i, j, g, p, d, 1e-5*mag)
-						}
-					}
-				}
+				checkNearRows(t, typ, w, rb, xq, xs, n, sh.rows, sh.nX, got, want)
 			})
+		}
+	}
+}
+
+// TestFastQ8_0Extremes: the fast Q8_0 kernels stay exact at the ends of
+// the int8 range (weights of −128, which the AVX2 kernel's sign trick
+// turns into an unsigned 128, against activations of ±127).
+func TestFastQ8_0Extremes(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const n, rows, nX = 96, 3, 5
+	w, xq, rb, xs := randomRows(t, r, dtype.Q8_0, n, rows, nX)
+	for i := 0; i < rows*n/32; i++ {
+		for k := 0; k < 32; k++ {
+			w[34*i+2+k] = byte(0x80 - (k%3)*(i%2)) // −128, or −128 with some −127, −126
+		}
+	}
+	for i := 0; i < nX*n/32; i++ {
+		for k := 0; k < 32; k++ {
+			xq[34*i+2+k] = byte(int8([]int{127, -127}[(k+i)%2]))
+		}
+	}
+	for _, lvl := range []Level{LevelAVX2, LevelVNNI} {
+		if maxLevel() < lvl {
+			continue
+		}
+		got, want := make([]float32, rows*nX), make([]float32, rows*nX)
+		if !fastRows(lvl, dtype.Q8_0, w, rb, rows, xq, xs, nX, n, got, rows) {
+			t.Fatalf("the %s kernels do not cover Q8_0", lvl)
+		}
+		goDotRowsMulti(dtype.Q8_0, w, rb, rows, xq, xs, nX, n, want, rows)
+		checkNearRows(t, dtype.Q8_0, w, rb, xq, xs, n, rows, nX, got, want)
+	}
+}
+
+// checkNearRows fails unless got and want (rows × nX results) agree to the
+// float error of either order of summation: a few ulps of the sum of the
+// terms' magnitudes.
+func checkNearRows(t *testing.T, typ dtype.Type, w []byte, rb int, xq []byte, xs, n, rows, nX int, got, want []float32) {
+	t.Helper()
+	for j := 0; j < nX; j++ {
+		xv := dequantActivations(t, typ, xq[j*xs:(j+1)*xs], n)
+		for i := 0; i < rows; i++ {
+			wv := make([]float32, n)
+			if err := Dequantize(typ, w[i*rb:(i+1)*rb], wv); err != nil {
+				t.Fatal(err)
+			}
+			mag := 0.0
+			for k := range wv {
+				mag += math.Abs(float64(wv[k]) * float64(xv[k]))
+			}
+			g, p := got[j*rows+i], want[j*rows+i]
+			if d := math.Abs(float64(g - p)); d > 1e-5*mag {
+				t.Fatalf("row %d × activation %d: fast %.9g, portable %.9g (|Δ| %.3g > 1e-5 × Σ|w·x| = %.3g)", i, j, g, p, d, 1e-5*mag)
+			}
 		}
 	}
 }
@@ -148,7 +192,7 @@ func TestParseLevel(t *testing.T) {
 		want Level
 		bad  bool
 	}{{"", maxLevel(), false}, {"auto", maxLevel(), false}, {"portable", LevelPortable, false},
-		{"AVX2", min(LevelC, maxLevel()), false}, {"avx512", min(LevelVNNI, maxLevel()), false}, {"fast", 0, true}} {
+		{"AVX2", min(LevelAVX2, maxLevel()), false}, {"exact", min(LevelC, maxLevel()), false}, {"avx512", min(LevelVNNI, maxLevel()), false}, {"fast", 0, true}} {
 		got, err := ParseLevel(tc.in)
 		if (err != nil) != tc.bad || (!tc.bad && got != tc.want) {
 			t.Errorf("ParseLevel(%q) = %v, %v; want %v (error %v)", tc.in, got, err, tc.want, tc.bad)

@@ -1,0 +1,213 @@
+//go:build cgo && !purego
+
+// AVX2 kernels for the weight types of the common GGUF mixes (Q8_0, Q4_K,
+// Q5_K, Q6_K) on CPUs without AVX-512 VNNI (AMD Zen 2 and 3, Intel before
+// Ice Lake): one weight row times up to HX_AN activation rows. Like the
+// VNNI kernels they are not bit-identical to the Go kernels: the integer
+// sums are exact, the float sums run in vector lanes. Each weight block is
+// decoded once into registers and multiplied with every activation row of
+// the tile: vpmaddubsw (unsigned 8-bit times signed 8-bit, pairs summed to
+// 16 bits) then vpmaddwd by the sub-block scale (or by ones) to 32 bits.
+
+#include <stdint.h>
+#include <string.h>
+#include "kernels.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include "kernels_k4.h"
+
+#define HX_A2 __attribute__((target("avx2,fma,f16c")))
+// HX_AN is the activation tile: its accumulators and the decoded block fit
+// AVX2's sixteen registers.
+#define HX_AN 4
+
+int hx_avx2(void) {
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+}
+
+int hx_avx2_supports(int type) { return type == HX_Q8_0 || type == HX_Q4_K || type == HX_Q5_K || type == HX_Q6_K; }
+
+HX_A2 static inline float hx_a2_h2f(const uint8_t *p) {
+	uint16_t h;
+	memcpy(&h, p, 2);
+	return _cvtsh_ss(h);
+}
+
+HX_A2 static inline float hx_a2_f32(const uint8_t *p) {
+	float f;
+	memcpy(&f, p, 4);
+	return f;
+}
+
+HX_A2 static inline float hx_a2_hsum(__m256 v) {
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+// Q8_0 (34-byte blocks: fp16 scale, 32 int8) times Q8_0 activations. The
+// weights' signs move onto the activations (vpsignb) so that vpmaddubsw
+// sees |w| unsigned: exact, since the activations stay within ±127 and a
+// pair sums to at most 2·128·127.
+HX_A2 static inline __attribute__((always_inline)) void hx_a_q8_0_body(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb,
+                                                                       float *out, size_t os) {
+	const __m256i ones = _mm256_set1_epi16(1);
+	__m256 acc[HX_AN];
+	for (int j = 0; j < nx; j++) acc[j] = _mm256_setzero_ps();
+	for (int ib = 0; ib < nb; ib++) {
+		const uint8_t *wb = w + (size_t)ib * 34;
+		const __m256i wv = _mm256_loadu_si256((const __m256i *)(wb + 2)), wa = _mm256_sign_epi8(wv, wv);
+		const float dw = hx_a2_h2f(wb);
+		for (int j = 0; j < nx; j++) {
+			const uint8_t *xb = x + (size_t)j * xs + (size_t)ib * 34;
+			const __m256i xv = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(xb + 2)), wv);
+			const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(wa, xv), ones);
+			acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw * hx_a2_h2f(xb)), acc[j]);
+		}
+	}
+	for (int j = 0; j < nx; j++) out[(size_t)j * os] = hx_a2_hsum(acc[j]);
+}
+
+// Q4_K (144-byte blocks of 256; Q5_K: 176 bytes with a fifth bit per value
+// in 32 bytes of qh) times Q8_K activations (292 bytes: float scale, 256
+// int8, 16 int16 sums of 16). Chunk c of 32 weight bytes holds sub-block 2c
+// in its low nibbles and 2c+1 in its high ones; the mins' term comes from
+// the activations' sums and is subtracted in the same accumulator.
+HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb,
+                                                                       float *out, size_t os, int q5) {
+	const int bsz = q5 ? 176 : 144, qoff = q5 ? 48 : 16;
+	__m256 acc[HX_AN];
+	for (int j = 0; j < nx; j++) acc[j] = _mm256_setzero_ps();
+	for (int i = 0; i < nb; i++) {
+		const uint8_t *wb = w + (size_t)i * bsz;
+		const __m128i sm = hx_k4_scales(wb + 4);
+		uint8_t sc[16];
+		_mm_storeu_si128((__m128i *)sc, sm);
+		const __m128i mn = _mm_srli_si128(sm, 8);
+		const __m256i mdup = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn, mn)); // min k/2 in int16 lane k
+		const __m256i qh = q5 ? _mm256_loadu_si256((const __m256i *)(wb + 16)) : _mm256_setzero_si256();
+		__m256i t[HX_AN];
+		for (int j = 0; j < nx; j++) t[j] = _mm256_setzero_si256();
+		for (int c = 0; c < 4; c++) {
+			__m256i lo, hi;
+			hx_k4_chunk(wb + qoff + 32 * c, qh, c, q5, &lo, &hi);
+			const __m256i sl = _mm256_set1_epi16(sc[2 * c]), sh = _mm256_set1_epi16(sc[2 * c + 1]);
+			for (int j = 0; j < nx; j++) {
+				const uint8_t *xq = x + (size_t)j * xs + (size_t)i * 292 + 4 + 64 * c;
+				const __m256i pl = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)xq)), sl);
+				const __m256i ph = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(xq + 32))), sh);
+				t[j] = _mm256_add_epi32(t[j], _mm256_add_epi32(pl, ph));
+			}
+		}
+		const float d = hx_a2_h2f(wb), dmin = hx_a2_h2f(wb + 2);
+		for (int j = 0; j < nx; j++) {
+			const uint8_t *xb = x + (size_t)j * xs + (size_t)i * 292;
+			const float dy = hx_a2_f32(xb);
+			const __m256i m = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(xb + 260)), mdup);
+			acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t[j]), _mm256_set1_ps(d * dy), acc[j]);
+			acc[j] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), _mm256_set1_ps(dmin * dy), acc[j]);
+		}
+	}
+	for (int j = 0; j < nx; j++) out[(size_t)j * os] = hx_a2_hsum(acc[j]);
+}
+
+// Q6_K (210-byte blocks of 256: 128 low-nibble bytes, 64 bytes of high
+// bits, 16 int8 scales, fp16 d) times Q8_K activations. The 6-bit values
+// are used unsigned (q, not q−32); the 32·Σx excess of each group of 16 is
+// removed with the activation block's sums.
+HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb,
+                                                                       float *out, size_t os) {
+	const __m256i lo4 = _mm256_set1_epi8(0x0F), three = _mm256_set1_epi8(3);
+	__m256 acc[HX_AN];
+	for (int j = 0; j < nx; j++) acc[j] = _mm256_setzero_ps();
+	for (int i = 0; i < nb; i++) {
+		const uint8_t *wb = w + (size_t)i * 210;
+		const __m128i sc8 = _mm_loadu_si128((const __m128i *)(wb + 192));
+		__m256i t[HX_AN];
+		for (int j = 0; j < nx; j++) t[j] = _mm256_setzero_si256();
+		for (int h = 0; h < 2; h++) {
+			const __m256i l0 = _mm256_loadu_si256((const __m256i *)(wb + 64 * h));
+			const __m256i l1 = _mm256_loadu_si256((const __m256i *)(wb + 64 * h + 32));
+			const __m256i hb = _mm256_loadu_si256((const __m256i *)(wb + 128 + 32 * h));
+			__m256i q[4];
+			q[0] = _mm256_or_si256(_mm256_and_si256(l0, lo4), _mm256_slli_epi16(_mm256_and_si256(hb, three), 4));
+			q[1] = _mm256_or_si256(_mm256_and_si256(l1, lo4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), three), 4));
+			q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), lo4),
+			                       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), three), 4));
+			q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), lo4),
+			                       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), three), 4));
+			for (int k = 0; k < 4; k++) {
+				// chunk 4h+k holds groups g = 8h+2k (int16 lanes 0-7) and g+1 (8-15)
+				const int g = 8 * h + 2 * k;
+				const __m128i sel = _mm_setr_epi8((char)g, (char)g, (char)g, (char)g, (char)g, (char)g, (char)g, (char)g, (char)(g + 1),
+				                                  (char)(g + 1), (char)(g + 1), (char)(g + 1), (char)(g + 1), (char)(g + 1),
+				                                  (char)(g + 1), (char)(g + 1));
+				const __m256i s = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, sel));
+				for (int j = 0; j < nx; j++) {
+					const uint8_t *xq = x + (size_t)j * xs + (size_t)i * 292 + 4 + 128 * h + 32 * k;
+					const __m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)xq));
+					t[j] = _mm256_add_epi32(t[j], _mm256_madd_epi16(p, s));
+				}
+			}
+		}
+		const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
+		const float d = hx_a2_h2f(wb + 208);
+		for (int j = 0; j < nx; j++) {
+			const uint8_t *xb = x + (size_t)j * xs + (size_t)i * 292;
+			// Σ_g scale_g · 32 · bsum_g
+			const __m256i m = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(xb + 260)), sc16);
+			const __m256i s = _mm256_sub_epi32(t[j], _mm256_slli_epi32(m, 5));
+			acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(d * hx_a2_f32(xb)), acc[j]);
+		}
+	}
+	for (int j = 0; j < nx; j++) out[(size_t)j * os] = hx_a2_hsum(acc[j]);
+}
+
+typedef void (*hx_afn)(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os);
+
+// One kernel per type for a full tile and for one activation row (decode),
+// the count known at compile time so the accumulators stay in registers,
+// and for any count.
+#define HX_AFN(name, call) \
+	HX_A2 static void name(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) { \
+		if (nx == HX_AN) call(HX_AN); \
+		else if (nx == 1) call(1); \
+		else call(nx); \
+	}
+#define HX_Q8_0_CALL(k) hx_a_q8_0_body(w, x, xs, k, nb, out, os)
+#define HX_Q4_K_CALL(k) hx_a_q4_k_body(w, x, xs, k, nb, out, os, 0)
+#define HX_Q5_K_CALL(k) hx_a_q4_k_body(w, x, xs, k, nb, out, os, 1)
+#define HX_Q6_K_CALL(k) hx_a_q6_k_body(w, x, xs, k, nb, out, os)
+HX_AFN(hx_a_q8_0, HX_Q8_0_CALL)
+HX_AFN(hx_a_q4_k, HX_Q4_K_CALL)
+HX_AFN(hx_a_q5_k, HX_Q5_K_CALL)
+HX_AFN(hx_a_q6_k, HX_Q6_K_CALL)
+
+void hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int n, float *out,
+                  size_t os) {
+	hx_afn fn;
+	int nb;
+	switch (type) {
+	case HX_Q8_0: fn = hx_a_q8_0; nb = n / 32; break;
+	case HX_Q4_K: fn = hx_a_q4_k; nb = n / 256; break;
+	case HX_Q5_K: fn = hx_a_q5_k; nb = n / 256; break;
+	case HX_Q6_K: fn = hx_a_q6_k; nb = n / 256; break;
+	default: return;
+	}
+	// each tile of activation rows passes over the weight rows; the
+	// caller bounds the rows so that they stay in cache between tiles
+	for (int j0 = 0; j0 < nx; j0 += HX_AN) {
+		const int g = nx - j0 < HX_AN ? nx - j0 : HX_AN;
+		for (int r = 0; r < nrows; r++) fn(w + (size_t)r * rb, x + (size_t)j0 * xs, xs, g, nb, out + (size_t)j0 * os + r, os);
+	}
+}
+
+#else
+int hx_avx2(void) { return 0; }
+int hx_avx2_supports(int type) { (void)type; return 0; }
+void hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int n, float *out,
+                  size_t os) {
+	(void)type; (void)w; (void)rb; (void)nrows; (void)x; (void)xs; (void)nx; (void)n; (void)out; (void)os;
+}
+#endif
