@@ -28,8 +28,8 @@ func (c *CPU) StoreKV(kvs KV, layer int, spans []SeqSpan, kT, vT Tensor) {
 // toF16 rounds src to F16 bits into dst (the vector kernel when the CPU
 // has it: the same rounding, to nearest even).
 func (c *CPU) toF16(dst []uint16, src []float32) {
-	if c.vec {
-		toF16Vec(dst, src)
+	if c.vec != vecNone {
+		toF16Vec(c.vec, dst, src)
 		return
 	}
 	for i, x := range src {
@@ -61,7 +61,7 @@ func (kv *KVCache) kvRow(values bool, layer, off, d int, buf []float32) []float3
 // float64), weighted sum of the values.
 func (c *CPU) Attention(kvs KV, layer int, spans []SeqSpan, a *Attn, qT, outT Tensor) {
 	kv, q, out := hostKV(kvs), host(qT), host(outT)
-	if c.vec {
+	if c.vec != vecNone {
 		c.attentionGroups(kv, layer, spans, a, 0, q, out)
 		return
 	}
@@ -133,14 +133,14 @@ func (c *CPU) attentionGroups(kv *KVCache, layer int, spans []SeqSpan, a *Attn, 
 			off := kvh * g * d
 			if t0+tile <= s.N && tile > 1 {
 				row := (s.Row + t0) * width
-				attendTile(kv, layer, s.Blocks, kvh, g, d, tile, s.Pos+t0+1, window, width, a.Scale, q[row+off:], out[row+off:], scores)
+				attendTile(c.vec, kv, layer, s.Blocks, kvh, g, d, tile, s.Pos+t0+1, window, width, a.Scale, q[row+off:], out[row+off:], scores)
 				continue
 			}
 			for tok := t0; tok < min(s.N, t0+tile); tok++ {
 				row := (s.Row + tok) * width
 				n := s.Pos + tok + 1
 				first := windowFirst(n, window)
-				attendGroup(kv, layer, s.Blocks, kvh, g, d, n, first, a.Scale, q[row+off:row+off+g*d], out[row+off:row+off+g*d], scores)
+				attendGroup(c.vec, kv, layer, s.Blocks, kvh, g, d, n, first, a.Scale, q[row+off:row+off+g*d], out[row+off:row+off+g*d], scores)
 			}
 		}
 	})

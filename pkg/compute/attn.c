@@ -5,6 +5,8 @@
 // (each key row is read once for the group), then softmax (sum in double,
 // as the Go kernel) and the weighted sum of the value rows. Float sums run
 // in vector lanes, so results differ from the Go kernel by rounding only.
+// The kernels are built twice, for AVX-512 and for AVX2+FMA (isa 2 and 1
+// at the entry points; attn_isa.h instantiates them).
 
 #include <math.h>
 #include <stdint.h>
@@ -13,10 +15,12 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define HX_AVX512 __attribute__((target("avx512f,avx512dq,fma,f16c")))
+#define HX_AVX2F __attribute__((target("avx2,fma,f16c")))
 
 int hx_attn_simd(void) {
-	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma") &&
-	       __builtin_cpu_supports("f16c");
+	if (!__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c")) return 0;
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) return 2;
+	return __builtin_cpu_supports("avx2") ? 1 : 0;
 }
 
 // hx_exp512 is expf over 16 lanes (Cephes' range reduction and degree-5
@@ -62,6 +66,64 @@ HX_AVX512 static void hx_softmax512(float *sc, int n) {
 	for (; j < n; j++) sc[j] *= invs;
 }
 
+// hx_exp256 is hx_exp512 over 8 lanes (2^n built in the exponent bits:
+// the clamp keeps n within the normal range).
+HX_AVX2F static inline __m256 hx_exp256(__m256 x) {
+	const __m256 lo = _mm256_set1_ps(-87.3f), hi = _mm256_set1_ps(88.3f);
+	x = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
+	__m256 fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
+	x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), x);
+	__m256 y = _mm256_set1_ps(1.9875691500E-4f);
+	y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.3981999507E-3f));
+	y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(8.3334519073E-3f));
+	y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(4.1665795894E-2f));
+	y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.6666665459E-1f));
+	y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(5.0000001201E-1f));
+	y = _mm256_fmadd_ps(y, _mm256_mul_ps(x, x), _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
+	__m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fx), _mm256_set1_epi32(127)), 23);
+	return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+}
+
+HX_AVX2F static inline float hx_hsum256(__m256 v) {
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+HX_AVX2F static inline float hx_hmax256(__m256 v) {
+	__m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_max_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+// hx_softmax256 is hx_softmax512 over 8 lanes.
+HX_AVX2F static void hx_softmax256(float *sc, int n) {
+	__m256 mv = _mm256_set1_ps(-INFINITY);
+	int j = 0;
+	for (; j + 8 <= n; j += 8) mv = _mm256_max_ps(mv, _mm256_loadu_ps(sc + j));
+	float mx = hx_hmax256(mv);
+	for (; j < n; j++) mx = sc[j] > mx ? sc[j] : mx;
+	__m256 m = _mm256_set1_ps(mx);
+	__m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+	for (j = 0; j + 8 <= n; j += 8) {
+		__m256 e = hx_exp256(_mm256_sub_ps(_mm256_loadu_ps(sc + j), m));
+		_mm256_storeu_ps(sc + j, e);
+		s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+		s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+	}
+	__m256d sd = _mm256_add_pd(s0, s1);
+	__m128d h = _mm_add_pd(_mm256_castpd256_pd128(sd), _mm256_extractf128_pd(sd, 1));
+	double sum = _mm_cvtsd_f64(h) + _mm_cvtsd_f64(_mm_unpackhi_pd(h, h));
+	for (; j < n; j++) { sc[j] = expf(sc[j] - mx); sum += sc[j]; }
+	__m256 inv = _mm256_set1_ps((float)(1 / sum));
+	for (j = 0; j + 8 <= n; j += 8) _mm256_storeu_ps(sc + j, _mm256_mul_ps(_mm256_loadu_ps(sc + j), inv));
+	float invs = (float)(1 / sum);
+	for (; j < n; j++) sc[j] *= invs;
+}
+
 // HX_KV_ROW is cached row first+j (first: the first position a query
 // sees, 0 without a sliding window) through the block table.
 #define HX_KV_ROW(base, j) ((base) + ((size_t)blocks[((j) + first) / bs] * bs + ((j) + first) % bs) * kvdim + kvoff)
@@ -75,52 +137,69 @@ HX_AVX512 static void hx_softmax512(float *sc, int n) {
 // together: their value accumulators (two vectors each) fill 16 registers.
 #define HX_TILE 8
 
-HX_AVX512 static inline void hx_prefetch_bytes(const void *p, size_t n) {
+static inline void hx_prefetch_bytes(const void *p, size_t n) {
 	for (size_t i = 0; i < n; i += 64) _mm_prefetch((const char *)p + i, _MM_HINT_T0);
 }
 
-// The attention kernels over an F32 cache (hx_attend_f32) and an F16 one
-// (hx_attend_f16): attn_kv.h written once, instantiated per element type.
-#define KV_T float
-#define KV_SUF(name) name##_f32
-#define KV_LOAD(p) _mm512_loadu_ps(p)
-#define KV_AT(p, i) ((p)[i])
-#include "attn_kv.h"
-#undef KV_T
-#undef KV_SUF
-#undef KV_LOAD
-#undef KV_AT
+// The attention kernels for AVX-512 (…_512) and for AVX2+FMA (…_256):
+// attn_isa.h instantiates attn_kv.h per KV element type with the vector
+// operations named here.
+#define VA HX_AVX512
+#define VT __m512
+#define VW 16
+#define V_TV 2 // value vectors per (row, head) pair in hx_attend_tile
+#define V_ZERO() _mm512_setzero_ps()
+#define V_SET1(x) _mm512_set1_ps(x)
+#define V_LOADU(p) _mm512_loadu_ps(p)
+#define V_LOADH(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+#define V_STOREU(p, v) _mm512_storeu_ps(p, v)
+#define V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define V_ADD(a, b) _mm512_add_ps(a, b)
+#define V_REDUCE(v) _mm512_reduce_add_ps(v)
+#define V_SOFTMAX(p, n) hx_softmax512(p, n)
+#define ISA_SUF(name) name##_512
+#include "attn_isa.h"
 
-#define KV_T uint16_t
-#define KV_SUF(name) name##_f16
-#define KV_LOAD(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
-#define KV_AT(p, i) _cvtsh_ss((p)[i])
-#include "attn_kv.h"
-#undef KV_T
-#undef KV_SUF
-#undef KV_LOAD
-#undef KV_AT
+#define VA HX_AVX2F
+#define VT __m256
+#define VW 8
+#define V_TV 1
+#define V_ZERO() _mm256_setzero_ps()
+#define V_SET1(x) _mm256_set1_ps(x)
+#define V_LOADU(p) _mm256_loadu_ps(p)
+#define V_LOADH(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define V_STOREU(p, v) _mm256_storeu_ps(p, v)
+#define V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define V_ADD(a, b) _mm256_add_ps(a, b)
+#define V_REDUCE(v) hx_hsum256(v)
+#define V_SOFTMAX(p, n) hx_softmax256(p, n)
+#define ISA_SUF(name) name##_256
+#include "attn_isa.h"
 
-void hx_attend(const float *q, float *out, int g, int d, const float *kl, const float *vl,
+void hx_attend(int isa, const float *q, float *out, int g, int d, const float *kl, const float *vl,
                const int32_t *blocks, int bs, int kvdim, int kvoff, int n, int first, float scale, float *scores) {
-	hx_attend_simd_f32(q, out, g, d, kl, vl, blocks, bs, kvdim, kvoff, n, first, scale, scores);
+	if (isa >= 2) hx_attend_simd_f32_512(q, out, g, d, kl, vl, blocks, bs, kvdim, kvoff, n, first, scale, scores);
+	else hx_attend_simd_f32_256(q, out, g, d, kl, vl, blocks, bs, kvdim, kvoff, n, first, scale, scores);
 }
 
-void hx_attend16(const float *q, float *out, int g, int d, const uint16_t *kl, const uint16_t *vl,
+void hx_attend16(int isa, const float *q, float *out, int g, int d, const uint16_t *kl, const uint16_t *vl,
                  const int32_t *blocks, int bs, int kvdim, int kvoff, int n, int first, float scale, float *scores) {
-	hx_attend_simd_f16(q, out, g, d, kl, vl, blocks, bs, kvdim, kvoff, n, first, scale, scores);
+	if (isa >= 2) hx_attend_simd_f16_512(q, out, g, d, kl, vl, blocks, bs, kvdim, kvoff, n, first, scale, scores);
+	else hx_attend_simd_f16_256(q, out, g, d, kl, vl, blocks, bs, kvdim, kvoff, n, first, scale, scores);
 }
 
 int hx_attend_tile_rows(int g, int d) { return g <= HX_TILE && HX_TILE % g == 0 && d % 32 == 0 ? HX_TILE / g : 0; }
 
-void hx_attend_tile(const float *q, long qs, float *out, int r, int g, int d, const float *kl, const float *vl,
+void hx_attend_tile(int isa, const float *q, long qs, float *out, int r, int g, int d, const float *kl, const float *vl,
                     const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, int window, float scale, float *scores) {
-	hx_attend_tile_f32(q, (size_t)qs, out, r, g, d, kl, vl, blocks, bs, kvdim, kvoff, n0, window, scale, scores);
+	if (isa >= 2) hx_attend_tile_f32_512(q, (size_t)qs, out, r, g, d, kl, vl, blocks, bs, kvdim, kvoff, n0, window, scale, scores);
+	else hx_attend_tile_f32_256(q, (size_t)qs, out, r, g, d, kl, vl, blocks, bs, kvdim, kvoff, n0, window, scale, scores);
 }
 
-void hx_attend_tile16(const float *q, long qs, float *out, int r, int g, int d, const uint16_t *kl, const uint16_t *vl,
+void hx_attend_tile16(int isa, const float *q, long qs, float *out, int r, int g, int d, const uint16_t *kl, const uint16_t *vl,
                       const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, int window, float scale, float *scores) {
-	hx_attend_tile_f16(q, (size_t)qs, out, r, g, d, kl, vl, blocks, bs, kvdim, kvoff, n0, window, scale, scores);
+	if (isa >= 2) hx_attend_tile_f16_512(q, (size_t)qs, out, r, g, d, kl, vl, blocks, bs, kvdim, kvoff, n0, window, scale, scores);
+	else hx_attend_tile_f16_256(q, (size_t)qs, out, r, g, d, kl, vl, blocks, bs, kvdim, kvoff, n0, window, scale, scores);
 }
 
 HX_AVX512 static void hx_to_f16_simd(const float *x, uint16_t *out, int n) {
@@ -130,7 +209,17 @@ HX_AVX512 static void hx_to_f16_simd(const float *x, uint16_t *out, int n) {
 	for (; i < n; i++) out[i] = _cvtss_sh(x[i], _MM_FROUND_TO_NEAREST_INT);
 }
 
-void hx_to_f16(const float *x, uint16_t *out, int n) { hx_to_f16_simd(x, out, n); }
+HX_AVX2F static void hx_to_f16_256(const float *x, uint16_t *out, int n) {
+	int i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm_storeu_si128((__m128i *)(out + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+	for (; i < n; i++) out[i] = _cvtss_sh(x[i], _MM_FROUND_TO_NEAREST_INT);
+}
+
+void hx_to_f16(int isa, const float *x, uint16_t *out, int n) {
+	if (isa >= 2) hx_to_f16_simd(x, out, n);
+	else hx_to_f16_256(x, out, n);
+}
 
 HX_AVX512 static void hx_swiglu_simd(const float *gate, const float *up, float *out, int n) {
 	const __m512 one = _mm512_set1_ps(1.0f), sign = _mm512_set1_ps(-0.0f);
@@ -143,7 +232,21 @@ HX_AVX512 static void hx_swiglu_simd(const float *gate, const float *up, float *
 	for (; i < n; i++) out[i] = gate[i] / (1 + expf(-gate[i])) * up[i];
 }
 
-void hx_swiglu(const float *gate, const float *up, float *out, int n) { hx_swiglu_simd(gate, up, out, n); }
+HX_AVX2F static void hx_swiglu_256(const float *gate, const float *up, float *out, int n) {
+	const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
+	int i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m256 g = _mm256_loadu_ps(gate + i);
+		__m256 e = hx_exp256(_mm256_xor_ps(g, sign));
+		_mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(one, e)), _mm256_loadu_ps(up + i)));
+	}
+	for (; i < n; i++) out[i] = gate[i] / (1 + expf(-gate[i])) * up[i];
+}
+
+void hx_swiglu(int isa, const float *gate, const float *up, float *out, int n) {
+	if (isa >= 2) hx_swiglu_simd(gate, up, out, n);
+	else hx_swiglu_256(gate, up, out, n);
+}
 
 HX_AVX512 static void hx_conv_silu_simd(const float *x, const float *st, const float *wt, float *out, int ch, int k, int n, int c0, int c1) {
 	const __m512 one = _mm512_set1_ps(1.0f), sign = _mm512_set1_ps(-0.0f);
@@ -175,27 +278,27 @@ void hx_conv_silu(const float *x, const float *st, const float *wt, float *out, 
 }
 #else
 int hx_attn_simd(void) { return 0; }
-void hx_attend(const float *q, float *out, int g, int d, const float *kl, const float *vl,
+void hx_attend(int isa, const float *q, float *out, int g, int d, const float *kl, const float *vl,
                const int32_t *blocks, int bs, int kvdim, int kvoff, int n, int first, float scale, float *scores) {
-	(void)q; (void)out; (void)g; (void)d; (void)kl; (void)vl; (void)blocks; (void)bs; (void)kvdim; (void)kvoff;
+	(void)isa; (void)q; (void)out; (void)g; (void)d; (void)kl; (void)vl; (void)blocks; (void)bs; (void)kvdim; (void)kvoff;
 	(void)n; (void)first; (void)scale; (void)scores;
 }
-void hx_swiglu(const float *gate, const float *up, float *out, int n) { (void)gate; (void)up; (void)out; (void)n; }
-void hx_attend16(const float *q, float *out, int g, int d, const uint16_t *kl, const uint16_t *vl,
+void hx_swiglu(int isa, const float *gate, const float *up, float *out, int n) { (void)isa; (void)gate; (void)up; (void)out; (void)n; }
+void hx_attend16(int isa, const float *q, float *out, int g, int d, const uint16_t *kl, const uint16_t *vl,
                  const int32_t *blocks, int bs, int kvdim, int kvoff, int n, int first, float scale, float *scores) {
-	(void)q; (void)out; (void)g; (void)d; (void)kl; (void)vl; (void)blocks; (void)bs; (void)kvdim; (void)kvoff;
+	(void)isa; (void)q; (void)out; (void)g; (void)d; (void)kl; (void)vl; (void)blocks; (void)bs; (void)kvdim; (void)kvoff;
 	(void)n; (void)first; (void)scale; (void)scores;
 }
-void hx_to_f16(const float *x, uint16_t *out, int n) { (void)x; (void)out; (void)n; }
+void hx_to_f16(int isa, const float *x, uint16_t *out, int n) { (void)isa; (void)x; (void)out; (void)n; }
 int hx_attend_tile_rows(int g, int d) { (void)g; (void)d; return 0; }
-void hx_attend_tile(const float *q, long qs, float *out, int r, int g, int d, const float *kl, const float *vl,
+void hx_attend_tile(int isa, const float *q, long qs, float *out, int r, int g, int d, const float *kl, const float *vl,
                     const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, int window, float scale, float *scores) {
-	(void)q; (void)qs; (void)out; (void)r; (void)g; (void)d; (void)kl; (void)vl; (void)blocks; (void)bs; (void)kvdim;
+	(void)isa; (void)q; (void)qs; (void)out; (void)r; (void)g; (void)d; (void)kl; (void)vl; (void)blocks; (void)bs; (void)kvdim;
 	(void)kvoff; (void)n0; (void)window; (void)scale; (void)scores;
 }
-void hx_attend_tile16(const float *q, long qs, float *out, int r, int g, int d, const uint16_t *kl, const uint16_t *vl,
+void hx_attend_tile16(int isa, const float *q, long qs, float *out, int r, int g, int d, const uint16_t *kl, const uint16_t *vl,
                       const int32_t *blocks, int bs, int kvdim, int kvoff, int n0, int window, float scale, float *scores) {
-	(void)q; (void)qs; (void)out; (void)r; (void)g; (void)d; (void)kl; (void)vl; (void)blocks; (void)bs; (void)kvdim;
+	(void)isa; (void)q; (void)qs; (void)out; (void)r; (void)g; (void)d; (void)kl; (void)vl; (void)blocks; (void)bs; (void)kvdim;
 	(void)kvoff; (void)n0; (void)window; (void)scale; (void)scores;
 }
 void hx_conv_silu(const float *x, const float *st, const float *wt, float *out, int ch, int k, int n, int c0, int c1) {

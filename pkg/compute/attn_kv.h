@@ -1,42 +1,44 @@
-// Attention kernels over one KV element type, included by attn.c once per
-// type (no include guard): KV_T is the cached element, KV_LOAD(p) loads 16
-// of them as floats, KV_AT(p, i) one, KV_SUF(name) names the functions.
-// The query, scores and output are F32 in every instance.
+// Attention kernels over one KV element type and one instruction set,
+// included by attn_isa.h once per type (no include guard): KV_T is the
+// cached element, KV_LOAD(p) loads VW of them as floats into a VT vector,
+// KV_AT(p, i) one, KV_SUF(name) names the functions; VA is their target
+// attribute and V_* the vector operations. The query, scores and output
+// are F32 in every instance.
 
 // dot of an F32 query head with one cached key row.
-HX_AVX512 static inline float KV_SUF(hx_dot)(const float *a, const KV_T *b, int d) {
-	__m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+VA static inline float KV_SUF(hx_dot)(const float *a, const KV_T *b, int d) {
+	VT s0 = V_ZERO(), s1 = V_ZERO();
 	int i = 0;
-	for (; i + 32 <= d; i += 32) {
-		s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), KV_LOAD(b + i), s0);
-		s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), KV_LOAD(b + i + 16), s1);
+	for (; i + 2 * VW <= d; i += 2 * VW) {
+		s0 = V_FMA(V_LOADU(a + i), KV_LOAD(b + i), s0);
+		s1 = V_FMA(V_LOADU(a + i + VW), KV_LOAD(b + i + VW), s1);
 	}
-	for (; i + 16 <= d; i += 16) s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), KV_LOAD(b + i), s0);
-	float s = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+	for (; i + VW <= d; i += VW) s0 = V_FMA(V_LOADU(a + i), KV_LOAD(b + i), s0);
+	float s = V_REDUCE(V_ADD(s0, s1));
 	for (; i < d; i++) s += a[i] * KV_AT(b, i);
 	return s;
 }
 
-// pv writes out[0..w) = Σ_j p[j] · v_{first+j}[c0 .. c0+w) for w = 64 or
-// 128 (a constant at every call, so the w/16 accumulators stay in
+// pv writes out[0..w) = Σ_j p[j] · v_{first+j}[c0 .. c0+w) for w = 4·VW or
+// 8·VW (a constant at every call, so the w/VW accumulators stay in
 // registers).
-HX_AVX512 static inline __attribute__((always_inline)) void KV_SUF(hx_pv)(float *out, const float *p, int n, const KV_T *vl,
+VA static inline __attribute__((always_inline)) void KV_SUF(hx_pv)(float *out, const float *p, int n, const KV_T *vl,
                                                                       const int32_t *blocks, int bs, int kvdim, int kvoff,
                                                                       int first, int w) {
-	__m512 a[8];
-	for (int i = 0; i < w / 16; i++) a[i] = _mm512_setzero_ps();
+	VT a[8];
+	for (int i = 0; i < w / VW; i++) a[i] = V_ZERO();
 	for (int j = 0; j < n; j++) {
 		if (j + HX_KV_AHEAD < n) hx_prefetch_bytes(HX_KV_ROW(vl, j + HX_KV_AHEAD), (size_t)w * sizeof(KV_T));
 		const KV_T *v = HX_KV_ROW(vl, j);
-		__m512 pj = _mm512_set1_ps(p[j]);
-		for (int i = 0; i < w / 16; i++) a[i] = _mm512_fmadd_ps(pj, KV_LOAD(v + 16 * i), a[i]);
+		VT pj = V_SET1(p[j]);
+		for (int i = 0; i < w / VW; i++) a[i] = V_FMA(pj, KV_LOAD(v + VW * i), a[i]);
 	}
-	for (int i = 0; i < w / 16; i++) _mm512_storeu_ps(out + 16 * i, a[i]);
+	for (int i = 0; i < w / VW; i++) V_STOREU(out + VW * i, a[i]);
 }
 
 // attend_simd computes g query heads sharing one KV head over positions
 // [first, n): scores, softmax, the weighted sum of the values.
-HX_AVX512 static void KV_SUF(hx_attend_simd)(const float *q, float *out, int g, int d, const KV_T *kl, const KV_T *vl,
+VA static void KV_SUF(hx_attend_simd)(const float *q, float *out, int g, int d, const KV_T *kl, const KV_T *vl,
                                              const int32_t *blocks, int bs, int kvdim, int kvoff, int n, int first,
                                              float scale, float *scores) {
 	n -= first; // rows first+j, j < n, through HX_KV_ROW
@@ -47,11 +49,11 @@ HX_AVX512 static void KV_SUF(hx_attend_simd)(const float *q, float *out, int g, 
 	}
 	for (int h = 0; h < g; h++) {
 		const float *p = scores + (size_t)h * n;
-		hx_softmax512(scores + (size_t)h * n, n);
+		V_SOFTMAX(scores + (size_t)h * n, n);
 		float *o = out + (size_t)h * d;
 		int c = 0;
-		for (; c + 128 <= d; c += 128) KV_SUF(hx_pv)(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c, first, 128);
-		for (; c + 64 <= d; c += 64) KV_SUF(hx_pv)(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c, first, 64);
+		for (; c + 8 * VW <= d; c += 8 * VW) KV_SUF(hx_pv)(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c, first, 8 * VW);
+		for (; c + 4 * VW <= d; c += 4 * VW) KV_SUF(hx_pv)(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c, first, 4 * VW);
 		if (c < d) {
 			for (int i = c; i < d; i++) o[i] = 0;
 			for (int j = 0; j < n; j++) {
@@ -68,7 +70,7 @@ HX_AVX512 static void KV_SUF(hx_attend_simd)(const float *q, float *out, int g, 
 // window of them when window > 0. Each cached key and value row is read
 // once for the whole tile instead of once per row; positions a row does
 // not see get probability 0. scores holds HX_TILE × (n0+r-1) floats.
-HX_AVX512 static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int r, int g, int d, const KV_T *kl,
+VA static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int r, int g, int d, const KV_T *kl,
                                              const KV_T *vl, const int32_t *blocks, int bs, int kvdim, int kvoff, int n0,
                                              int window, float scale, float *scores) {
 	// rows first+j, j < nmax, through HX_KV_ROW: from row 0's first position
@@ -84,27 +86,29 @@ HX_AVX512 static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *o
 		float *p = scores + (size_t)m * nmax;
 		int n = n0 + m / g; // row m/g sees [n-window, n) or [0, n)
 		int lo = (window > 0 && n > window ? n - window : 0) - first, hi = n - first;
-		hx_softmax512(p + lo, hi - lo);
+		V_SOFTMAX(p + lo, hi - lo);
 		for (int j = 0; j < lo; j++) p[j] = 0;
 		for (int j = hi; j < nmax; j++) p[j] = 0;
 	}
-	for (int c = 0; c < d; c += 32) {
-		__m512 a0[HX_TILE], a1[HX_TILE];
-		for (int m = 0; m < HX_TILE; m++) a0[m] = a1[m] = _mm512_setzero_ps();
+	// V_TV vectors of values per pair: the 8·V_TV accumulators and the
+	// values fill the registers
+	for (int c = 0; c < d; c += V_TV * VW) {
+		VT a0[HX_TILE], a1[HX_TILE];
+		for (int m = 0; m < HX_TILE; m++) a0[m] = a1[m] = V_ZERO();
 		for (int j = 0; j < nmax; j++) {
-			if (j + HX_KV_AHEAD < nmax) hx_prefetch_bytes(HX_KV_ROW(vl, j + HX_KV_AHEAD) + c, 32 * sizeof(KV_T));
+			if (j + HX_KV_AHEAD < nmax) hx_prefetch_bytes(HX_KV_ROW(vl, j + HX_KV_AHEAD) + c, V_TV * VW * sizeof(KV_T));
 			const KV_T *v = HX_KV_ROW(vl, j) + c;
-			__m512 v0 = KV_LOAD(v), v1 = KV_LOAD(v + 16);
+			VT v0 = KV_LOAD(v), v1 = V_TV > 1 ? KV_LOAD(v + VW) : v0;
 			for (int m = 0; m < HX_TILE; m++) {
-				__m512 w = _mm512_set1_ps(scores[(size_t)m * nmax + j]);
-				a0[m] = _mm512_fmadd_ps(w, v0, a0[m]);
-				a1[m] = _mm512_fmadd_ps(w, v1, a1[m]);
+				VT w = V_SET1(scores[(size_t)m * nmax + j]);
+				a0[m] = V_FMA(w, v0, a0[m]);
+				if (V_TV > 1) a1[m] = V_FMA(w, v1, a1[m]);
 			}
 		}
 		for (int m = 0; m < HX_TILE; m++) {
 			float *o = out + (size_t)(m / g) * qs + (size_t)(m % g) * d + c;
-			_mm512_storeu_ps(o, a0[m]);
-			_mm512_storeu_ps(o + 16, a1[m]);
+			V_STOREU(o, a0[m]);
+			if (V_TV > 1) V_STOREU(o + VW, a1[m]);
 		}
 	}
 }

@@ -2,20 +2,22 @@
 
 package compute
 
-// vectorAttention is false without cgo: Attention runs the Go kernel.
-func vectorAttention() bool { return false }
+// vectorAttention is vecNone without cgo: Attention runs the Go kernel.
+func vectorAttention() vecISA { return vecNone }
 
-func attendGroup(*KVCache, int, []int32, int, int, int, int, int, float32, []float32, []float32, []float32) {
+func cpuVecISA() vecISA { return vecNone }
+
+func attendGroup(vecISA, *KVCache, int, []int32, int, int, int, int, int, float32, []float32, []float32, []float32) {
 	panic("compute: vector attention without cgo")
 }
 
 func attendTileRows(int, int) int { return 0 }
 
-func attendTile(*KVCache, int, []int32, int, int, int, int, int, int, int, float32, []float32, []float32, []float32) {
+func attendTile(vecISA, *KVCache, int, []int32, int, int, int, int, int, int, int, float32, []float32, []float32, []float32) {
 	panic("compute: vector attention without cgo")
 }
 
-func swigluVec([]float32, []float32, []float32) { panic("compute: vector SwiGLU without cgo") }
+func swigluVec(vecISA, []float32, []float32, []float32) { panic("compute: vector SwiGLU without cgo") }
 
 // vectorDelta is false without cgo: the delta rule runs the Go kernel.
 func vectorDelta(int) bool { return false }
@@ -28,4 +30,4 @@ func convSiLUVec([]float32, []float32, []float32, []float32, int, int, int, int)
 	panic("compute: vector convolution without cgo")
 }
 
-func toF16Vec([]uint16, []float32) { panic("compute: vector F16 conversion without cgo") }
+func toF16Vec(vecISA, []uint16, []float32) { panic("compute: vector F16 conversion without cgo") }

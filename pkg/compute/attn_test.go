@@ -8,16 +8,24 @@ import (
 	"github.com/helexa/helexa/pkg/compute/quant"
 )
 
-// TestVectorAttentionMatchesGo compares the C vector attention with the Go
-// kernel (the oracle) over several sequences, GQA groups and head widths
-// that are not a multiple of the vector width, over an F32 and an F16
-// cache, without and with sliding windows.
+// TestVectorAttentionMatchesGo compares the C vector attention (each build
+// this CPU runs: AVX2, AVX-512) with the Go kernel (the oracle) over
+// several sequences, GQA groups and head widths that are not a multiple of
+// the vector width, over an F32 and an F16 cache, without and with sliding
+// windows.
 func TestVectorAttentionMatchesGo(t *testing.T) {
-	if !vectorAttention() {
-		t.Skip("the vector attention does not run at this kernel level / on this CPU")
+	if cpuVecISA() == vecNone {
+		t.Skip("this CPU runs no build of the vector attention")
 	}
+	for isa := vecAVX2; isa <= cpuVecISA(); isa++ {
+		t.Run(fmt.Sprintf("isa%d", isa), func(t *testing.T) { vectorAttentionMatchesGo(t, isa) })
+	}
+}
+
+func vectorAttentionMatchesGo(t *testing.T, isa vecISA) {
 	c := NewCPU(2)
 	defer c.Close()
+	c.vec = isa
 	for _, f16 := range []bool{false, true} {
 		for _, tc := range []struct{ heads, kvHeads, d int }{{4, 2, 64}, {8, 8, 40}, {6, 1, 128}, {2, 2, 8}, {4, 4, 200}, {8, 2, 64}, {4, 4, 32}, {16, 2, 128}, {8, 1, 96}} {
 			for _, window := range []int{0, 3, 17} {
@@ -53,10 +61,7 @@ func TestF16CacheNearF32(t *testing.T) {
 			t.Fatalf("output %d: F16 cache %.6g, F32 cache %.6g", i, got[i], want[i])
 		}
 	}
-	for _, vec := range []bool{false, true} {
-		if vec && !vectorAttention() {
-			continue
-		}
+	for vec := vecNone; vec <= cpuVecISA(); vec++ {
 		c := NewCPU(1)
 		c.vec = vec
 		src := randVec(37, 11)
@@ -65,7 +70,7 @@ func TestF16CacheNearF32(t *testing.T) {
 		c.toF16(dst, src)
 		for i, x := range src {
 			if dst[i] != quant.Float32ToFP16(x) {
-				t.Fatalf("vector=%v: value %g rounds to %#x, want %#x", vec, x, dst[i], quant.Float32ToFP16(x))
+				t.Fatalf("vector isa %d: value %g rounds to %#x, want %#x", vec, x, dst[i], quant.Float32ToFP16(x))
 			}
 		}
 		c.Close()
@@ -119,21 +124,27 @@ func goAttention(kv *KVCache, spans []SeqSpan, a *Attn, window int, q, out []flo
 // TestVectorSwiGLUMatchesGo compares the C SwiGLU with the Go loop (the
 // oracle), including a tail shorter than a vector and large magnitudes.
 func TestVectorSwiGLUMatchesGo(t *testing.T) {
-	if !vectorAttention() {
-		t.Skip("the vector kernels do not run at this kernel level / on this CPU")
+	if cpuVecISA() == vecNone {
+		t.Skip("this CPU runs no build of the vector kernels")
 	}
+	for isa := vecAVX2; isa <= cpuVecISA(); isa++ {
+		vectorSwiGLUMatchesGo(t, isa)
+	}
+}
+
+func vectorSwiGLUMatchesGo(t *testing.T, isa vecISA) {
 	for _, n := range []int{1, 15, 16, 37, 3072} {
 		gate, up := randVec(n, 7), randVec(n, 8)
 		for i := range gate {
 			gate[i] *= 12 // reach the exp's flat regions
 		}
 		got := make([]float32, n)
-		swigluVec(gate, up, got)
+		swigluVec(isa, gate, up, got)
 		for i := range got {
 			g := gate[i]
 			want := g / (1 + float32(math.Exp(float64(-g)))) * up[i]
 			if d := math.Abs(float64(got[i] - want)); d > 1e-6*math.Max(1, math.Abs(float64(want))) {
-				t.Fatalf("n=%d: out[%d] = %g, want %g", n, i, got[i], want)
+				t.Fatalf("isa %d, n=%d: out[%d] = %g, want %g", isa, n, i, got[i], want)
 			}
 		}
 	}

@@ -17,12 +17,23 @@ type CPU struct {
 	pool    *pool
 	xq      []byte    // quantized activations, reused between matmuls
 	reducer Reducer   // tensor-parallel sums (nil on one rank)
-	vec     bool      // attention and SwiGLU run the C vector kernels
+	vec     vecISA    // which C vector kernels attention and SwiGLU run
 	decay   []float32 // the delta rule's per-token decays, reused
 	beta    []float32 // and betas
 	// packGrowth is the packed weights' bytes beyond the file's (Prepare)
 	packGrowth atomic.Int64
 }
+
+// vecISA is which build of the C vector kernels (attention, SwiGLU, F16
+// conversion) a CPU backend runs: none (the Go kernels), AVX2+FMA or
+// AVX-512. Its values are the isa argument of attn.h's kernels.
+type vecISA int
+
+const (
+	vecNone vecISA = iota
+	vecAVX2
+	vecAVX512
+)
 
 // NewCPU returns a CPU backend using threads workers (all cores when
 // threads <= 0).
@@ -231,8 +242,8 @@ func (c *CPU) RMSNorm(xT Tensor, weightV *Vector, eps float32, outT Tensor) {
 func (c *CPU) SwiGLU(gateT, upT, outT Tensor) {
 	gate, up, out := host(gateT), host(upT), host(outT)
 	c.pool.parallelFor(len(out), grain(1), func(lo, hi int) {
-		if c.vec {
-			swigluVec(gate[lo:hi], up[lo:hi], out[lo:hi])
+		if c.vec != vecNone {
+			swigluVec(c.vec, gate[lo:hi], up[lo:hi], out[lo:hi])
 			return
 		}
 		for i := lo; i < hi; i++ {

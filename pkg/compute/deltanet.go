@@ -71,7 +71,7 @@ func (c *CPU) ConvSiLU(xT Tensor, spans []SeqSpan, states []Tensor, w *Vector, o
 		}
 		xs, os := x[sp.Row*ch:(sp.Row+sp.N)*ch], out[sp.Row*ch:(sp.Row+sp.N)*ch]
 		c.pool.parallelFor(ch, max(16, grain(sp.N*k)), func(lo, hi int) {
-			if c.vec && k > 1 {
+			if c.vec == vecAVX512 && k > 1 {
 				convSiLUVec(xs, st, w.Data, os, ch, k, lo, hi)
 				return
 			}
@@ -158,7 +158,7 @@ func (c *CPU) GatedDeltaNet(qkvT, alphaT, betaT Tensor, spans []SeqSpan, states 
 	}
 	const block = 16
 	nb := (dim + block - 1) / block
-	vec := c.vec && vectorDelta(dim)
+	vec := c.vec == vecAVX512 && vectorDelta(dim)
 	scale := 1 / float32(math.Sqrt(float64(dim)))
 	c.pool.parallelFor(len(spans)*vh*nb, 1, func(lo, hi int) {
 		for it := lo; it < hi; it++ {

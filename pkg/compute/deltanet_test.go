@@ -74,16 +74,12 @@ func randVals(rng *rand.Rand, n int, std float64) []float32 {
 // has it, the vector one) against the definition, with the tokens fed in
 // one span and in pieces across calls (the state carries).
 func TestGatedDeltaNet(t *testing.T) {
-	for _, vec := range []bool{false, true} {
-		if vec && !(vectorAttention() && vectorDelta(16)) {
-			t.Log("no vector delta kernel on this CPU")
-			continue
-		}
+	for vec := vecNone; vec <= cpuVecISA(); vec++ {
 		testGatedDeltaNet(t, vec)
 	}
 }
 
-func testGatedDeltaNet(t *testing.T, vec bool) {
+func testGatedDeltaNet(t *testing.T, vec vecISA) {
 	for _, tc := range []struct {
 		name              string
 		kh, vh, dim, rows int
@@ -98,7 +94,7 @@ func testGatedDeltaNet(t *testing.T, vec bool) {
 		{"wider than a block", 1, 1, 48, 3, []int{3}, false},
 		{"grouped heads", 2, 6, 16, 5, []int{3, 2}, true},
 	} {
-		t.Run(fmt.Sprintf("%s/vector=%v", tc.name, vec), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/vector=%d", tc.name, vec), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			c := NewCPU(2)
 			defer c.Close()
@@ -198,18 +194,14 @@ func TestGatedDeltaNetTwoSequences(t *testing.T) {
 // TestConvSiLU checks the convolution (the Go kernel and, where the CPU
 // has it, the vector one) against its definition, fed whole and in pieces.
 func TestConvSiLU(t *testing.T) {
-	for _, vec := range []bool{false, true} {
-		if vec && !vectorAttention() {
-			t.Log("no vector kernels on this CPU")
-			continue
-		}
+	for vec := vecNone; vec <= cpuVecISA(); vec++ {
 		for _, ch := range []int{6, 40} {
-			t.Run(fmt.Sprintf("channels=%d/vector=%v", ch, vec), func(t *testing.T) { testConvSiLU(t, ch, vec) })
+			t.Run(fmt.Sprintf("channels=%d/vector=%d", ch, vec), func(t *testing.T) { testConvSiLU(t, ch, vec) })
 		}
 	}
 }
 
-func testConvSiLU(t *testing.T, ch int, vec bool) {
+func testConvSiLU(t *testing.T, ch int, vec vecISA) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	c := NewCPU(2)
 	defer c.Close()

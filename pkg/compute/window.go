@@ -18,7 +18,7 @@ func (c *CPU) AttentionWindow(kvs KV, layer int, spans []SeqSpan, a *Attn, windo
 	if window <= 0 {
 		panic("compute: AttentionWindow with a window of no positions")
 	}
-	if c.vec {
+	if c.vec != vecNone {
 		c.attentionGroups(kv, layer, spans, a, window, q, out)
 		return
 	}
