@@ -49,7 +49,8 @@ HX_A2 static inline float hx_a2_hsum(__m256 v) {
 // Q8_0 (34-byte blocks: fp16 scale, 32 int8) times Q8_0 activations. The
 // weights' signs move onto the activations (vpsignb) so that vpmaddubsw
 // sees |w| unsigned: exact, since the activations stay within ±127 and a
-// pair sums to at most 2·128·127.
+// pair sums to at most 2·128·127. The lanes and the order of the float
+// sums are ggml's AVX2 kernel's.
 HX_A2 static inline __attribute__((always_inline)) void hx_a_q8_0_body(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb,
                                                                        float *out, size_t os) {
 	const __m256i ones = _mm256_set1_epi16(1);
@@ -69,23 +70,35 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q8_0_body(const uin
 	for (int j = 0; j < nx; j++) out[(size_t)j * os] = hx_a2_hsum(acc[j]);
 }
 
+// hx_a2_hsum4 adds the four lanes of v.
+HX_A2 static inline float hx_a2_hsum4(__m128 v) {
+	v = _mm_add_ps(v, _mm_movehl_ps(v, v));
+	v = _mm_add_ss(v, _mm_movehdup_ps(v));
+	return _mm_cvtss_f32(v);
+}
+
 // Q4_K (144-byte blocks of 256; Q5_K: 176 bytes with a fifth bit per value
 // in 32 bytes of qh) times Q8_K activations (292 bytes: float scale, 256
 // int8, 16 int16 sums of 16). Chunk c of 32 weight bytes holds sub-block 2c
-// in its low nibbles and 2c+1 in its high ones; the mins' term comes from
-// the activations' sums and is subtracted in the same accumulator.
+// in its low nibbles and 2c+1 in its high ones. The sums are ggml's AVX2
+// ones, lane for lane and in the same order (the mins' term in a
+// four-lane accumulator of its own), so that helexa rounds as llama.cpp
+// does on such a CPU.
 HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb,
                                                                        float *out, size_t os, int q5) {
 	const int bsz = q5 ? 176 : 144, qoff = q5 ? 48 : 16;
 	__m256 acc[HX_AN];
-	for (int j = 0; j < nx; j++) acc[j] = _mm256_setzero_ps();
+	__m128 accm[HX_AN];
+	for (int j = 0; j < nx; j++) {
+		acc[j] = _mm256_setzero_ps();
+		accm[j] = _mm_setzero_ps();
+	}
 	for (int i = 0; i < nb; i++) {
 		const uint8_t *wb = w + (size_t)i * bsz;
 		const __m128i sm = hx_k4_scales(wb + 4);
 		uint8_t sc[16];
 		_mm_storeu_si128((__m128i *)sc, sm);
-		const __m128i mn = _mm_srli_si128(sm, 8);
-		const __m256i mdup = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn, mn)); // min k/2 in int16 lane k
+		const __m128i mins = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
 		const __m256i qh = q5 ? _mm256_loadu_si256((const __m256i *)(wb + 16)) : _mm256_setzero_si256();
 		__m256i t[HX_AN];
 		for (int j = 0; j < nx; j++) t[j] = _mm256_setzero_si256();
@@ -95,30 +108,33 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uin
 			const __m256i sl = _mm256_set1_epi16(sc[2 * c]), sh = _mm256_set1_epi16(sc[2 * c + 1]);
 			for (int j = 0; j < nx; j++) {
 				const uint8_t *xq = x + (size_t)j * xs + (size_t)i * 292 + 4 + 64 * c;
-				const __m256i pl = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)xq)), sl);
-				const __m256i ph = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(xq + 32))), sh);
+				const __m256i pl = _mm256_madd_epi16(sl, _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)xq)));
+				const __m256i ph = _mm256_madd_epi16(sh, _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(xq + 32))));
 				t[j] = _mm256_add_epi32(t[j], _mm256_add_epi32(pl, ph));
 			}
 		}
-		const float d = hx_a2_h2f(wb), dmin = hx_a2_h2f(wb + 2);
+		const float dw = hx_a2_h2f(wb), mw = hx_a2_h2f(wb + 2);
 		for (int j = 0; j < nx; j++) {
 			const uint8_t *xb = x + (size_t)j * xs + (size_t)i * 292;
 			const float dy = hx_a2_f32(xb);
-			const __m256i m = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(xb + 260)), mdup);
-			acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t[j]), _mm256_set1_ps(d * dy), acc[j]);
-			acc[j] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), _mm256_set1_ps(dmin * dy), acc[j]);
+			const __m256i bs = _mm256_loadu_si256((const __m256i *)(xb + 260));
+			// the sums of 32 (pairs of sums of 16) times the mins
+			const __m128i prod = _mm_madd_epi16(mins, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+			accm[j] = _mm_fmadd_ps(_mm_set1_ps(-dy * mw), _mm_cvtepi32_ps(prod), accm[j]);
+			acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dy * dw), _mm256_cvtepi32_ps(t[j]), acc[j]);
 		}
 	}
-	for (int j = 0; j < nx; j++) out[(size_t)j * os] = hx_a2_hsum(acc[j]);
+	for (int j = 0; j < nx; j++) out[(size_t)j * os] = hx_a2_hsum(acc[j]) + hx_a2_hsum4(accm[j]);
 }
 
 // Q6_K (210-byte blocks of 256: 128 low-nibble bytes, 64 bytes of high
-// bits, 16 int8 scales, fp16 d) times Q8_K activations. The 6-bit values
-// are used unsigned (q, not q−32); the 32·Σx excess of each group of 16 is
-// removed with the activation block's sums.
+// bits, 16 int8 scales, fp16 d) times Q8_K activations: the 6-bit values
+// are used unsigned, and 32 times the activations (vpmaddubsw) taken off
+// each pair sum before the scales multiply, as ggml's AVX2 kernel does
+// (the same lanes, the same rounding).
 HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb,
                                                                        float *out, size_t os) {
-	const __m256i lo4 = _mm256_set1_epi8(0x0F), three = _mm256_set1_epi8(3);
+	const __m256i lo4 = _mm256_set1_epi8(0x0F), three = _mm256_set1_epi8(3), k32 = _mm256_set1_epi8(32);
 	__m256 acc[HX_AN];
 	for (int j = 0; j < nx; j++) acc[j] = _mm256_setzero_ps();
 	for (int i = 0; i < nb; i++) {
@@ -145,21 +161,15 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uin
 				                                  (char)(g + 1), (char)(g + 1));
 				const __m256i s = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, sel));
 				for (int j = 0; j < nx; j++) {
-					const uint8_t *xq = x + (size_t)j * xs + (size_t)i * 292 + 4 + 128 * h + 32 * k;
-					const __m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)xq));
-					t[j] = _mm256_add_epi32(t[j], _mm256_madd_epi16(p, s));
+					const __m256i xv = _mm256_loadu_si256((const __m256i *)(x + (size_t)j * xs + (size_t)i * 292 + 4 + 128 * h + 32 * k));
+					const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(q[k], xv), _mm256_maddubs_epi16(k32, xv));
+					t[j] = _mm256_add_epi32(t[j], _mm256_madd_epi16(s, p));
 				}
 			}
 		}
-		const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
 		const float d = hx_a2_h2f(wb + 208);
-		for (int j = 0; j < nx; j++) {
-			const uint8_t *xb = x + (size_t)j * xs + (size_t)i * 292;
-			// Σ_g scale_g · 32 · bsum_g
-			const __m256i m = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(xb + 260)), sc16);
-			const __m256i s = _mm256_sub_epi32(t[j], _mm256_slli_epi32(m, 5));
-			acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(d * hx_a2_f32(xb)), acc[j]);
-		}
+		for (int j = 0; j < nx; j++)
+			acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(hx_a2_f32(x + (size_t)j * xs + (size_t)i * 292) * d), _mm256_cvtepi32_ps(t[j]), acc[j]);
 	}
 	for (int j = 0; j < nx; j++) out[(size_t)j * os] = hx_a2_hsum(acc[j]);
 }
