@@ -95,17 +95,18 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uin
 	}
 	for (int i = 0; i < nb; i++) {
 		const uint8_t *wb = w + (size_t)i * bsz;
-		const __m128i sm = hx_k4_scales(wb + 4);
-		uint8_t sc[16];
-		_mm_storeu_si128((__m128i *)sc, sm);
-		const __m128i mins = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
+		const __m256i ms = _mm256_cvtepu8_epi16(hx_k4_scales(wb + 4)); // 8 scales, 8 mins as int16
+		const __m128i mins = _mm256_extracti128_si256(ms, 1), sc128 = _mm256_castsi256_si128(ms);
+		const __m256i scales = _mm256_set_m128i(sc128, sc128);
 		const __m256i qh = q5 ? _mm256_loadu_si256((const __m256i *)(wb + 16)) : _mm256_setzero_si256();
 		__m256i t[HX_AN];
 		for (int j = 0; j < nx; j++) t[j] = _mm256_setzero_si256();
 		for (int c = 0; c < 4; c++) {
 			__m256i lo, hi;
 			hx_k4_chunk(wb + qoff + 32 * c, qh, c, q5, &lo, &hi);
-			const __m256i sl = _mm256_set1_epi16(sc[2 * c]), sh = _mm256_set1_epi16(sc[2 * c + 1]);
+			// scale 2c (2c+1) in every int16 lane: bytes 4c, 4c+1 (4c+2, 4c+3)
+			const __m256i sl = _mm256_shuffle_epi8(scales, _mm256_set1_epi16((short)(((4 * c + 1) << 8) | (4 * c))));
+			const __m256i sh = _mm256_shuffle_epi8(scales, _mm256_set1_epi16((short)(((4 * c + 3) << 8) | (4 * c + 2))));
 			for (int j = 0; j < nx; j++) {
 				const uint8_t *xq = x + (size_t)j * xs + (size_t)i * 292 + 4 + 64 * c;
 				const __m256i pl = _mm256_madd_epi16(sl, _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)xq)));
