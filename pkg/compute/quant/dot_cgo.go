@@ -45,23 +45,35 @@ func maxLevel() Level {
 	return LevelC
 }
 
-// fastQuantizeQ8K is quantizeQ8K in AVX-512 at the VNNI level
-// (byte-identical); false when it does not run.
+// fastQuantizeQ8K is quantizeQ8K in AVX-512 at the VNNI level, in AVX2 at
+// the AVX2 level (byte-identical); false when it does not run.
 func fastQuantizeQ8K(x []float32, dst []byte) bool {
-	if ActiveLevel() < LevelVNNI || len(x) < 256 {
-		return false
-	}
-	C.hx_quantize_q8k((*C.float)(unsafe.Pointer(&x[0])), C.int(len(x)), (*C.uint8_t)(unsafe.Pointer(&dst[0])))
-	return true
+	return quantizeAt(ActiveLevel(), true, x, dst, 256)
 }
 
-// fastQuantizeQ8_0 is quantizeQ8_0Act in AVX-512 at the VNNI level
-// (byte-identical); false when it does not run.
+// fastQuantizeQ8_0 is quantizeQ8_0Act as fastQuantizeQ8K runs quantizeQ8K.
 func fastQuantizeQ8_0(x []float32, dst []byte) bool {
-	if ActiveLevel() < LevelVNNI || len(x) < 32 {
+	return quantizeAt(ActiveLevel(), false, x, dst, 32)
+}
+
+// quantizeAt runs the vector Q8_K (k) or Q8_0 activation quantizer of
+// level lvl over x (at least one block of block values); false below the
+// AVX2 level or for a shorter x.
+func quantizeAt(lvl Level, k bool, x []float32, dst []byte, block int) bool {
+	if lvl < LevelAVX2 || len(x) < block {
 		return false
 	}
-	C.hx_quantize_q8_0((*C.float)(unsafe.Pointer(&x[0])), C.int(len(x)), (*C.uint8_t)(unsafe.Pointer(&dst[0])))
+	xp, dp, n := (*C.float)(unsafe.Pointer(&x[0])), (*C.uint8_t)(unsafe.Pointer(&dst[0])), C.int(len(x))
+	switch {
+	case lvl >= LevelVNNI && k:
+		C.hx_quantize_q8k(xp, n, dp)
+	case lvl >= LevelVNNI:
+		C.hx_quantize_q8_0(xp, n, dp)
+	case k:
+		C.hx_quantize_q8k_avx2(xp, n, dp)
+	default:
+		C.hx_quantize_q8_0_avx2(xp, n, dp)
+	}
 	return true
 }
 

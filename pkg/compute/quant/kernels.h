@@ -59,4 +59,8 @@ int hx_r16_rows(int type, const uint8_t *p, int ng, const uint8_t *x, size_t x_s
 void hx_quantize_q8k(const float *x, int n, uint8_t *dst);
 // hx_quantize_q8_0 is quantizeQ8_0Act in AVX-512 (byte-identical).
 void hx_quantize_q8_0(const float *x, int n, uint8_t *dst);
+// hx_quantize_q8k_avx2 and hx_quantize_q8_0_avx2 are the two in AVX2
+// (byte-identical).
+void hx_quantize_q8k_avx2(const float *x, int n, uint8_t *dst);
+void hx_quantize_q8_0_avx2(const float *x, int n, uint8_t *dst);
 #endif

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/pkg/dtype"
 )
 
@@ -127,63 +126,72 @@ func dequantActivations(t *testing.T, typ dtype.Type, xq []byte, n int) []float3
 	return out
 }
 
-// TestFastQuantizeQ8KMatchesGo: the AVX-512 Q8_K quantizer writes exactly
-// the Go quantizer's bytes, ties of magnitude and zero blocks included.
+// TestFastQuantizeQ8KMatchesGo: the AVX2 and AVX-512 Q8_K quantizers write
+// exactly the Go quantizer's bytes, ties of magnitude and zero blocks
+// included.
 func TestFastQuantizeQ8KMatchesGo(t *testing.T) {
-	if maxLevel() < LevelVNNI {
-		t.Skip("this CPU has no AVX-512 VNNI")
-	}
-	t.Setenv(envvars.CPUKernels.Name, "avx512")
-	r := rand.New(rand.NewPCG(31, 32))
-	for trial := 0; trial < 50; trial++ {
-		x := gaussian(r, 256*(1+trial%3), math.Pow(10, float64(trial%6)-3))
-		switch trial % 5 {
-		case 1:
-			x[7], x[100] = -x[3], x[3] // equal magnitudes of both signs
-			x[3] = 1e3
-			x[200] = -1e3
-		case 2:
-			clear(x[:256]) // a zero block
-		}
-		want, got := make([]byte, len(x)/256*292), make([]byte, len(x)/256*292)
-		quantizeQ8K(x, want)
-		if ActiveLevel() < LevelVNNI {
-			t.Skip("the active level is below avx512 (HELEXA_CPU_KERNELS is read once per process)")
-		}
-		if !fastQuantizeQ8K(x, got) {
-			t.Fatal("the fast quantizer did not run")
-		}
-		if string(got) != string(want) {
-			t.Fatalf("trial %d: AVX-512 Q8_K bytes differ from Go's", trial)
+	for _, lvl := range fastLevels(t) {
+		r := rand.New(rand.NewPCG(31, 32))
+		for trial := 0; trial < 50; trial++ {
+			x := gaussian(r, 256*(1+trial%3), math.Pow(10, float64(trial%6)-3))
+			switch trial % 5 {
+			case 1:
+				x[7], x[100] = -x[3], x[3] // equal magnitudes of both signs
+				x[3] = 1e3
+				x[200] = -1e3
+			case 2:
+				clear(x[:256]) // a zero block
+			case 3:
+				x[5] = -2 * x[9] // the largest value negative, first of its magnitude
+				x[9] = -x[5]
+			}
+			want, got := make([]byte, len(x)/256*292), make([]byte, len(x)/256*292)
+			quantizeQ8K(x, want)
+			if !quantizeAt(lvl, true, x, got, 256) {
+				t.Fatalf("the %s quantizer did not run", lvl)
+			}
+			if string(got) != string(want) {
+				t.Fatalf("%s trial %d: Q8_K bytes differ from Go's", lvl, trial)
+			}
 		}
 	}
 }
 
-// TestFastQuantizeQ8_0MatchesGo: the AVX-512 Q8_0 activation quantizer
-// writes exactly the Go quantizer's bytes.
+// TestFastQuantizeQ8_0MatchesGo: the AVX2 and AVX-512 Q8_0 activation
+// quantizers write exactly the Go quantizer's bytes.
 func TestFastQuantizeQ8_0MatchesGo(t *testing.T) {
-	if maxLevel() < LevelVNNI {
-		t.Skip("this CPU has no AVX-512 VNNI")
-	}
-	t.Setenv(envvars.CPUKernels.Name, "avx512")
-	if ActiveLevel() < LevelVNNI {
-		t.Skip("the active level is below avx512 (HELEXA_CPU_KERNELS is read once per process)")
-	}
-	r := rand.New(rand.NewPCG(41, 42))
-	for trial := 0; trial < 50; trial++ {
-		x := gaussian(r, 32*(1+trial%9), math.Pow(10, float64(trial%8)-5))
-		if trial%4 == 1 {
-			clear(x[:32]) // a zero block
-		}
-		want, got := make([]byte, len(x)/32*34), make([]byte, len(x)/32*34)
-		quantizeQ8_0Act(x, want)
-		if !fastQuantizeQ8_0(x, got) {
-			t.Fatal("the fast quantizer did not run")
-		}
-		if string(got) != string(want) {
-			t.Fatalf("trial %d: AVX-512 Q8_0 bytes differ from Go's", trial)
+	for _, lvl := range fastLevels(t) {
+		r := rand.New(rand.NewPCG(41, 42))
+		for trial := 0; trial < 50; trial++ {
+			x := gaussian(r, 32*(1+trial%9), math.Pow(10, float64(trial%8)-5))
+			if trial%4 == 1 {
+				clear(x[:32]) // a zero block
+			}
+			want, got := make([]byte, len(x)/32*34), make([]byte, len(x)/32*34)
+			quantizeQ8_0Act(x, want)
+			if !quantizeAt(lvl, false, x, got, 32) {
+				t.Fatalf("the %s quantizer did not run", lvl)
+			}
+			if string(got) != string(want) {
+				t.Fatalf("%s trial %d: Q8_0 bytes differ from Go's", lvl, trial)
+			}
 		}
 	}
+}
+
+// fastLevels are the vector kernel levels this CPU runs (skipping the test
+// where it runs none).
+func fastLevels(t *testing.T) []Level {
+	var lvls []Level
+	for _, l := range []Level{LevelAVX2, LevelVNNI} {
+		if maxLevel() >= l {
+			lvls = append(lvls, l)
+		}
+	}
+	if len(lvls) == 0 {
+		t.Skip("this CPU runs neither the AVX2 nor the AVX-512 kernels")
+	}
+	return lvls
 }
 
 func TestParseLevel(t *testing.T) {
