@@ -255,14 +255,19 @@ void hx_quantize_q8_0_avx2(const float *x, int n, uint8_t *dst) { hx_quantize_q8
 
 typedef void (*hx_afn)(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os);
 
-// One kernel per type for a full tile and for one activation row (decode),
-// the count known at compile time so the accumulators stay in registers,
-// and for any count.
+// One kernel per type for a full tile, for one activation row (decode) and
+// for two (two batched streams), the count known at compile time so the
+// accumulators stay in registers, and for any count.
 #define HX_AFN(name, call, TILE) \
+	HX_A2 __attribute__((noinline)) static void name##_t(const uint8_t *w, const uint8_t *x, size_t xs, int nb, float *out, size_t os) { call(TILE); } \
+	HX_A2 __attribute__((noinline)) static void name##_1(const uint8_t *w, const uint8_t *x, size_t xs, int nb, float *out, size_t os) { call(1); } \
+	HX_A2 __attribute__((noinline)) static void name##_2(const uint8_t *w, const uint8_t *x, size_t xs, int nb, float *out, size_t os) { call(2); } \
+	HX_A2 __attribute__((noinline)) static void name##_n(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) { call(nx); } \
 	HX_A2 static void name(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) { \
-		if (nx == TILE) call(TILE); \
-		else if (nx == 1) call(1); \
-		else call(nx); \
+		if (nx == TILE) name##_t(w, x, xs, nb, out, os); \
+		else if (nx == 1) name##_1(w, x, xs, nb, out, os); \
+		else if (nx == 2) name##_2(w, x, xs, nb, out, os); \
+		else name##_n(w, x, xs, nx, nb, out, os); \
 	}
 #define HX_Q8_0_CALL(k) hx_a_q8_0_body(w, x, xs, k, nb, out, os)
 #define HX_Q4_K_CALL(k) hx_a_q4_k_body(w, x, xs, k, nb, out, os, 0)
