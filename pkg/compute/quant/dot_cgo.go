@@ -48,18 +48,22 @@ func maxLevel() Level {
 // fastQuantizeQ8K is quantizeQ8K in AVX-512 at the VNNI level, in AVX2 at
 // the AVX2 level (byte-identical); false when it does not run.
 func fastQuantizeQ8K(x []float32, dst []byte) bool {
-	return quantizeAt(ActiveLevel(), true, x, dst, 256)
+	return quantizeAt(ActiveLevel(), true, x, dst)
 }
 
 // fastQuantizeQ8_0 is quantizeQ8_0Act as fastQuantizeQ8K runs quantizeQ8K.
 func fastQuantizeQ8_0(x []float32, dst []byte) bool {
-	return quantizeAt(ActiveLevel(), false, x, dst, 32)
+	return quantizeAt(ActiveLevel(), false, x, dst)
 }
 
 // quantizeAt runs the vector Q8_K (k) or Q8_0 activation quantizer of
-// level lvl over x (at least one block of block values); false below the
-// AVX2 level or for a shorter x.
-func quantizeAt(lvl Level, k bool, x []float32, dst []byte, block int) bool {
+// level lvl over x; false below the AVX2 level or for an x shorter than
+// one block (256 or 32 values).
+func quantizeAt(lvl Level, k bool, x []float32, dst []byte) bool {
+	block := 32
+	if k {
+		block = 256
+	}
 	if lvl < LevelAVX2 || len(x) < block {
 		return false
 	}

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "kernels.h"
+#include "kernels_common.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include "kernels_k4.h"
@@ -29,18 +30,6 @@ int hx_avx2(void) {
 }
 
 int hx_avx2_supports(int type) { return type == HX_Q8_0 || type == HX_Q4_K || type == HX_Q5_K || type == HX_Q6_K; }
-
-HX_A2 static inline float hx_a2_h2f(const uint8_t *p) {
-	uint16_t h;
-	memcpy(&h, p, 2);
-	return _cvtsh_ss(h);
-}
-
-HX_A2 static inline float hx_a2_f32(const uint8_t *p) {
-	float f;
-	memcpy(&f, p, 4);
-	return f;
-}
 
 HX_A2 static inline float hx_a2_hsum(__m256 v) {
 	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -62,12 +51,12 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q8_0_body(const uin
 	for (int ib = 0; ib < nb; ib++) {
 		const uint8_t *wb = w + (size_t)ib * 34;
 		const __m256i wv = _mm256_loadu_si256((const __m256i *)(wb + 2)), wa = _mm256_sign_epi8(wv, wv);
-		const float dw = hx_a2_h2f(wb);
+		const float dw = hx_h2f_avx2(wb);
 		for (int j = 0; j < nx; j++) {
 			const uint8_t *xb = x + (size_t)j * xs + (size_t)ib * 34;
 			const __m256i xv = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(xb + 2)), wv);
 			const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(wa, xv), ones);
-			acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw * hx_a2_h2f(xb)), acc[j]);
+			acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw * hx_h2f_avx2(xb)), acc[j]);
 		}
 	}
 	for (int j = 0; j < nx; j++) out[(size_t)j * os] = hx_a2_hsum(acc[j]);
@@ -117,10 +106,10 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uin
 				t[j] = _mm256_add_epi32(t[j], _mm256_add_epi32(pl, ph));
 			}
 		}
-		const float dw = hx_a2_h2f(wb), mw = hx_a2_h2f(wb + 2);
+		const float dw = hx_h2f_avx2(wb), mw = hx_h2f_avx2(wb + 2);
 		for (int j = 0; j < nx; j++) {
 			const uint8_t *xb = x + (size_t)j * xs + (size_t)i * 292;
-			const float dy = hx_a2_f32(xb);
+			const float dy = hx_f32(xb);
 			const __m256i bs = _mm256_loadu_si256((const __m256i *)(xb + 260));
 			// the sums of 32 (pairs of sums of 16) times the mins
 			const __m128i prod = _mm_madd_epi16(mins, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
@@ -171,9 +160,9 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uin
 				}
 			}
 		}
-		const float d = hx_a2_h2f(wb + 208);
+		const float d = hx_h2f_avx2(wb + 208);
 		for (int j = 0; j < nx; j++)
-			acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(hx_a2_f32(x + (size_t)j * xs + (size_t)i * 292) * d), _mm256_cvtepi32_ps(t[j]), acc[j]);
+			acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(hx_f32(x + (size_t)j * xs + (size_t)i * 292) * d), _mm256_cvtepi32_ps(t[j]), acc[j]);
 	}
 	for (int j = 0; j < nx; j++) out[(size_t)j * os] = hx_a2_hsum(acc[j]);
 }

@@ -147,7 +147,7 @@ func TestFastQuantizeQ8KMatchesGo(t *testing.T) {
 			}
 			want, got := make([]byte, len(x)/256*292), make([]byte, len(x)/256*292)
 			quantizeQ8K(x, want)
-			if !quantizeAt(lvl, true, x, got, 256) {
+			if !quantizeAt(lvl, true, x, got) {
 				t.Fatalf("the %s quantizer did not run", lvl)
 			}
 			if string(got) != string(want) {
@@ -169,7 +169,7 @@ func TestFastQuantizeQ8_0MatchesGo(t *testing.T) {
 			}
 			want, got := make([]byte, len(x)/32*34), make([]byte, len(x)/32*34)
 			quantizeQ8_0Act(x, want)
-			if !quantizeAt(lvl, false, x, got, 32) {
+			if !quantizeAt(lvl, false, x, got) {
 				t.Fatalf("the %s quantizer did not run", lvl)
 			}
 			if string(got) != string(want) {
