@@ -96,7 +96,7 @@ func fastRows(lvl Level, t dtype.Type, w []byte, rowBytes, nRows int, xq []byte,
 	case lvl >= LevelVNNI && C.hx_vnni_supports(C.int(t)) != 0:
 		C.hx_vnni_rows(C.int(t), wp, C.size_t(rowBytes), C.int(nRows), xp, C.size_t(xStride), C.int(nX), C.int(n), op, C.size_t(outStride))
 	case lvl >= LevelAVX2 && C.hx_avx2_supports(C.int(t)) != 0:
-		C.hx_avx2_rows(C.int(t), wp, C.size_t(rowBytes), C.int(nRows), xp, C.size_t(xStride), C.int(nX), C.int(n), op, C.size_t(outStride))
+		return C.hx_avx2_rows(C.int(t), wp, C.size_t(rowBytes), C.int(nRows), xp, C.size_t(xStride), C.int(nX), C.int(n), op, C.size_t(outStride)) != 0
 	default:
 		return false
 	}

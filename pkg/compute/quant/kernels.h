@@ -42,8 +42,9 @@ void hx_vnni_rows(int type, const uint8_t *w, size_t row_bytes, int nrows, const
 int hx_avx2(void);
 int hx_avx2_supports(int type);
 // hx_avx2_rows is hx_dot_rows_multi with the AVX2+FMA kernels (not
-// bit-identical: the float sums run in vector lanes).
-void hx_avx2_rows(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, size_t x_stride, int nx,
+// bit-identical: the float sums run in vector lanes). It returns 0, having
+// done nothing, for a type or a width it does not cover.
+int hx_avx2_rows(int type, const uint8_t *w, size_t row_bytes, int nrows, const uint8_t *x, size_t x_stride, int nx,
                   int n, float *out, size_t out_stride);
 // hx_r16_group_bytes is the size of one packed group of 16 rows of n
 // values of type (kernels_r16.c), 0 for a type that does not pack.

@@ -24,6 +24,13 @@
 // Q4_K 38 → 33 with 3).
 #define HX_AN 4
 #define HX_AN6 3
+#define HX_XD_STACK 1024
+// HX_PIN keeps an accumulator in a register at this point: without it GCC
+// regroups the exact integer sums across chunks (and keeps the float
+// accumulators in memory), spilling a third of the tile kernel's
+// instructions to the stack (BenchmarkPrefillTile Q4_K: 40 → 44-48 G
+// multiply-adds/s).
+#define HX_PIN(v) __asm__("" : "+x"(v))
 
 int hx_avx2(void) {
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
@@ -38,25 +45,26 @@ HX_A2 static inline float hx_a2_hsum(__m256 v) {
 	return _mm_cvtss_f32(s);
 }
 
-// Q8_0 (34-byte blocks: fp16 scale, 32 int8) times Q8_0 activations. The
+// Q8_0 (34-byte blocks: fp16 scale, 32 int8) times Q8_0 activations,
+// whose scales xd (nb floats a row) the caller has widened once. The
 // weights' signs move onto the activations (vpsignb) so that vpmaddubsw
 // sees |w| unsigned: exact, since the activations stay within ±127 and a
 // pair sums to at most 2·128·127. The lanes and the order of the float
-// sums are ggml's AVX2 kernel's.
-HX_A2 static inline __attribute__((always_inline)) void hx_a_q8_0_body(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb,
-                                                                       float *out, size_t os) {
+// sums are ggml's AVX2 kernel's (dw·dx is one float product either way).
+HX_A2 static inline __attribute__((always_inline)) void hx_a_q8_0_body(const uint8_t *w, const uint8_t *x, size_t xs, const float *xd,
+                                                                       int nx, int nb, float *out, size_t os) {
 	const __m256i ones = _mm256_set1_epi16(1);
 	__m256 acc[HX_AN];
 	for (int j = 0; j < nx; j++) acc[j] = _mm256_setzero_ps();
 	for (int ib = 0; ib < nb; ib++) {
 		const uint8_t *wb = w + (size_t)ib * 34;
 		const __m256i wv = _mm256_loadu_si256((const __m256i *)(wb + 2)), wa = _mm256_sign_epi8(wv, wv);
-		const float dw = hx_h2f_avx2(wb);
+		const __m256 dw = _mm256_set1_ps(hx_h2f_avx2(wb));
 		for (int j = 0; j < nx; j++) {
 			const uint8_t *xb = x + (size_t)j * xs + (size_t)ib * 34;
 			const __m256i xv = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(xb + 2)), wv);
 			const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(wa, xv), ones);
-			acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw * hx_h2f_avx2(xb)), acc[j]);
+			acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_broadcast_ss(xd + (size_t)j * nb + ib)), acc[j]);
 		}
 	}
 	for (int j = 0; j < nx; j++) out[(size_t)j * os] = hx_a2_hsum(acc[j]);
@@ -104,6 +112,7 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uin
 				const __m256i pl = _mm256_madd_epi16(sl, _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)xq)));
 				const __m256i ph = _mm256_madd_epi16(sh, _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(xq + 32))));
 				t[j] = _mm256_add_epi32(t[j], _mm256_add_epi32(pl, ph));
+				HX_PIN(t[j]);
 			}
 		}
 		const float dw = hx_h2f_avx2(wb), mw = hx_h2f_avx2(wb + 2);
@@ -242,32 +251,32 @@ HX_A2 static void hx_quantize_q8_0_a2(const float *x, int n, uint8_t *dst) {
 void hx_quantize_q8k_avx2(const float *x, int n, uint8_t *dst) { hx_quantize_q8k_a2(x, n, dst); }
 void hx_quantize_q8_0_avx2(const float *x, int n, uint8_t *dst) { hx_quantize_q8_0_a2(x, n, dst); }
 
-typedef void (*hx_afn)(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os);
+typedef void (*hx_afn)(const uint8_t *w, const uint8_t *x, size_t xs, const float *xd, int nx, int nb, float *out, size_t os);
 
 // One kernel per type for a full tile, for one activation row (decode) and
 // for two (two batched streams), the count known at compile time so the
 // accumulators stay in registers, and for any count.
 #define HX_AFN(name, call, TILE) \
-	HX_A2 __attribute__((noinline)) static void name##_t(const uint8_t *w, const uint8_t *x, size_t xs, int nb, float *out, size_t os) { call(TILE); } \
-	HX_A2 __attribute__((noinline)) static void name##_1(const uint8_t *w, const uint8_t *x, size_t xs, int nb, float *out, size_t os) { call(1); } \
-	HX_A2 __attribute__((noinline)) static void name##_2(const uint8_t *w, const uint8_t *x, size_t xs, int nb, float *out, size_t os) { call(2); } \
-	HX_A2 __attribute__((noinline)) static void name##_n(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) { call(nx); } \
-	HX_A2 static void name(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb, float *out, size_t os) { \
-		if (nx == TILE) name##_t(w, x, xs, nb, out, os); \
-		else if (nx == 1) name##_1(w, x, xs, nb, out, os); \
-		else if (nx == 2) name##_2(w, x, xs, nb, out, os); \
-		else name##_n(w, x, xs, nx, nb, out, os); \
+	HX_A2 __attribute__((noinline)) static void name##_t(const uint8_t *w, const uint8_t *x, size_t xs, const float *xd, int nb, float *out, size_t os) { call(TILE); } \
+	HX_A2 __attribute__((noinline)) static void name##_1(const uint8_t *w, const uint8_t *x, size_t xs, const float *xd, int nb, float *out, size_t os) { call(1); } \
+	HX_A2 __attribute__((noinline)) static void name##_2(const uint8_t *w, const uint8_t *x, size_t xs, const float *xd, int nb, float *out, size_t os) { call(2); } \
+	HX_A2 __attribute__((noinline)) static void name##_n(const uint8_t *w, const uint8_t *x, size_t xs, const float *xd, int nx, int nb, float *out, size_t os) { call(nx); } \
+	HX_A2 static void name(const uint8_t *w, const uint8_t *x, size_t xs, const float *xd, int nx, int nb, float *out, size_t os) { \
+		if (nx == TILE) name##_t(w, x, xs, xd, nb, out, os); \
+		else if (nx == 1) name##_1(w, x, xs, xd, nb, out, os); \
+		else if (nx == 2) name##_2(w, x, xs, xd, nb, out, os); \
+		else name##_n(w, x, xs, xd, nx, nb, out, os); \
 	}
-#define HX_Q8_0_CALL(k) hx_a_q8_0_body(w, x, xs, k, nb, out, os)
-#define HX_Q4_K_CALL(k) hx_a_q4_k_body(w, x, xs, k, nb, out, os, 0)
-#define HX_Q5_K_CALL(k) hx_a_q4_k_body(w, x, xs, k, nb, out, os, 1)
-#define HX_Q6_K_CALL(k) hx_a_q6_k_body(w, x, xs, k, nb, out, os)
+#define HX_Q8_0_CALL(k) hx_a_q8_0_body(w, x, xs, xd, k, nb, out, os)
+#define HX_Q4_K_CALL(k) (void)xd, hx_a_q4_k_body(w, x, xs, k, nb, out, os, 0)
+#define HX_Q5_K_CALL(k) (void)xd, hx_a_q4_k_body(w, x, xs, k, nb, out, os, 1)
+#define HX_Q6_K_CALL(k) (void)xd, hx_a_q6_k_body(w, x, xs, k, nb, out, os)
 HX_AFN(hx_a_q8_0, HX_Q8_0_CALL, HX_AN)
 HX_AFN(hx_a_q4_k, HX_Q4_K_CALL, HX_AN)
 HX_AFN(hx_a_q5_k, HX_Q5_K_CALL, HX_AN)
 HX_AFN(hx_a_q6_k, HX_Q6_K_CALL, HX_AN6)
 
-void hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int n, float *out,
+int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int n, float *out,
                   size_t os) {
 	hx_afn fn;
 	int nb;
@@ -276,15 +285,23 @@ void hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_
 	case HX_Q4_K: fn = hx_a_q4_k; nb = n / 256; break;
 	case HX_Q5_K: fn = hx_a_q5_k; nb = n / 256; break;
 	case HX_Q6_K: fn = hx_a_q6_k; nb = n / 256; break;
-	default: return;
+	default: return 0;
 	}
 	// each tile of activation rows passes over the weight rows; the
-	// caller bounds the rows so that they stay in cache between tiles
+	// caller bounds the rows so that they stay in cache between tiles.
+	// Q8_0's activation scales are widened to floats once a tile, not
+	// once a weight row (on the stack: wider Q8_0 rows are left to the exact kernels).
 	const int tile = type == HX_Q6_K ? HX_AN6 : HX_AN;
+	float xdst[HX_AN * HX_XD_STACK], *xd = type == HX_Q8_0 ? xdst : NULL;
+	if (xd && nb > HX_XD_STACK) return 0;
 	for (int j0 = 0; j0 < nx; j0 += tile) {
 		const int g = nx - j0 < tile ? nx - j0 : tile;
-		for (int r = 0; r < nrows; r++) fn(w + (size_t)r * rb, x + (size_t)j0 * xs, xs, g, nb, out + (size_t)j0 * os + r, os);
+		if (xd)
+			for (int j = 0; j < g; j++)
+				for (int ib = 0; ib < nb; ib++) xd[j * nb + ib] = hx_h2f_avx2(x + (size_t)(j0 + j) * xs + (size_t)ib * 34);
+		for (int r = 0; r < nrows; r++) fn(w + (size_t)r * rb, x + (size_t)j0 * xs, xs, xd, g, nb, out + (size_t)j0 * os + r, os);
 	}
+	return 1;
 }
 
 #else
@@ -292,8 +309,9 @@ int hx_avx2(void) { return 0; }
 void hx_quantize_q8k_avx2(const float *x, int n, uint8_t *dst) { (void)x; (void)n; (void)dst; }
 void hx_quantize_q8_0_avx2(const float *x, int n, uint8_t *dst) { (void)x; (void)n; (void)dst; }
 int hx_avx2_supports(int type) { (void)type; return 0; }
-void hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int n, float *out,
+int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int n, float *out,
                   size_t os) {
 	(void)type; (void)w; (void)rb; (void)nrows; (void)x; (void)xs; (void)nx; (void)n; (void)out; (void)os;
+	return 0;
 }
 #endif

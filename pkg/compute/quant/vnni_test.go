@@ -78,52 +78,30 @@ func TestFastQ8_0Extremes(t *testing.T) {
 	}
 }
 
-// checkNearRows fails unless got and want (rows × nX results) agree to the
-// float error of either order of summation: a few ulps of the sum of the
-// terms' magnitudes.
-func checkNearRows(t *testing.T, typ dtype.Type, w []byte, rb int, xq []byte, xs, n, rows, nX int, got, want []float32) {
-	t.Helper()
-	for j := 0; j < nX; j++ {
-		xv := dequantActivations(t, typ, xq[j*xs:(j+1)*xs], n)
-		for i := 0; i < rows; i++ {
-			wv := make([]float32, n)
-			if err := Dequantize(typ, w[i*rb:(i+1)*rb], wv); err != nil {
-				t.Fatal(err)
-			}
-			mag := 0.0
-			for k := range wv {
-				mag += math.Abs(float64(wv[k]) * float64(xv[k]))
-			}
-			g, p := got[j*rows+i], want[j*rows+i]
-			if d := math.Abs(float64(g - p)); d > 1e-5*mag {
-				t.Fatalf("row %d × activation %d: fast %.9g, portable %.9g (|Δ| %.3g > 1e-5 × Σ|w·x| = %.3g)", i, j, g, p, d, 1e-5*mag)
-			}
+// TestFastQ8_0Wide: Q8_0 rows wider than the AVX2 kernel's stack buffer of
+// activation scales are refused (fastRows false, nothing written), so that
+// VecDotRowsMulti runs the exact kernels for them instead.
+func TestFastQ8_0Wide(t *testing.T) {
+	if maxLevel() < LevelAVX2 {
+		t.Skip("this CPU does not run the AVX2 kernels")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range []struct {
+		n  int
+		ok bool
+	}{{32 * 1024, true}, {32 * 1025, false}} {
+		w, xq, rb, xs := randomRows(t, r, dtype.Q8_0, tc.n, 2, 3)
+		got := make([]float32, 6)
+		for i := range got {
+			got[i] = 42
+		}
+		if ok := fastRows(LevelAVX2, dtype.Q8_0, w, rb, 2, xq, xs, 3, tc.n, got, 2); ok != tc.ok {
+			t.Fatalf("n=%d: fastRows %v, want %v", tc.n, ok, tc.ok)
+		}
+		if !tc.ok && got[0] != 42 {
+			t.Fatalf("n=%d: a refused product wrote %v", tc.n, got)
 		}
 	}
-}
-
-// dequantActivations expands one quantized activation row (Q8_0 blocks for
-// Q8_0 weights, Q8_K blocks for the K-quants) to floats.
-func dequantActivations(t *testing.T, typ dtype.Type, xq []byte, n int) []float32 {
-	out := make([]float32, n)
-	switch typ {
-	case dtype.Q8_0:
-		for b := 0; b < n/32; b++ {
-			d := fp16(xq, 34*b)
-			for k := 0; k < 32; k++ {
-				out[32*b+k] = d * float32(int8(xq[34*b+2+k]))
-			}
-		}
-	default:
-		for b := 0; b < n/256; b++ {
-			blk := xq[292*b:]
-			d := math.Float32frombits(uint32(blk[0]) | uint32(blk[1])<<8 | uint32(blk[2])<<16 | uint32(blk[3])<<24)
-			for k := 0; k < 256; k++ {
-				out[256*b+k] = d * float32(int8(blk[4+k]))
-			}
-		}
-	}
-	return out
 }
 
 // TestFastQuantizeQ8KMatchesGo: the AVX2 and AVX-512 Q8_K quantizers write
