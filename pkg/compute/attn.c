@@ -136,6 +136,10 @@ HX_AVX2F static void hx_softmax256(float *sc, int n) {
 // HX_TILE is how many (query row, head) pairs hx_attend_tile computes
 // together: their value accumulators (two vectors each) fill 16 registers.
 #define HX_TILE 8
+// HX_VBLK is how many positions hx_attend_tile sums before it moves to the
+// next values of d (their rows of values stay in L1 meanwhile).
+#define HX_VBLK 32
+_Static_assert(HX_TILE % 4 == 0, "hx_attend_tile takes its pairs four at a time");
 
 static inline void hx_prefetch_bytes(const void *p, size_t n) {
 	for (size_t i = 0; i < n; i += 64) _mm_prefetch((const char *)p + i, _MM_HINT_T0);

@@ -79,8 +79,26 @@ VA static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int
 	for (int j = 0; j < nmax; j++) {
 		if (j + HX_KV_AHEAD < nmax) hx_prefetch_bytes(HX_KV_ROW(kl, j + HX_KV_AHEAD), (size_t)d * sizeof(KV_T));
 		const KV_T *k = HX_KV_ROW(kl, j);
-		for (int m = 0; m < HX_TILE; m++)
-			scores[(size_t)m * nmax + j] = KV_SUF(hx_dot)(q + (size_t)(m / g) * qs + (size_t)(m % g) * d, k, d) * scale;
+		// four pairs at a time, so that each key vector is loaded (and
+		// widened from F16) once for four dots instead of once for each;
+		// every dot sums as hx_dot does (even vectors in s0, odd ones in
+		// s1: d is a multiple of 32, so of 2·VW), to the same bits
+		for (int m0 = 0; m0 < HX_TILE; m0 += 4) {
+			VT s0[4], s1[4];
+			const float *qm[4];
+			for (int u = 0; u < 4; u++) {
+				s0[u] = s1[u] = V_ZERO();
+				qm[u] = q + (size_t)((m0 + u) / g) * qs + (size_t)((m0 + u) % g) * d;
+			}
+			for (int i = 0; i < d; i += 2 * VW) {
+				const VT k0 = KV_LOAD(k + i), k1 = KV_LOAD(k + i + VW);
+				for (int u = 0; u < 4; u++) {
+					s0[u] = V_FMA(V_LOADU(qm[u] + i), k0, s0[u]);
+					s1[u] = V_FMA(V_LOADU(qm[u] + i + VW), k1, s1[u]);
+				}
+			}
+			for (int u = 0; u < 4; u++) scores[(size_t)(m0 + u) * nmax + j] = V_REDUCE(V_ADD(s0[u], s1[u])) * scale;
+		}
 	}
 	for (int m = 0; m < HX_TILE; m++) {
 		float *p = scores + (size_t)m * nmax;
@@ -91,24 +109,43 @@ VA static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int
 		for (int j = hi; j < nmax; j++) p[j] = 0;
 	}
 	// V_TV vectors of values per pair: the 8·V_TV accumulators and the
-	// values fill the registers
-	for (int c = 0; c < d; c += V_TV * VW) {
-		VT a0[HX_TILE], a1[HX_TILE];
-		for (int m = 0; m < HX_TILE; m++) a0[m] = a1[m] = V_ZERO();
-		for (int j = 0; j < nmax; j++) {
-			if (j + HX_KV_AHEAD < nmax) hx_prefetch_bytes(HX_KV_ROW(vl, j + HX_KV_AHEAD) + c, V_TV * VW * sizeof(KV_T));
-			const KV_T *v = HX_KV_ROW(vl, j) + c;
-			VT v0 = KV_LOAD(v), v1 = V_TV > 1 ? KV_LOAD(v + VW) : v0;
+	// values fill the registers. The positions go in blocks of HX_VBLK
+	// whose value rows stay in L1 while the passes over d walk them (one
+	// pass over every position read a row's line once per vector, from
+	// L2); between blocks the sums wait in out, each lane still summing
+	// its positions in order, to the same bits.
+	float *o[HX_TILE];
+	for (int m = 0; m < HX_TILE; m++) o[m] = out + (size_t)(m / g) * qs + (size_t)(m % g) * d;
+	for (int j0 = 0; j0 < nmax; j0 += HX_VBLK) {
+		const int j1 = nmax - j0 < HX_VBLK ? nmax : j0 + HX_VBLK;
+		// the block's rows (and those the prefetches reach), looked up
+		// once for all the passes: HX_KV_ROW divides by the block size
+		const KV_T *vr[HX_VBLK + HX_KV_AHEAD];
+		const int jr = j1 + HX_KV_AHEAD < nmax ? j1 + HX_KV_AHEAD : nmax;
+		for (int j = j0; j < jr; j++) vr[j - j0] = HX_KV_ROW(vl, j);
+		for (int c = 0; c < d; c += V_TV * VW) {
+			VT a0[HX_TILE], a1[HX_TILE];
 			for (int m = 0; m < HX_TILE; m++) {
-				VT w = V_SET1(scores[(size_t)m * nmax + j]);
-				a0[m] = V_FMA(w, v0, a0[m]);
-				if (V_TV > 1) a1[m] = V_FMA(w, v1, a1[m]);
+				a0[m] = j0 ? V_LOADU(o[m] + c) : V_ZERO();
+				a1[m] = V_TV > 1 && j0 ? V_LOADU(o[m] + c + VW) : V_ZERO();
+			}
+			for (int j = j0; j < j1; j++) {
+				if (j + HX_KV_AHEAD < jr) hx_prefetch_bytes(vr[j + HX_KV_AHEAD - j0] + c, V_TV * VW * sizeof(KV_T));
+				const KV_T *v = vr[j - j0] + c;
+				VT v0 = KV_LOAD(v), v1 = V_TV > 1 ? KV_LOAD(v + VW) : v0;
+				for (int m = 0; m < HX_TILE; m++) {
+					VT w = V_SET1(scores[(size_t)m * nmax + j]);
+					a0[m] = V_FMA(w, v0, a0[m]);
+					if (V_TV > 1) a1[m] = V_FMA(w, v1, a1[m]);
+				}
+			}
+			for (int m = 0; m < HX_TILE; m++) {
+				V_STOREU(o[m] + c, a0[m]);
+				if (V_TV > 1) V_STOREU(o[m] + c + VW, a1[m]);
 			}
 		}
-		for (int m = 0; m < HX_TILE; m++) {
-			float *o = out + (size_t)(m / g) * qs + (size_t)(m % g) * d + c;
-			V_STOREU(o, a0[m]);
-			if (V_TV > 1) V_STOREU(o + VW, a1[m]);
-		}
 	}
+	if (nmax == 0)
+		for (int m = 0; m < HX_TILE; m++)
+			for (int c = 0; c < d; c++) o[m][c] = 0;
 }
