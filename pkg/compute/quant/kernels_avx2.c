@@ -51,23 +51,32 @@ HX_A2 static inline float hx_a2_hsum(__m256 v) {
 // sees |w| unsigned: exact, since the activations stay within ±127 and a
 // pair sums to at most 2·128·127. The lanes and the order of the float
 // sums are ggml's AVX2 kernel's (dw·dx is one float product either way).
-HX_A2 static inline __attribute__((always_inline)) void hx_a_q8_0_body(const uint8_t *w, const uint8_t *x, size_t xs, const float *xd,
-                                                                       int nx, int nb, float *out, size_t os) {
+//
+// With nr = 2 (one activation row, decode) the body takes two weight rows
+// (w and w + rb, their results at out and out + ro) side by
+// side: each row's sum is one chain of dependent FMAs (ggml's order), and
+// two chains keep the FMA units busy where one waited on the last.
+HX_A2 static inline __attribute__((always_inline)) void hx_a_q8_0_body(const uint8_t *w, size_t rb, size_t ro, int nr, const uint8_t *x,
+                                                                       size_t xs, const float *xd, int nx, int nb, float *out, size_t os) {
 	const __m256i ones = _mm256_set1_epi16(1);
 	__m256 acc[HX_AN];
-	for (int j = 0; j < nx; j++) acc[j] = _mm256_setzero_ps();
+	for (int k = 0; k < nr * nx; k++) acc[k] = _mm256_setzero_ps();
 	for (int ib = 0; ib < nb; ib++) {
-		const uint8_t *wb = w + (size_t)ib * 34;
-		const __m256i wv = _mm256_loadu_si256((const __m256i *)(wb + 2)), wa = _mm256_sign_epi8(wv, wv);
-		const __m256 dw = _mm256_set1_ps(hx_h2f_avx2(wb));
-		for (int j = 0; j < nx; j++) {
-			const uint8_t *xb = x + (size_t)j * xs + (size_t)ib * 34;
-			const __m256i xv = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(xb + 2)), wv);
-			const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(wa, xv), ones);
-			acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_broadcast_ss(xd + (size_t)j * nb + ib)), acc[j]);
+		for (int r = 0; r < nr; r++) {
+			const uint8_t *wb = w + (size_t)r * rb + (size_t)ib * 34;
+			const __m256i wv = _mm256_loadu_si256((const __m256i *)(wb + 2)), wa = _mm256_sign_epi8(wv, wv);
+			const __m256 dw = _mm256_set1_ps(hx_h2f_avx2(wb));
+			for (int j = 0; j < nx; j++) {
+				const uint8_t *xb = x + (size_t)j * xs + (size_t)ib * 34;
+				const __m256i xv = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(xb + 2)), wv);
+				const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(wa, xv), ones);
+				acc[r * nx + j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_broadcast_ss(xd + (size_t)j * nb + ib)),
+				                                  acc[r * nx + j]);
+			}
 		}
 	}
-	for (int j = 0; j < nx; j++) out[(size_t)j * os] = hx_a2_hsum(acc[j]);
+	for (int r = 0; r < nr; r++)
+		for (int j = 0; j < nx; j++) out[(size_t)j * os + (size_t)r * ro] = hx_a2_hsum(acc[r * nx + j]);
 }
 
 // hx_a2_hsum4 adds the four lanes of v.
@@ -84,49 +93,64 @@ HX_A2 static inline float hx_a2_hsum4(__m128 v) {
 // ones, lane for lane and in the same order (the mins' term in a
 // four-lane accumulator of its own), so that helexa rounds as llama.cpp
 // does on such a CPU.
-HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb,
-                                                                       float *out, size_t os, int q5) {
+//
+// With nr = 2 (one activation row, decode) the body takes two weight rows
+// (w and w + rb, their results at out and out + ro) side by side, as the
+// Q8_0 one does.
+HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uint8_t *w, size_t rb, size_t ro, int nr, const uint8_t *x,
+                                                                       size_t xs, int nx, int nb, float *out, size_t os, int q5) {
 	const int bsz = q5 ? 176 : 144, qoff = q5 ? 48 : 16;
 	__m256 acc[HX_AN];
 	__m128 accm[HX_AN];
-	for (int j = 0; j < nx; j++) {
-		acc[j] = _mm256_setzero_ps();
-		accm[j] = _mm_setzero_ps();
+	for (int k = 0; k < nr * nx; k++) {
+		acc[k] = _mm256_setzero_ps();
+		accm[k] = _mm_setzero_ps();
 	}
 	for (int i = 0; i < nb; i++) {
-		const uint8_t *wb = w + (size_t)i * bsz;
-		const __m256i ms = _mm256_cvtepu8_epi16(hx_k4_scales(wb + 4)); // 8 scales, 8 mins as int16
-		const __m128i mins = _mm256_extracti128_si256(ms, 1), sc128 = _mm256_castsi256_si128(ms);
-		const __m256i scales = _mm256_set_m128i(sc128, sc128);
-		const __m256i qh = q5 ? _mm256_loadu_si256((const __m256i *)(wb + 16)) : _mm256_setzero_si256();
+		__m128i mins[2];
+		__m256i scales[2], qh[2];
+		for (int r = 0; r < nr; r++) {
+			const uint8_t *wb = w + (size_t)r * rb + (size_t)i * bsz;
+			const __m256i ms = _mm256_cvtepu8_epi16(hx_k4_scales(wb + 4)); // 8 scales, 8 mins as int16
+			const __m128i sc128 = _mm256_castsi256_si128(ms);
+			mins[r] = _mm256_extracti128_si256(ms, 1);
+			scales[r] = _mm256_set_m128i(sc128, sc128);
+			qh[r] = q5 ? _mm256_loadu_si256((const __m256i *)(wb + 16)) : _mm256_setzero_si256();
+		}
 		__m256i t[HX_AN];
-		for (int j = 0; j < nx; j++) t[j] = _mm256_setzero_si256();
+		for (int k = 0; k < nr * nx; k++) t[k] = _mm256_setzero_si256();
 		for (int c = 0; c < 4; c++) {
-			__m256i lo, hi;
-			hx_k4_chunk(wb + qoff + 32 * c, qh, c, q5, &lo, &hi);
-			// scale 2c (2c+1) in every int16 lane: bytes 4c, 4c+1 (4c+2, 4c+3)
-			const __m256i sl = _mm256_shuffle_epi8(scales, _mm256_set1_epi16((short)(((4 * c + 1) << 8) | (4 * c))));
-			const __m256i sh = _mm256_shuffle_epi8(scales, _mm256_set1_epi16((short)(((4 * c + 3) << 8) | (4 * c + 2))));
-			for (int j = 0; j < nx; j++) {
-				const uint8_t *xq = x + (size_t)j * xs + (size_t)i * 292 + 4 + 64 * c;
-				const __m256i pl = _mm256_madd_epi16(sl, _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)xq)));
-				const __m256i ph = _mm256_madd_epi16(sh, _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(xq + 32))));
-				t[j] = _mm256_add_epi32(t[j], _mm256_add_epi32(pl, ph));
-				HX_PIN(t[j]);
+			for (int r = 0; r < nr; r++) {
+				__m256i lo, hi;
+				hx_k4_chunk(w + (size_t)r * rb + (size_t)i * bsz + qoff + 32 * c, qh[r], c, q5, &lo, &hi);
+				// scale 2c (2c+1) in every int16 lane: bytes 4c, 4c+1 (4c+2, 4c+3)
+				const __m256i sl = _mm256_shuffle_epi8(scales[r], _mm256_set1_epi16((short)(((4 * c + 1) << 8) | (4 * c))));
+				const __m256i sh = _mm256_shuffle_epi8(scales[r], _mm256_set1_epi16((short)(((4 * c + 3) << 8) | (4 * c + 2))));
+				for (int j = 0; j < nx; j++) {
+					const uint8_t *xq = x + (size_t)j * xs + (size_t)i * 292 + 4 + 64 * c;
+					const __m256i pl = _mm256_madd_epi16(sl, _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)xq)));
+					const __m256i ph = _mm256_madd_epi16(sh, _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(xq + 32))));
+					t[r * nx + j] = _mm256_add_epi32(t[r * nx + j], _mm256_add_epi32(pl, ph));
+					HX_PIN(t[r * nx + j]);
+				}
 			}
 		}
-		const float dw = hx_h2f_avx2(wb), mw = hx_h2f_avx2(wb + 2);
-		for (int j = 0; j < nx; j++) {
-			const uint8_t *xb = x + (size_t)j * xs + (size_t)i * 292;
-			const float dy = hx_f32(xb);
-			const __m256i bs = _mm256_loadu_si256((const __m256i *)(xb + 260));
-			// the sums of 32 (pairs of sums of 16) times the mins
-			const __m128i prod = _mm_madd_epi16(mins, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
-			accm[j] = _mm_fmadd_ps(_mm_set1_ps(-dy * mw), _mm_cvtepi32_ps(prod), accm[j]);
-			acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dy * dw), _mm256_cvtepi32_ps(t[j]), acc[j]);
+		for (int r = 0; r < nr; r++) {
+			const uint8_t *wb = w + (size_t)r * rb + (size_t)i * bsz;
+			const float dw = hx_h2f_avx2(wb), mw = hx_h2f_avx2(wb + 2);
+			for (int j = 0; j < nx; j++) {
+				const uint8_t *xb = x + (size_t)j * xs + (size_t)i * 292;
+				const float dy = hx_f32(xb);
+				const __m256i bs = _mm256_loadu_si256((const __m256i *)(xb + 260));
+				// the sums of 32 (pairs of sums of 16) times the mins
+				const __m128i prod = _mm_madd_epi16(mins[r], _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+				accm[r * nx + j] = _mm_fmadd_ps(_mm_set1_ps(-dy * mw), _mm_cvtepi32_ps(prod), accm[r * nx + j]);
+				acc[r * nx + j] = _mm256_fmadd_ps(_mm256_set1_ps(dy * dw), _mm256_cvtepi32_ps(t[r * nx + j]), acc[r * nx + j]);
+			}
 		}
 	}
-	for (int j = 0; j < nx; j++) out[(size_t)j * os] = hx_a2_hsum(acc[j]) + hx_a2_hsum4(accm[j]);
+	for (int r = 0; r < nr; r++)
+		for (int j = 0; j < nx; j++) out[(size_t)j * os + (size_t)r * ro] = hx_a2_hsum(acc[r * nx + j]) + hx_a2_hsum4(accm[r * nx + j]);
 }
 
 // Q6_K (210-byte blocks of 256: 128 low-nibble bytes, 64 bytes of high
@@ -134,46 +158,54 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uin
 // are used unsigned, and 32 times the activations (vpmaddubsw) taken off
 // each pair sum before the scales multiply, as ggml's AVX2 kernel does
 // (the same lanes, the same rounding).
-HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uint8_t *w, const uint8_t *x, size_t xs, int nx, int nb,
-                                                                       float *out, size_t os) {
+// With nr = 2 (one activation row) it takes two weight rows, as the Q8_0
+// body does.
+HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uint8_t *w, size_t rb, size_t ro, int nr, const uint8_t *x,
+                                                                       size_t xs, int nx, int nb, float *out, size_t os) {
 	const __m256i lo4 = _mm256_set1_epi8(0x0F), three = _mm256_set1_epi8(3), k32 = _mm256_set1_epi8(32);
 	__m256 acc[HX_AN];
-	for (int j = 0; j < nx; j++) acc[j] = _mm256_setzero_ps();
+	for (int k = 0; k < nr * nx; k++) acc[k] = _mm256_setzero_ps();
 	for (int i = 0; i < nb; i++) {
-		const uint8_t *wb = w + (size_t)i * 210;
-		const __m128i sc8 = _mm_loadu_si128((const __m128i *)(wb + 192));
 		__m256i t[HX_AN];
-		for (int j = 0; j < nx; j++) t[j] = _mm256_setzero_si256();
+		for (int k = 0; k < nr * nx; k++) t[k] = _mm256_setzero_si256();
 		for (int h = 0; h < 2; h++) {
-			const __m256i l0 = _mm256_loadu_si256((const __m256i *)(wb + 64 * h));
-			const __m256i l1 = _mm256_loadu_si256((const __m256i *)(wb + 64 * h + 32));
-			const __m256i hb = _mm256_loadu_si256((const __m256i *)(wb + 128 + 32 * h));
-			__m256i q[4];
-			q[0] = _mm256_or_si256(_mm256_and_si256(l0, lo4), _mm256_slli_epi16(_mm256_and_si256(hb, three), 4));
-			q[1] = _mm256_or_si256(_mm256_and_si256(l1, lo4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), three), 4));
-			q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), lo4),
-			                       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), three), 4));
-			q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), lo4),
-			                       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), three), 4));
-			for (int k = 0; k < 4; k++) {
-				// chunk 4h+k holds groups g = 8h+2k (int16 lanes 0-7) and g+1 (8-15)
-				const int g = 8 * h + 2 * k;
-				const __m128i sel = _mm_setr_epi8((char)g, (char)g, (char)g, (char)g, (char)g, (char)g, (char)g, (char)g, (char)(g + 1),
-				                                  (char)(g + 1), (char)(g + 1), (char)(g + 1), (char)(g + 1), (char)(g + 1),
-				                                  (char)(g + 1), (char)(g + 1));
-				const __m256i s = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, sel));
-				for (int j = 0; j < nx; j++) {
-					const __m256i xv = _mm256_loadu_si256((const __m256i *)(x + (size_t)j * xs + (size_t)i * 292 + 4 + 128 * h + 32 * k));
-					const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(q[k], xv), _mm256_maddubs_epi16(k32, xv));
-					t[j] = _mm256_add_epi32(t[j], _mm256_madd_epi16(s, p));
+			for (int r = 0; r < nr; r++) {
+				const uint8_t *wb = w + (size_t)r * rb + (size_t)i * 210;
+				const __m128i sc8 = _mm_loadu_si128((const __m128i *)(wb + 192));
+				const __m256i l0 = _mm256_loadu_si256((const __m256i *)(wb + 64 * h));
+				const __m256i l1 = _mm256_loadu_si256((const __m256i *)(wb + 64 * h + 32));
+				const __m256i hb = _mm256_loadu_si256((const __m256i *)(wb + 128 + 32 * h));
+				__m256i q[4];
+				q[0] = _mm256_or_si256(_mm256_and_si256(l0, lo4), _mm256_slli_epi16(_mm256_and_si256(hb, three), 4));
+				q[1] = _mm256_or_si256(_mm256_and_si256(l1, lo4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), three), 4));
+				q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), lo4),
+				                       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), three), 4));
+				q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), lo4),
+				                       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), three), 4));
+				for (int k = 0; k < 4; k++) {
+					// chunk 4h+k holds groups g = 8h+2k (int16 lanes 0-7) and g+1 (8-15)
+					const int g = 8 * h + 2 * k;
+					const __m128i sel = _mm_setr_epi8((char)g, (char)g, (char)g, (char)g, (char)g, (char)g, (char)g, (char)g, (char)(g + 1),
+					                                  (char)(g + 1), (char)(g + 1), (char)(g + 1), (char)(g + 1), (char)(g + 1),
+					                                  (char)(g + 1), (char)(g + 1));
+					const __m256i s = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, sel));
+					for (int j = 0; j < nx; j++) {
+						const __m256i xv = _mm256_loadu_si256((const __m256i *)(x + (size_t)j * xs + (size_t)i * 292 + 4 + 128 * h + 32 * k));
+						const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(q[k], xv), _mm256_maddubs_epi16(k32, xv));
+						t[r * nx + j] = _mm256_add_epi32(t[r * nx + j], _mm256_madd_epi16(s, p));
+					}
 				}
 			}
 		}
-		const float d = hx_h2f_avx2(wb + 208);
-		for (int j = 0; j < nx; j++)
-			acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(hx_f32(x + (size_t)j * xs + (size_t)i * 292) * d), _mm256_cvtepi32_ps(t[j]), acc[j]);
+		for (int r = 0; r < nr; r++) {
+			const float d = hx_h2f_avx2(w + (size_t)r * rb + (size_t)i * 210 + 208);
+			for (int j = 0; j < nx; j++)
+				acc[r * nx + j] = _mm256_fmadd_ps(_mm256_set1_ps(hx_f32(x + (size_t)j * xs + (size_t)i * 292) * d), _mm256_cvtepi32_ps(t[r * nx + j]),
+				                                  acc[r * nx + j]);
+		}
 	}
-	for (int j = 0; j < nx; j++) out[(size_t)j * os] = hx_a2_hsum(acc[j]);
+	for (int r = 0; r < nr; r++)
+		for (int j = 0; j < nx; j++) out[(size_t)j * os + (size_t)r * ro] = hx_a2_hsum(acc[r * nx + j]);
 }
 
 // hx_a2_hmax is the largest of v's eight lanes.
@@ -251,6 +283,8 @@ HX_A2 static void hx_quantize_q8_0_a2(const float *x, int n, uint8_t *dst) {
 void hx_quantize_q8k_avx2(const float *x, int n, uint8_t *dst) { hx_quantize_q8k_a2(x, n, dst); }
 void hx_quantize_q8_0_avx2(const float *x, int n, uint8_t *dst) { hx_quantize_q8_0_a2(x, n, dst); }
 
+// hx_pfn is a two-weight-row decode kernel (hx_a_q8_0_p).
+typedef void (*hx_pfn)(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const float *xd, int nb, float *out);
 typedef void (*hx_afn)(const uint8_t *w, const uint8_t *x, size_t xs, const float *xd, int nx, int nb, float *out, size_t os);
 
 // One kernel per type for a full tile, for one activation row (decode) and
@@ -267,10 +301,32 @@ typedef void (*hx_afn)(const uint8_t *w, const uint8_t *x, size_t xs, const floa
 		else if (nx == 2) name##_2(w, x, xs, xd, nb, out, os); \
 		else name##_n(w, x, xs, xd, nx, nb, out, os); \
 	}
-#define HX_Q8_0_CALL(k) hx_a_q8_0_body(w, x, xs, xd, k, nb, out, os)
-#define HX_Q4_K_CALL(k) (void)xd, hx_a_q4_k_body(w, x, xs, k, nb, out, os, 0)
-#define HX_Q5_K_CALL(k) (void)xd, hx_a_q4_k_body(w, x, xs, k, nb, out, os, 1)
-#define HX_Q6_K_CALL(k) (void)xd, hx_a_q6_k_body(w, x, xs, k, nb, out, os)
+#define HX_Q8_0_CALL(k) hx_a_q8_0_body(w, 0, 0, 1, x, xs, xd, k, nb, out, os)
+// hx_a_q8_0_p: two weight rows (w, w + rb) times one activation row, into
+// out and out + ro.
+HX_A2 __attribute__((noinline)) static void hx_a_q8_0_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const float *xd, int nb,
+                                                        float *out) {
+	hx_a_q8_0_body(w, rb, ro, 2, x, 0, xd, 1, nb, out, 0);
+}
+#define HX_Q4_K_CALL(k) (void)xd, hx_a_q4_k_body(w, 0, 0, 1, x, xs, k, nb, out, os, 0)
+#define HX_Q5_K_CALL(k) (void)xd, hx_a_q4_k_body(w, 0, 0, 1, x, xs, k, nb, out, os, 1)
+// hx_a_q4_k_p, hx_a_q5_k_p (and hx_a_q6_k_p below): as hx_a_q8_0_p.
+HX_A2 __attribute__((noinline)) static void hx_a_q4_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const float *xd, int nb,
+                                                        float *out) {
+	(void)xd;
+	hx_a_q4_k_body(w, rb, ro, 2, x, 0, 1, nb, out, 0, 0);
+}
+HX_A2 __attribute__((noinline)) static void hx_a_q5_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const float *xd, int nb,
+                                                        float *out) {
+	(void)xd;
+	hx_a_q4_k_body(w, rb, ro, 2, x, 0, 1, nb, out, 0, 1);
+}
+#define HX_Q6_K_CALL(k) (void)xd, hx_a_q6_k_body(w, 0, 0, 1, x, xs, k, nb, out, os)
+HX_A2 __attribute__((noinline)) static void hx_a_q6_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const float *xd, int nb,
+                                                        float *out) {
+	(void)xd;
+	hx_a_q6_k_body(w, rb, ro, 2, x, 0, 1, nb, out, 0);
+}
 HX_AFN(hx_a_q8_0, HX_Q8_0_CALL, HX_AN)
 HX_AFN(hx_a_q4_k, HX_Q4_K_CALL, HX_AN)
 HX_AFN(hx_a_q5_k, HX_Q5_K_CALL, HX_AN)
@@ -299,7 +355,17 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 		if (xd)
 			for (int j = 0; j < g; j++)
 				for (int ib = 0; ib < nb; ib++) xd[j * nb + ib] = hx_h2f_avx2(x + (size_t)(j0 + j) * xs + (size_t)ib * 34);
-		for (int r = 0; r < nrows; r++) fn(w + (size_t)r * rb, x + (size_t)j0 * xs, xs, xd, g, nb, out + (size_t)j0 * os + r, os);
+		int r = 0;
+		hx_pfn pair = type == HX_Q8_0 ? hx_a_q8_0_p : type == HX_Q4_K ? hx_a_q4_k_p : type == HX_Q5_K ? hx_a_q5_k_p : type == HX_Q6_K ? hx_a_q6_k_p : NULL;
+		if (g == 1 && pair) {
+			// rows i and half + i together: two long sequential streams
+			// that the prefetchers follow (pairs of neighbouring rows made
+			// short interleaved ones, and read memory at 60 % the speed)
+			const int half = nrows / 2;
+			for (; r < half; r++) pair(w + (size_t)r * rb, (size_t)half * rb, (size_t)half, x + (size_t)j0 * xs, xd, nb, out + (size_t)j0 * os + r);
+			r = 2 * half;
+		}
+		for (; r < nrows; r++) fn(w + (size_t)r * rb, x + (size_t)j0 * xs, xs, xd, g, nb, out + (size_t)j0 * os + r, os);
 	}
 	return 1;
 }
