@@ -2,7 +2,7 @@
 
 // AVX2 kernels for the weight types of the common GGUF mixes (Q8_0, Q4_K,
 // Q5_K, Q6_K) on CPUs without AVX-512 VNNI (AMD Zen 2 and 3, Intel before
-// Ice Lake): one weight row times up to HX_AN activation rows. Like the
+// Ice Lake): one weight row times a tile of activation rows. Like the
 // VNNI kernels they are not bit-identical to the Go kernels: the integer
 // sums are exact, the float sums run in vector lanes. Each weight block is
 // decoded once into registers and multiplied with every activation row of
@@ -23,6 +23,10 @@
 // HX_AN6 (BenchmarkPrefillTile: Q6_K 27 → 31 G multiply-adds/s with 3,
 // Q4_K 38 → 33 with 3).
 #define HX_AN 4
+// HX_AN8: Q8_0's decoded block is two registers, so its tile is eight rows
+// (BenchmarkPrefillTile Q8_0 31-33 → 33-35 G multiply-adds/s; Q4_K with
+// eight: 44 → 39).
+#define HX_AN8 8
 #define HX_AN6 3
 #define HX_XD_STACK 1024
 // HX_PIN keeps an accumulator in a register at this point: without it GCC
@@ -59,7 +63,7 @@ HX_A2 static inline float hx_a2_hsum(__m256 v) {
 HX_A2 static inline __attribute__((always_inline)) void hx_a_q8_0_body(const uint8_t *w, size_t rb, size_t ro, int nr, const uint8_t *x,
                                                                        size_t xs, const float *xd, int nx, int nb, float *out, size_t os) {
 	const __m256i ones = _mm256_set1_epi16(1);
-	__m256 acc[HX_AN];
+	__m256 acc[HX_AN8];
 	for (int k = 0; k < nr * nx; k++) acc[k] = _mm256_setzero_ps();
 	for (int ib = 0; ib < nb; ib++) {
 		for (int r = 0; r < nr; r++) {
@@ -327,7 +331,7 @@ HX_A2 __attribute__((noinline)) static void hx_a_q6_k_p(const uint8_t *w, size_t
 	(void)xd;
 	hx_a_q6_k_body(w, rb, ro, 2, x, 0, 1, nb, out, 0);
 }
-HX_AFN(hx_a_q8_0, HX_Q8_0_CALL, HX_AN)
+HX_AFN(hx_a_q8_0, HX_Q8_0_CALL, HX_AN8)
 HX_AFN(hx_a_q4_k, HX_Q4_K_CALL, HX_AN)
 HX_AFN(hx_a_q5_k, HX_Q5_K_CALL, HX_AN)
 HX_AFN(hx_a_q6_k, HX_Q6_K_CALL, HX_AN6)
@@ -347,8 +351,8 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	// caller bounds the rows so that they stay in cache between tiles.
 	// Q8_0's activation scales are widened to floats once a tile, not
 	// once a weight row (on the stack: wider Q8_0 rows are left to the exact kernels).
-	const int tile = type == HX_Q6_K ? HX_AN6 : HX_AN;
-	float xdst[HX_AN * HX_XD_STACK], *xd = type == HX_Q8_0 ? xdst : NULL;
+	const int tile = type == HX_Q6_K ? HX_AN6 : type == HX_Q8_0 ? HX_AN8 : HX_AN;
+	float xdst[HX_AN8 * HX_XD_STACK], *xd = type == HX_Q8_0 ? xdst : NULL;
 	if (xd && nb > HX_XD_STACK) return 0;
 	for (int j0 = 0; j0 < nx; j0 += tile) {
 		const int g = nx - j0 < tile ? nx - j0 : tile;
