@@ -49,6 +49,17 @@ HX_A2 static inline float hx_a2_hsum(__m256 v) {
 	return _mm_cvtss_f32(s);
 }
 
+// HX_A2PF is how far ahead (bytes) the two-row decode kernels ask for the
+// weights of each of their two streams.
+#ifndef HX_A2PF
+#define HX_A2PF 2048
+#endif
+
+// hx_a2_prefetch asks for the lines of the n bytes HX_A2PF past p.
+static inline __attribute__((always_inline)) void hx_a2_prefetch(const uint8_t *p, int n) {
+	for (int o = 0; o < n; o += 64) _mm_prefetch((const char *)p + HX_A2PF + o, _MM_HINT_T0);
+}
+
 // Q8_0 (34-byte blocks: fp16 scale, 32 int8) times Q8_0 activations,
 // whose scales xd (nb floats a row) the caller has widened once. The
 // weights' signs move onto the activations (vpsignb) so that vpmaddubsw
@@ -68,6 +79,7 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q8_0_body(const uin
 	for (int ib = 0; ib < nb; ib++) {
 		for (int r = 0; r < nr; r++) {
 			const uint8_t *wb = w + (size_t)r * rb + (size_t)ib * 34;
+			if (nr == 2 && (ib & 1) == 0) hx_a2_prefetch(wb, 68);
 			const __m256i wv = _mm256_loadu_si256((const __m256i *)(wb + 2)), wa = _mm256_sign_epi8(wv, wv);
 			const __m256 dw = _mm256_set1_ps(hx_h2f_avx2(wb));
 			for (int j = 0; j < nx; j++) {
@@ -115,6 +127,7 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uin
 		__m256i scales[2], qh[2];
 		for (int r = 0; r < nr; r++) {
 			const uint8_t *wb = w + (size_t)r * rb + (size_t)i * bsz;
+			if (nr == 2) hx_a2_prefetch(wb, bsz);
 			const __m256i ms = _mm256_cvtepu8_epi16(hx_k4_scales(wb + 4)); // 8 scales, 8 mins as int16
 			const __m128i sc128 = _mm256_castsi256_si128(ms);
 			mins[r] = _mm256_extracti128_si256(ms, 1);
@@ -175,6 +188,7 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uin
 		for (int h = 0; h < 2; h++) {
 			for (int r = 0; r < nr; r++) {
 				const uint8_t *wb = w + (size_t)r * rb + (size_t)i * 210;
+				if (nr == 2 && h == 0) hx_a2_prefetch(wb, 210);
 				const __m128i sc8 = _mm_loadu_si128((const __m128i *)(wb + 192));
 				const __m256i l0 = _mm256_loadu_si256((const __m256i *)(wb + 64 * h));
 				const __m256i l1 = _mm256_loadu_si256((const __m256i *)(wb + 64 * h + 32));
