@@ -28,7 +28,10 @@
 // eight: 44 → 39).
 #define HX_AN8 8
 #define HX_AN6 3
-#define HX_XD_STACK 1024
+// HX_SIDE is the stack buffer (bytes) of hx_avx2_rows for what the kernels
+// need of the activations besides their values: Q8_0 rows up to 32768
+// values, Q4_K and Q5_K rows up to 65536.
+#define HX_SIDE 32768
 // HX_PIN keeps an accumulator in a register at this point: without it GCC
 // regroups the exact integer sums across chunks (and keeps the float
 // accumulators in memory), spilling a third of the tile kernel's
@@ -102,6 +105,23 @@ HX_A2 static inline float hx_a2_hsum4(__m128 v) {
 	return _mm_cvtss_f32(v);
 }
 
+// hx_k8a is what the Q4_K/Q5_K kernels need of one Q8_K activation block
+// besides its values, worked out once a tile instead of once a weight row:
+// the pair sums of its sixteen sums of 16 (ggml's vphaddw), and its scale
+// as (dy, −dy, 0, 0).
+typedef struct {
+	int16_t ps[8];
+	float dy[4];
+} hx_k8a;
+
+// hx_k8a_fill works out a's fields for the Q8_K block at xb.
+HX_A2 static void hx_k8a_fill(hx_k8a *a, const uint8_t *xb) {
+	const __m256i bs = _mm256_loadu_si256((const __m256i *)(xb + 260));
+	_mm_store_si128((__m128i *)a->ps, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+	const float dy = hx_f32(xb);
+	_mm_store_ps(a->dy, _mm_setr_ps(dy, -dy, 0, 0));
+}
+
 // Q4_K (144-byte blocks of 256; Q5_K: 176 bytes with a fifth bit per value
 // in 32 bytes of qh) times Q8_K activations (292 bytes: float scale, 256
 // int8, 16 int16 sums of 16). Chunk c of 32 weight bytes holds sub-block 2c
@@ -114,7 +134,8 @@ HX_A2 static inline float hx_a2_hsum4(__m128 v) {
 // (w and w + rb, their results at out and out + ro) side by side, as the
 // Q8_0 one does.
 HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uint8_t *w, size_t rb, size_t ro, int nr, const uint8_t *x,
-                                                                       size_t xs, int nx, int nb, float *out, size_t os, int q5) {
+                                                                       size_t xs, const hx_k8a *xa, int nx, int nb, float *out, size_t os,
+                                                                       int q5) {
 	const int bsz = q5 ? 176 : 144, qoff = q5 ? 48 : 16;
 	__m256 acc[HX_AN];
 	__m128 accm[HX_AN];
@@ -153,16 +174,18 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uin
 			}
 		}
 		for (int r = 0; r < nr; r++) {
-			const uint8_t *wb = w + (size_t)r * rb + (size_t)i * bsz;
-			const float dw = hx_h2f_avx2(wb), mw = hx_h2f_avx2(wb + 2);
+			int32_t dmw; // the block's d and dmin, fp16
+			memcpy(&dmw, w + (size_t)r * rb + (size_t)i * bsz, 4);
+			const __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128(dmw));
 			for (int j = 0; j < nx; j++) {
-				const uint8_t *xb = x + (size_t)j * xs + (size_t)i * 292;
-				const float dy = hx_f32(xb);
-				const __m256i bs = _mm256_loadu_si256((const __m256i *)(xb + 260));
+				const hx_k8a *a = xa + (size_t)j * nb + i;
+				// dy·d and −dy·dmin in one multiply (the products
+				// ggml's kernel forms one by one, to the same bits)
+				const __m128 f = _mm_mul_ps(dm, _mm_load_ps(a->dy));
 				// the sums of 32 (pairs of sums of 16) times the mins
-				const __m128i prod = _mm_madd_epi16(mins[r], _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
-				accm[r * nx + j] = _mm_fmadd_ps(_mm_set1_ps(-dy * mw), _mm_cvtepi32_ps(prod), accm[r * nx + j]);
-				acc[r * nx + j] = _mm256_fmadd_ps(_mm256_set1_ps(dy * dw), _mm256_cvtepi32_ps(t[r * nx + j]), acc[r * nx + j]);
+				const __m128i prod = _mm_madd_epi16(mins[r], _mm_load_si128((const __m128i *)a->ps));
+				accm[r * nx + j] = _mm_fmadd_ps(_mm_shuffle_ps(f, f, 0x55), _mm_cvtepi32_ps(prod), accm[r * nx + j]);
+				acc[r * nx + j] = _mm256_fmadd_ps(_mm256_broadcastss_ps(f), _mm256_cvtepi32_ps(t[r * nx + j]), acc[r * nx + j]);
 			}
 		}
 	}
@@ -302,47 +325,45 @@ void hx_quantize_q8k_avx2(const float *x, int n, uint8_t *dst) { hx_quantize_q8k
 void hx_quantize_q8_0_avx2(const float *x, int n, uint8_t *dst) { hx_quantize_q8_0_a2(x, n, dst); }
 
 // hx_pfn is a two-weight-row decode kernel (hx_a_q8_0_p).
-typedef void (*hx_pfn)(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const float *xd, int nb, float *out);
-typedef void (*hx_afn)(const uint8_t *w, const uint8_t *x, size_t xs, const float *xd, int nx, int nb, float *out, size_t os);
+typedef void (*hx_pfn)(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb, float *out);
+typedef void (*hx_afn)(const uint8_t *w, const uint8_t *x, size_t xs, const void *xa, int nx, int nb, float *out, size_t os);
 
 // One kernel per type for a full tile, for one activation row (decode) and
 // for two (two batched streams), the count known at compile time so the
 // accumulators stay in registers, and for any count.
 #define HX_AFN(name, call, TILE) \
-	HX_A2 __attribute__((noinline)) static void name##_t(const uint8_t *w, const uint8_t *x, size_t xs, const float *xd, int nb, float *out, size_t os) { call(TILE); } \
-	HX_A2 __attribute__((noinline)) static void name##_1(const uint8_t *w, const uint8_t *x, size_t xs, const float *xd, int nb, float *out, size_t os) { call(1); } \
-	HX_A2 __attribute__((noinline)) static void name##_2(const uint8_t *w, const uint8_t *x, size_t xs, const float *xd, int nb, float *out, size_t os) { call(2); } \
-	HX_A2 __attribute__((noinline)) static void name##_n(const uint8_t *w, const uint8_t *x, size_t xs, const float *xd, int nx, int nb, float *out, size_t os) { call(nx); } \
-	HX_A2 static void name(const uint8_t *w, const uint8_t *x, size_t xs, const float *xd, int nx, int nb, float *out, size_t os) { \
-		if (nx == TILE) name##_t(w, x, xs, xd, nb, out, os); \
-		else if (nx == 1) name##_1(w, x, xs, xd, nb, out, os); \
-		else if (nx == 2) name##_2(w, x, xs, xd, nb, out, os); \
-		else name##_n(w, x, xs, xd, nx, nb, out, os); \
+	HX_A2 __attribute__((noinline)) static void name##_t(const uint8_t *w, const uint8_t *x, size_t xs, const void *xa, int nb, float *out, size_t os) { call(TILE); } \
+	HX_A2 __attribute__((noinline)) static void name##_1(const uint8_t *w, const uint8_t *x, size_t xs, const void *xa, int nb, float *out, size_t os) { call(1); } \
+	HX_A2 __attribute__((noinline)) static void name##_2(const uint8_t *w, const uint8_t *x, size_t xs, const void *xa, int nb, float *out, size_t os) { call(2); } \
+	HX_A2 __attribute__((noinline)) static void name##_n(const uint8_t *w, const uint8_t *x, size_t xs, const void *xa, int nx, int nb, float *out, size_t os) { call(nx); } \
+	HX_A2 static void name(const uint8_t *w, const uint8_t *x, size_t xs, const void *xa, int nx, int nb, float *out, size_t os) { \
+		if (nx == TILE) name##_t(w, x, xs, xa, nb, out, os); \
+		else if (nx == 1) name##_1(w, x, xs, xa, nb, out, os); \
+		else if (nx == 2) name##_2(w, x, xs, xa, nb, out, os); \
+		else name##_n(w, x, xs, xa, nx, nb, out, os); \
 	}
-#define HX_Q8_0_CALL(k) hx_a_q8_0_body(w, 0, 0, 1, x, xs, xd, k, nb, out, os)
+#define HX_Q8_0_CALL(k) hx_a_q8_0_body(w, 0, 0, 1, x, xs, (const float *)xa, k, nb, out, os)
 // hx_a_q8_0_p: two weight rows (w, w + rb) times one activation row, into
 // out and out + ro.
-HX_A2 __attribute__((noinline)) static void hx_a_q8_0_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const float *xd, int nb,
+HX_A2 __attribute__((noinline)) static void hx_a_q8_0_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
                                                         float *out) {
-	hx_a_q8_0_body(w, rb, ro, 2, x, 0, xd, 1, nb, out, 0);
+	hx_a_q8_0_body(w, rb, ro, 2, x, 0, (const float *)xa, 1, nb, out, 0);
 }
-#define HX_Q4_K_CALL(k) (void)xd, hx_a_q4_k_body(w, 0, 0, 1, x, xs, k, nb, out, os, 0)
-#define HX_Q5_K_CALL(k) (void)xd, hx_a_q4_k_body(w, 0, 0, 1, x, xs, k, nb, out, os, 1)
+#define HX_Q4_K_CALL(k) hx_a_q4_k_body(w, 0, 0, 1, x, xs, (const hx_k8a *)xa, k, nb, out, os, 0)
+#define HX_Q5_K_CALL(k) hx_a_q4_k_body(w, 0, 0, 1, x, xs, (const hx_k8a *)xa, k, nb, out, os, 1)
 // hx_a_q4_k_p, hx_a_q5_k_p (and hx_a_q6_k_p below): as hx_a_q8_0_p.
-HX_A2 __attribute__((noinline)) static void hx_a_q4_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const float *xd, int nb,
+HX_A2 __attribute__((noinline)) static void hx_a_q4_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
                                                         float *out) {
-	(void)xd;
-	hx_a_q4_k_body(w, rb, ro, 2, x, 0, 1, nb, out, 0, 0);
+	hx_a_q4_k_body(w, rb, ro, 2, x, 0, (const hx_k8a *)xa, 1, nb, out, 0, 0);
 }
-HX_A2 __attribute__((noinline)) static void hx_a_q5_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const float *xd, int nb,
+HX_A2 __attribute__((noinline)) static void hx_a_q5_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
                                                         float *out) {
-	(void)xd;
-	hx_a_q4_k_body(w, rb, ro, 2, x, 0, 1, nb, out, 0, 1);
+	hx_a_q4_k_body(w, rb, ro, 2, x, 0, (const hx_k8a *)xa, 1, nb, out, 0, 1);
 }
-#define HX_Q6_K_CALL(k) (void)xd, hx_a_q6_k_body(w, 0, 0, 1, x, xs, k, nb, out, os)
-HX_A2 __attribute__((noinline)) static void hx_a_q6_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const float *xd, int nb,
+#define HX_Q6_K_CALL(k) (void)xa, hx_a_q6_k_body(w, 0, 0, 1, x, xs, k, nb, out, os)
+HX_A2 __attribute__((noinline)) static void hx_a_q6_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
                                                         float *out) {
-	(void)xd;
+	(void)xa;
 	hx_a_q6_k_body(w, rb, ro, 2, x, 0, 1, nb, out, 0);
 }
 HX_AFN(hx_a_q8_0, HX_Q8_0_CALL, HX_AN8)
@@ -363,16 +384,24 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	}
 	// each tile of activation rows passes over the weight rows; the
 	// caller bounds the rows so that they stay in cache between tiles.
-	// Q8_0's activation scales are widened to floats once a tile, not
-	// once a weight row (on the stack: wider Q8_0 rows are left to the exact kernels).
+	// What a kernel needs of the activations besides their values (Q8_0:
+	// the widened scales; Q4_K, Q5_K: hx_k8a) is worked out once a tile
+	// into side, on the stack: rows too wide for it are left to the exact
+	// kernels.
 	const int tile = type == HX_Q6_K ? HX_AN6 : type == HX_Q8_0 ? HX_AN8 : HX_AN;
-	float xdst[HX_AN8 * HX_XD_STACK], *xd = type == HX_Q8_0 ? xdst : NULL;
-	if (xd && nb > HX_XD_STACK) return 0;
+	_Alignas(32) uint8_t side[HX_SIDE];
+	const int q8 = type == HX_Q8_0, k4 = type == HX_Q4_K || type == HX_Q5_K;
+	if ((q8 && (size_t)HX_AN8 * (size_t)nb * sizeof(float) > sizeof side) || (k4 && (size_t)HX_AN * (size_t)nb * sizeof(hx_k8a) > sizeof side))
+		return 0;
 	for (int j0 = 0; j0 < nx; j0 += tile) {
 		const int g = nx - j0 < tile ? nx - j0 : tile;
-		if (xd)
+		if (q8)
 			for (int j = 0; j < g; j++)
-				for (int ib = 0; ib < nb; ib++) xd[j * nb + ib] = hx_h2f_avx2(x + (size_t)(j0 + j) * xs + (size_t)ib * 34);
+				for (int ib = 0; ib < nb; ib++) ((float *)side)[j * nb + ib] = hx_h2f_avx2(x + (size_t)(j0 + j) * xs + (size_t)ib * 34);
+		if (k4)
+			for (int j = 0; j < g; j++)
+				for (int ib = 0; ib < nb; ib++) hx_k8a_fill((hx_k8a *)side + j * nb + ib, x + (size_t)(j0 + j) * xs + (size_t)ib * 292);
+		const void *xa = side;
 		int r = 0;
 		hx_pfn pair = type == HX_Q8_0 ? hx_a_q8_0_p : type == HX_Q4_K ? hx_a_q4_k_p : type == HX_Q5_K ? hx_a_q5_k_p : type == HX_Q6_K ? hx_a_q6_k_p : NULL;
 		if (g == 1 && pair) {
@@ -380,10 +409,10 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 			// that the prefetchers follow (pairs of neighbouring rows made
 			// short interleaved ones, and read memory at 60 % the speed)
 			const int half = nrows / 2;
-			for (; r < half; r++) pair(w + (size_t)r * rb, (size_t)half * rb, (size_t)half, x + (size_t)j0 * xs, xd, nb, out + (size_t)j0 * os + r);
+			for (; r < half; r++) pair(w + (size_t)r * rb, (size_t)half * rb, (size_t)half, x + (size_t)j0 * xs, xa, nb, out + (size_t)j0 * os + r);
 			r = 2 * half;
 		}
-		for (; r < nrows; r++) fn(w + (size_t)r * rb, x + (size_t)j0 * xs, xs, xd, g, nb, out + (size_t)j0 * os + r, os);
+		for (; r < nrows; r++) fn(w + (size_t)r * rb, x + (size_t)j0 * xs, xs, xa, g, nb, out + (size_t)j0 * os + r, os);
 	}
 	return 1;
 }

@@ -78,28 +78,30 @@ func TestFastQ8_0Extremes(t *testing.T) {
 	}
 }
 
-// TestFastQ8_0Wide: Q8_0 rows wider than the AVX2 kernel's stack buffer of
-// activation scales are refused (fastRows false, nothing written), so that
-// VecDotRowsMulti runs the exact kernels for them instead.
-func TestFastQ8_0Wide(t *testing.T) {
+// TestFastWide: rows wider than the AVX2 kernels' stack buffer of what they
+// need of the activations (Q8_0 scales, Q4_K/Q5_K sums and scales) are
+// refused (fastRows false, nothing written), so that VecDotRowsMulti runs
+// the exact kernels for them instead.
+func TestFastWide(t *testing.T) {
 	if maxLevel() < LevelAVX2 {
 		t.Skip("this CPU does not run the AVX2 kernels")
 	}
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, tc := range []struct {
-		n  int
-		ok bool
-	}{{32 * 1024, true}, {32 * 1025, false}} {
-		w, xq, rb, xs := randomRows(t, r, dtype.Q8_0, tc.n, 2, 3)
+		typ dtype.Type
+		n   int
+		ok  bool
+	}{{dtype.Q8_0, 32 * 1024, true}, {dtype.Q8_0, 32 * 1025, false}, {dtype.Q4_K, 256 * 256, true}, {dtype.Q5_K, 256 * 257, false}} {
+		w, xq, rb, xs := randomRows(t, r, tc.typ, tc.n, 2, 3)
 		got := make([]float32, 6)
 		for i := range got {
 			got[i] = 42
 		}
-		if ok := fastRows(LevelAVX2, dtype.Q8_0, w, rb, 2, xq, xs, 3, tc.n, got, 2); ok != tc.ok {
-			t.Fatalf("n=%d: fastRows %v, want %v", tc.n, ok, tc.ok)
+		if ok := fastRows(LevelAVX2, tc.typ, w, rb, 2, xq, xs, 3, tc.n, got, 2); ok != tc.ok {
+			t.Fatalf("%s n=%d: fastRows %v, want %v", tc.typ, tc.n, ok, tc.ok)
 		}
 		if !tc.ok && got[0] != 42 {
-			t.Fatalf("n=%d: a refused product wrote %v", tc.n, got)
+			t.Fatalf("%s n=%d: a refused product wrote %v", tc.typ, tc.n, got)
 		}
 	}
 }
