@@ -373,13 +373,16 @@ HX_AFN(hx_a_q6_k, HX_Q6_K_CALL, HX_AN6)
 
 int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int n, float *out,
                   size_t os) {
+	// per type: the tile kernel, the two-row decode kernel, the tile and
+	// the block size
 	hx_afn fn;
-	int nb;
+	hx_pfn pair;
+	int tile, nb;
 	switch (type) {
-	case HX_Q8_0: fn = hx_a_q8_0; nb = n / 32; break;
-	case HX_Q4_K: fn = hx_a_q4_k; nb = n / 256; break;
-	case HX_Q5_K: fn = hx_a_q5_k; nb = n / 256; break;
-	case HX_Q6_K: fn = hx_a_q6_k; nb = n / 256; break;
+	case HX_Q8_0: fn = hx_a_q8_0, pair = hx_a_q8_0_p, tile = HX_AN8, nb = n / 32; break;
+	case HX_Q4_K: fn = hx_a_q4_k, pair = hx_a_q4_k_p, tile = HX_AN, nb = n / 256; break;
+	case HX_Q5_K: fn = hx_a_q5_k, pair = hx_a_q5_k_p, tile = HX_AN, nb = n / 256; break;
+	case HX_Q6_K: fn = hx_a_q6_k, pair = hx_a_q6_k_p, tile = HX_AN6, nb = n / 256; break;
 	default: return 0;
 	}
 	// each tile of activation rows passes over the weight rows; the
@@ -388,11 +391,9 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	// the widened scales; Q4_K, Q5_K: hx_k8a) is worked out once a tile
 	// into side, on the stack: rows too wide for it are left to the exact
 	// kernels.
-	const int tile = type == HX_Q6_K ? HX_AN6 : type == HX_Q8_0 ? HX_AN8 : HX_AN;
 	_Alignas(32) uint8_t side[HX_SIDE];
 	const int q8 = type == HX_Q8_0, k4 = type == HX_Q4_K || type == HX_Q5_K;
-	if ((q8 && (size_t)HX_AN8 * (size_t)nb * sizeof(float) > sizeof side) || (k4 && (size_t)HX_AN * (size_t)nb * sizeof(hx_k8a) > sizeof side))
-		return 0;
+	if ((size_t)tile * (size_t)nb * (q8 ? sizeof(float) : k4 ? sizeof(hx_k8a) : 0) > sizeof side) return 0;
 	for (int j0 = 0; j0 < nx; j0 += tile) {
 		const int g = nx - j0 < tile ? nx - j0 : tile;
 		if (q8)
@@ -403,8 +404,7 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 				for (int ib = 0; ib < nb; ib++) hx_k8a_fill((hx_k8a *)side + j * nb + ib, x + (size_t)(j0 + j) * xs + (size_t)ib * 292);
 		const void *xa = side;
 		int r = 0;
-		hx_pfn pair = type == HX_Q8_0 ? hx_a_q8_0_p : type == HX_Q4_K ? hx_a_q4_k_p : type == HX_Q5_K ? hx_a_q5_k_p : type == HX_Q6_K ? hx_a_q6_k_p : NULL;
-		if (g == 1 && pair) {
+		if (g == 1) {
 			// rows i and half + i together: two long sequential streams
 			// that the prefetchers follow (pairs of neighbouring rows made
 			// short interleaved ones, and read memory at 60 % the speed)
