@@ -10,6 +10,7 @@
 // 16 bits) then vpmaddwd by the sub-block scale (or by ones) to 32 bits.
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "kernels.h"
 #include "kernels_common.h"
@@ -29,8 +30,8 @@
 #define HX_AN8 8
 #define HX_AN6 3
 // HX_SIDE is the stack buffer (bytes) of hx_avx2_rows for what the kernels
-// need of the activations besides their values: Q8_0 rows up to 32768
-// values, Q4_K and Q5_K rows up to 65536.
+// need of the activations: Q8_0 rows up to 3584 values (a tile of eight),
+// Q4_K and Q5_K rows up to 65536; wider rows take a buffer from the heap.
 #define HX_SIDE 32768
 // HX_PIN keeps an accumulator in a register at this point: without it GCC
 // regroups the exact integer sums across chunks (and keeps the float
@@ -63,9 +64,16 @@ static inline __attribute__((always_inline)) void hx_a2_prefetch(const uint8_t *
 	for (int o = 0; o < n; o += 64) _mm_prefetch((const char *)p + HX_A2PF + o, _MM_HINT_T0);
 }
 
+// hx_q8x_voff is where the values start in the Q8_0 side table of a tile
+// of g activation rows of nb blocks: the scales first, as floats,
+// [nb][g], then the values, [nb][g][32], 32-byte aligned. One block's
+// values for the whole tile are 32·g contiguous bytes read with aligned
+// loads; in the 34-byte blocks every other load straddled two cache lines.
+static inline size_t hx_q8x_voff(int nb, int g) { return ((size_t)nb * (size_t)g * sizeof(float) + 31) & ~(size_t)31; }
+
 // Q8_0 (34-byte blocks: fp16 scale, 32 int8) times Q8_0 activations,
-// whose scales xd (nb floats a row) the caller has widened once. The
-// weights' signs move onto the activations (vpsignb) so that vpmaddubsw
+// copied by the caller into the side table (hx_q8x_voff: values xq,
+// scales xd widened to floats). The weights' signs move onto the activations (vpsignb) so that vpmaddubsw
 // sees |w| unsigned: exact, since the activations stay within ±127 and a
 // pair sums to at most 2·128·127. The lanes and the order of the float
 // sums are ggml's AVX2 kernel's (dw·dx is one float product either way).
@@ -74,8 +82,8 @@ static inline __attribute__((always_inline)) void hx_a2_prefetch(const uint8_t *
 // (w and w + rb, their results at out and out + ro) side by
 // side: each row's sum is one chain of dependent FMAs (ggml's order), and
 // two chains keep the FMA units busy where one waited on the last.
-HX_A2 static inline __attribute__((always_inline)) void hx_a_q8_0_body(const uint8_t *w, size_t rb, size_t ro, int nr, const uint8_t *x,
-                                                                       size_t xs, const float *xd, int nx, int nb, float *out, size_t os) {
+HX_A2 static inline __attribute__((always_inline)) void hx_a_q8_0_body(const uint8_t *w, size_t rb, size_t ro, int nr, const uint8_t *xq,
+                                                                       const float *xd, int nx, int nb, float *out, size_t os) {
 	const __m256i ones = _mm256_set1_epi16(1);
 	__m256 acc[HX_AN8];
 	for (int k = 0; k < nr * nx; k++) acc[k] = _mm256_setzero_ps();
@@ -86,16 +94,55 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q8_0_body(const uin
 			const __m256i wv = _mm256_loadu_si256((const __m256i *)(wb + 2)), wa = _mm256_sign_epi8(wv, wv);
 			const __m256 dw = _mm256_set1_ps(hx_h2f_avx2(wb));
 			for (int j = 0; j < nx; j++) {
-				const uint8_t *xb = x + (size_t)j * xs + (size_t)ib * 34;
-				const __m256i xv = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(xb + 2)), wv);
+				const __m256i xv = _mm256_sign_epi8(_mm256_load_si256((const __m256i *)(xq + ((size_t)ib * nx + j) * 32)), wv);
 				const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(wa, xv), ones);
-				acc[r * nx + j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_broadcast_ss(xd + (size_t)j * nb + ib)),
+				acc[r * nx + j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_broadcast_ss(xd + (size_t)ib * nx + j)),
 				                                  acc[r * nx + j]);
 			}
 		}
 	}
 	for (int r = 0; r < nr; r++)
 		for (int j = 0; j < nx; j++) out[(size_t)j * os + (size_t)r * ro] = hx_a2_hsum(acc[r * nx + j]);
+}
+
+// HX_Q8_PAIR is one activation row j of hx_a_q8_0_t: the block's integer
+// dot with the weights, times d (dw·dx), added to acc.
+#define HX_Q8_PAIR(j, a, d) \
+	a = _mm256_fmadd_ps( \
+	    _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(wa, _mm256_sign_epi8(_mm256_load_si256((const __m256i *)(xb + 32 * (j))), wv)), ones)), \
+	    d, a)
+
+// hx_a_q8_0_t is hx_a_q8_0_body for a full tile of HX_AN8 activation rows
+// and one weight row, written out: the body's array of accumulators went
+// through the stack every block (GCC kept a copy in memory), and its eight
+// dw·dx were eight multiplies where here they are one, spread to the rows
+// by shuffles (with the aligned side table: BenchmarkPrefillTile Q8_0 33-35 → 39-40 G
+// multiply-adds/s, alternated).
+// The same products and sums in the same order as the body.
+HX_A2 __attribute__((noinline)) static void hx_a_q8_0_t(const uint8_t *w, const uint8_t *x, size_t xs, const void *xa, int nb, float *out,
+                                                        size_t os) {
+	(void)x, (void)xs;
+	_Static_assert(HX_AN8 == 8, "hx_a_q8_0_t is written out for eight rows");
+	const float *xd = (const float *)xa;
+	const uint8_t *xq = (const uint8_t *)xa + hx_q8x_voff(nb, HX_AN8);
+	const __m256i ones = _mm256_set1_epi16(1);
+	__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+	for (int ib = 0; ib < nb; ib++) {
+		const uint8_t *wb = w + (size_t)ib * 34, *xb = xq + (size_t)ib * 32 * HX_AN8;
+		const __m256i wv = _mm256_loadu_si256((const __m256i *)(wb + 2)), wa = _mm256_sign_epi8(wv, wv);
+		const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(hx_h2f_avx2(wb)), _mm256_load_ps(xd + (size_t)ib * HX_AN8));
+		const __m256 lo = _mm256_permute2f128_ps(dd, dd, 0x00), hi = _mm256_permute2f128_ps(dd, dd, 0x11);
+		HX_Q8_PAIR(0, a0, _mm256_permute_ps(lo, 0x00));
+		HX_Q8_PAIR(1, a1, _mm256_permute_ps(lo, 0x55));
+		HX_Q8_PAIR(2, a2, _mm256_permute_ps(lo, 0xAA));
+		HX_Q8_PAIR(3, a3, _mm256_permute_ps(lo, 0xFF));
+		HX_Q8_PAIR(4, a4, _mm256_permute_ps(hi, 0x00));
+		HX_Q8_PAIR(5, a5, _mm256_permute_ps(hi, 0x55));
+		HX_Q8_PAIR(6, a6, _mm256_permute_ps(hi, 0xAA));
+		HX_Q8_PAIR(7, a7, _mm256_permute_ps(hi, 0xFF));
+	}
+	out[0] = hx_a2_hsum(a0), out[os] = hx_a2_hsum(a1), out[2 * os] = hx_a2_hsum(a2), out[3 * os] = hx_a2_hsum(a3);
+	out[4 * os] = hx_a2_hsum(a4), out[5 * os] = hx_a2_hsum(a5), out[6 * os] = hx_a2_hsum(a6), out[7 * os] = hx_a2_hsum(a7);
 }
 
 // hx_a2_hsum4 adds the four lanes of v.
@@ -331,8 +378,9 @@ typedef void (*hx_afn)(const uint8_t *w, const uint8_t *x, size_t xs, const void
 // One kernel per type for a full tile, for one activation row (decode) and
 // for two (two batched streams), the count known at compile time so the
 // accumulators stay in registers, and for any count.
+#define HX_AFN_T(name, call, TILE) \
+	HX_A2 __attribute__((noinline)) static void name##_t(const uint8_t *w, const uint8_t *x, size_t xs, const void *xa, int nb, float *out, size_t os) { call(TILE); }
 #define HX_AFN(name, call, TILE) \
-	HX_A2 __attribute__((noinline)) static void name##_t(const uint8_t *w, const uint8_t *x, size_t xs, const void *xa, int nb, float *out, size_t os) { call(TILE); } \
 	HX_A2 __attribute__((noinline)) static void name##_1(const uint8_t *w, const uint8_t *x, size_t xs, const void *xa, int nb, float *out, size_t os) { call(1); } \
 	HX_A2 __attribute__((noinline)) static void name##_2(const uint8_t *w, const uint8_t *x, size_t xs, const void *xa, int nb, float *out, size_t os) { call(2); } \
 	HX_A2 __attribute__((noinline)) static void name##_n(const uint8_t *w, const uint8_t *x, size_t xs, const void *xa, int nx, int nb, float *out, size_t os) { call(nx); } \
@@ -342,12 +390,13 @@ typedef void (*hx_afn)(const uint8_t *w, const uint8_t *x, size_t xs, const void
 		else if (nx == 2) name##_2(w, x, xs, xa, nb, out, os); \
 		else name##_n(w, x, xs, xa, nx, nb, out, os); \
 	}
-#define HX_Q8_0_CALL(k) hx_a_q8_0_body(w, 0, 0, 1, x, xs, (const float *)xa, k, nb, out, os)
+#define HX_Q8_0_CALL(k) (void)x, (void)xs, hx_a_q8_0_body(w, 0, 0, 1, (const uint8_t *)xa + hx_q8x_voff(nb, k), (const float *)xa, k, nb, out, os)
 // hx_a_q8_0_p: two weight rows (w, w + rb) times one activation row, into
 // out and out + ro.
 HX_A2 __attribute__((noinline)) static void hx_a_q8_0_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
                                                         float *out) {
-	hx_a_q8_0_body(w, rb, ro, 2, x, 0, (const float *)xa, 1, nb, out, 0);
+	(void)x;
+	hx_a_q8_0_body(w, rb, ro, 2, (const uint8_t *)xa + hx_q8x_voff(nb, 1), (const float *)xa, 1, nb, out, 0);
 }
 #define HX_Q4_K_CALL(k) hx_a_q4_k_body(w, 0, 0, 1, x, xs, (const hx_k8a *)xa, k, nb, out, os, 0)
 #define HX_Q5_K_CALL(k) hx_a_q4_k_body(w, 0, 0, 1, x, xs, (const hx_k8a *)xa, k, nb, out, os, 1)
@@ -367,8 +416,11 @@ HX_A2 __attribute__((noinline)) static void hx_a_q6_k_p(const uint8_t *w, size_t
 	hx_a_q6_k_body(w, rb, ro, 2, x, 0, 1, nb, out, 0);
 }
 HX_AFN(hx_a_q8_0, HX_Q8_0_CALL, HX_AN8)
+HX_AFN_T(hx_a_q4_k, HX_Q4_K_CALL, HX_AN)
 HX_AFN(hx_a_q4_k, HX_Q4_K_CALL, HX_AN)
+HX_AFN_T(hx_a_q5_k, HX_Q5_K_CALL, HX_AN)
 HX_AFN(hx_a_q5_k, HX_Q5_K_CALL, HX_AN)
+HX_AFN_T(hx_a_q6_k, HX_Q6_K_CALL, HX_AN6)
 HX_AFN(hx_a_q6_k, HX_Q6_K_CALL, HX_AN6)
 
 int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int n, float *out,
@@ -387,18 +439,26 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	}
 	// each tile of activation rows passes over the weight rows; the
 	// caller bounds the rows so that they stay in cache between tiles.
-	// What a kernel needs of the activations besides their values (Q8_0:
-	// the widened scales; Q4_K, Q5_K: hx_k8a) is worked out once a tile
-	// into side, on the stack: rows too wide for it are left to the exact
-	// kernels.
-	_Alignas(32) uint8_t side[HX_SIDE];
+	// What a kernel needs of the activations (Q8_0: the values, aligned,
+	// and the scales widened; Q4_K, Q5_K: hx_k8a) is worked out once a tile
+	// into side: on the stack, or from the heap for rows too wide for it.
+	_Alignas(32) uint8_t stack[HX_SIDE];
 	const int q8 = type == HX_Q8_0, k4 = type == HX_Q4_K || type == HX_Q5_K;
-	if ((size_t)tile * (size_t)nb * (q8 ? sizeof(float) : k4 ? sizeof(hx_k8a) : 0) > sizeof side) return 0;
+	const size_t need = q8 ? hx_q8x_voff(nb, tile) + (size_t)tile * (size_t)nb * 32 : k4 ? (size_t)tile * (size_t)nb * sizeof(hx_k8a) : 0;
+	uint8_t *side = need <= sizeof stack ? stack : aligned_alloc(32, (need + 31) & ~(size_t)31);
+	if (!side) return 0;
 	for (int j0 = 0; j0 < nx; j0 += tile) {
 		const int g = nx - j0 < tile ? nx - j0 : tile;
-		if (q8)
+		if (q8) {
+			float *xd = (float *)side;
+			uint8_t *xq = side + hx_q8x_voff(nb, g);
 			for (int j = 0; j < g; j++)
-				for (int ib = 0; ib < nb; ib++) ((float *)side)[j * nb + ib] = hx_h2f_avx2(x + (size_t)(j0 + j) * xs + (size_t)ib * 34);
+				for (int ib = 0; ib < nb; ib++) {
+					const uint8_t *xb = x + (size_t)(j0 + j) * xs + (size_t)ib * 34;
+					xd[(size_t)ib * g + j] = hx_h2f_avx2(xb);
+					memcpy(xq + ((size_t)ib * g + j) * 32, xb + 2, 32);
+				}
+		}
 		if (k4)
 			for (int j = 0; j < g; j++)
 				for (int ib = 0; ib < nb; ib++) hx_k8a_fill((hx_k8a *)side + j * nb + ib, x + (size_t)(j0 + j) * xs + (size_t)ib * 292);
@@ -414,6 +474,7 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 		}
 		for (; r < nrows; r++) fn(w + (size_t)r * rb, x + (size_t)j0 * xs, xs, xa, g, nb, out + (size_t)j0 * os + r, os);
 	}
+	if (side != stack) free(side);
 	return 1;
 }
 

@@ -79,30 +79,29 @@ func TestFastQ8_0Extremes(t *testing.T) {
 }
 
 // TestFastWide: rows wider than the AVX2 kernels' stack buffer of what they
-// need of the activations (Q8_0 scales, Q4_K/Q5_K sums and scales) are
-// refused (fastRows false, nothing written), so that VecDotRowsMulti runs
-// the exact kernels for them instead.
+// need of the activations (Q8_0 values and scales, Q4_K/Q5_K sums and
+// scales) take a buffer from the heap and give the same results as rows
+// that fit it: both sides of each type's limit, tiles full and partial.
 func TestFastWide(t *testing.T) {
 	if maxLevel() < LevelAVX2 {
 		t.Skip("this CPU does not run the AVX2 kernels")
 	}
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, tc := range []struct {
-		typ dtype.Type
-		n   int
-		ok  bool
-	}{{dtype.Q8_0, 32 * 1024, true}, {dtype.Q8_0, 32 * 1025, false}, {dtype.Q4_K, 256 * 256, true}, {dtype.Q5_K, 256 * 257, false}} {
-		w, xq, rb, xs := randomRows(t, r, tc.typ, tc.n, 2, 3)
-		got := make([]float32, 6)
-		for i := range got {
-			got[i] = 42
+		typ   dtype.Type
+		n, nX int
+	}{
+		{dtype.Q8_0, 32 * 112, 8}, {dtype.Q8_0, 32 * 113, 8}, {dtype.Q8_0, 32 * 1025, 9}, {dtype.Q8_0, 32 * 1025, 1},
+		{dtype.Q4_K, 256 * 256, 4}, {dtype.Q5_K, 256 * 257, 5},
+	} {
+		const rows = 3
+		w, xq, rb, xs := randomRows(t, r, tc.typ, tc.n, rows, tc.nX)
+		got, want := make([]float32, rows*tc.nX), make([]float32, rows*tc.nX)
+		if !fastRows(LevelAVX2, tc.typ, w, rb, rows, xq, xs, tc.nX, tc.n, got, rows) {
+			t.Fatalf("%s n=%d: fastRows refused", tc.typ, tc.n)
 		}
-		if ok := fastRows(LevelAVX2, tc.typ, w, rb, 2, xq, xs, 3, tc.n, got, 2); ok != tc.ok {
-			t.Fatalf("%s n=%d: fastRows %v, want %v", tc.typ, tc.n, ok, tc.ok)
-		}
-		if !tc.ok && got[0] != 42 {
-			t.Fatalf("%s n=%d: a refused product wrote %v", tc.typ, tc.n, got)
-		}
+		goDotRowsMulti(tc.typ, w, rb, rows, xq, xs, tc.nX, tc.n, want, rows)
+		checkNearRows(t, tc.typ, w, rb, xq, xs, tc.n, rows, tc.nX, got, want)
 	}
 }
 
