@@ -31,7 +31,8 @@
 #define HX_AN6 3
 // HX_SIDE is the stack buffer (bytes) of hx_avx2_rows for what the kernels
 // need of the activations: Q8_0 rows up to 3584 values (a tile of eight),
-// Q4_K and Q5_K rows up to 65536; wider rows take a buffer from the heap.
+// Q4_K and Q5_K rows up to 65536, Q6_K rows up to 5120; wider rows take a
+// buffer from the heap.
 #define HX_SIDE 32768
 // HX_PIN keeps an accumulator in a register at this point: without it GCC
 // regroups the exact integer sums across chunks (and keeps the float
@@ -240,16 +241,41 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uin
 		for (int j = 0; j < nx; j++) out[(size_t)j * os + (size_t)r * ro] = hx_a2_hsum(acc[r * nx + j]) + hx_a2_hsum4(accm[r * nx + j]);
 }
 
+// hx_k6a is what the Q6_K kernels read of one Q8_K activation block,
+// copied or worked out once a tile instead of once a weight row: its
+// values, 32-byte aligned (in the 292-byte blocks every other load
+// straddled two cache lines), ggml's 32·x term per chunk (vpmaddubsw of 32
+// and the values: the pair sums times 32, exact in 16 bits), and its
+// scale.
+typedef struct {
+	int8_t q[256];
+	int16_t m[8][16];
+	float dy;
+	float pad[7];
+} hx_k6a;
+_Static_assert(sizeof(hx_k6a) % 32 == 0, "hx_k6a keeps the values of the next block aligned");
+
+// hx_k6a_fill works out a's fields for the Q8_K block at xb.
+HX_A2 static void hx_k6a_fill(hx_k6a *a, const uint8_t *xb) {
+	const __m256i k32 = _mm256_set1_epi8(32);
+	for (int c = 0; c < 8; c++) {
+		const __m256i xv = _mm256_loadu_si256((const __m256i *)(xb + 4 + 32 * c));
+		_mm256_store_si256((__m256i *)(a->q + 32 * c), xv);
+		_mm256_store_si256((__m256i *)a->m[c], _mm256_maddubs_epi16(k32, xv));
+	}
+	a->dy = hx_f32(xb);
+}
+
 // Q6_K (210-byte blocks of 256: 128 low-nibble bytes, 64 bytes of high
 // bits, 16 int8 scales, fp16 d) times Q8_K activations: the 6-bit values
-// are used unsigned, and 32 times the activations (vpmaddubsw) taken off
-// each pair sum before the scales multiply, as ggml's AVX2 kernel does
-// (the same lanes, the same rounding).
+// are used unsigned, and 32 times the activations (vpmaddubsw, from the
+// side table hx_k6a) taken off each pair sum before the scales multiply,
+// as ggml's AVX2 kernel does (the same lanes, the same rounding).
 // With nr = 2 (one activation row) it takes two weight rows, as the Q8_0
 // body does.
-HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uint8_t *w, size_t rb, size_t ro, int nr, const uint8_t *x,
-                                                                       size_t xs, int nx, int nb, float *out, size_t os) {
-	const __m256i lo4 = _mm256_set1_epi8(0x0F), three = _mm256_set1_epi8(3), k32 = _mm256_set1_epi8(32);
+HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uint8_t *w, size_t rb, size_t ro, int nr, const hx_k6a *xa,
+                                                                       int nx, int nb, float *out, size_t os) {
+	const __m256i lo4 = _mm256_set1_epi8(0x0F), three = _mm256_set1_epi8(3);
 	__m256 acc[HX_AN];
 	for (int k = 0; k < nr * nx; k++) acc[k] = _mm256_setzero_ps();
 	for (int i = 0; i < nb; i++) {
@@ -278,8 +304,9 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uin
 					                                  (char)(g + 1), (char)(g + 1));
 					const __m256i s = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, sel));
 					for (int j = 0; j < nx; j++) {
-						const __m256i xv = _mm256_loadu_si256((const __m256i *)(x + (size_t)j * xs + (size_t)i * 292 + 4 + 128 * h + 32 * k));
-						const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(q[k], xv), _mm256_maddubs_epi16(k32, xv));
+						const hx_k6a *a = xa + (size_t)j * nb + i;
+						const __m256i xv = _mm256_load_si256((const __m256i *)(a->q + 128 * h + 32 * k));
+						const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(q[k], xv), _mm256_load_si256((const __m256i *)a->m[4 * h + k]));
 						t[r * nx + j] = _mm256_add_epi32(t[r * nx + j], _mm256_madd_epi16(s, p));
 					}
 				}
@@ -288,7 +315,7 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uin
 		for (int r = 0; r < nr; r++) {
 			const float d = hx_h2f_avx2(w + (size_t)r * rb + (size_t)i * 210 + 208);
 			for (int j = 0; j < nx; j++)
-				acc[r * nx + j] = _mm256_fmadd_ps(_mm256_set1_ps(hx_f32(x + (size_t)j * xs + (size_t)i * 292) * d), _mm256_cvtepi32_ps(t[r * nx + j]),
+				acc[r * nx + j] = _mm256_fmadd_ps(_mm256_set1_ps(xa[(size_t)j * nb + i].dy * d), _mm256_cvtepi32_ps(t[r * nx + j]),
 				                                  acc[r * nx + j]);
 		}
 	}
@@ -409,11 +436,11 @@ HX_A2 __attribute__((noinline)) static void hx_a_q5_k_p(const uint8_t *w, size_t
                                                         float *out) {
 	hx_a_q4_k_body(w, rb, ro, 2, x, 0, (const hx_k8a *)xa, 1, nb, out, 0, 1);
 }
-#define HX_Q6_K_CALL(k) (void)xa, hx_a_q6_k_body(w, 0, 0, 1, x, xs, k, nb, out, os)
+#define HX_Q6_K_CALL(k) (void)x, (void)xs, hx_a_q6_k_body(w, 0, 0, 1, (const hx_k6a *)xa, k, nb, out, os)
 HX_A2 __attribute__((noinline)) static void hx_a_q6_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
                                                         float *out) {
-	(void)xa;
-	hx_a_q6_k_body(w, rb, ro, 2, x, 0, 1, nb, out, 0);
+	(void)x;
+	hx_a_q6_k_body(w, rb, ro, 2, (const hx_k6a *)xa, 1, nb, out, 0);
 }
 HX_AFN(hx_a_q8_0, HX_Q8_0_CALL, HX_AN8)
 HX_AFN_T(hx_a_q4_k, HX_Q4_K_CALL, HX_AN)
@@ -444,7 +471,9 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	// into side: on the stack, or from the heap for rows too wide for it.
 	_Alignas(32) uint8_t stack[HX_SIDE];
 	const int q8 = type == HX_Q8_0, k4 = type == HX_Q4_K || type == HX_Q5_K;
-	const size_t need = q8 ? hx_q8x_voff(nb, tile) + (size_t)tile * (size_t)nb * 32 : k4 ? (size_t)tile * (size_t)nb * sizeof(hx_k8a) : 0;
+	const size_t need = q8   ? hx_q8x_voff(nb, tile) + (size_t)tile * (size_t)nb * 32
+	                    : k4 ? (size_t)tile * (size_t)nb * sizeof(hx_k8a)
+	                         : (size_t)tile * (size_t)nb * sizeof(hx_k6a);
 	uint8_t *side = need <= sizeof stack ? stack : aligned_alloc(32, (need + 31) & ~(size_t)31);
 	if (!side) return 0;
 	for (int j0 = 0; j0 < nx; j0 += tile) {
@@ -462,6 +491,9 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 		if (k4)
 			for (int j = 0; j < g; j++)
 				for (int ib = 0; ib < nb; ib++) hx_k8a_fill((hx_k8a *)side + j * nb + ib, x + (size_t)(j0 + j) * xs + (size_t)ib * 292);
+		if (type == HX_Q6_K)
+			for (int j = 0; j < g; j++)
+				for (int ib = 0; ib < nb; ib++) hx_k6a_fill((hx_k6a *)side + j * nb + ib, x + (size_t)(j0 + j) * xs + (size_t)ib * 292);
 		const void *xa = side;
 		int r = 0;
 		if (g == 1) {
