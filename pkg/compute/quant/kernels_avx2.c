@@ -31,8 +31,8 @@
 #define HX_AN6 3
 // HX_SIDE is the stack buffer (bytes) of hx_avx2_rows for what the kernels
 // need of the activations: Q8_0 rows up to 3584 values (a tile of eight),
-// Q4_K and Q5_K rows up to 65536, Q6_K rows up to 5120; wider rows take a
-// buffer from the heap.
+// Q4_K and Q5_K rows up to 7168, Q6_K rows up to 5120 (tiles of four and
+// three); wider rows take a buffer from the heap.
 #define HX_SIDE 32768
 // HX_PIN keeps an accumulator in a register at this point: without it GCC
 // regroups the exact integer sums across chunks (and keeps the float
@@ -153,17 +153,20 @@ HX_A2 static inline float hx_a2_hsum4(__m128 v) {
 	return _mm_cvtss_f32(v);
 }
 
-// hx_k8a is what the Q4_K/Q5_K kernels need of one Q8_K activation block
-// besides its values, worked out once a tile instead of once a weight row:
-// the pair sums of its sixteen sums of 16 (ggml's vphaddw), and its scale
-// as (dy, −dy, 0, 0).
+// hx_k8a is what the Q4_K/Q5_K kernels read of one Q8_K activation block,
+// copied or worked out once a tile instead of once a weight row: its
+// values, 32-byte aligned (as hx_k6a's), the pair sums of its sixteen
+// sums of 16 (ggml's vphaddw), and its scale as (dy, −dy, 0, 0).
 typedef struct {
+	int8_t q[256];
 	int16_t ps[8];
 	float dy[4];
 } hx_k8a;
+_Static_assert(sizeof(hx_k8a) % 32 == 0, "hx_k8a keeps the values of the next block aligned");
 
 // hx_k8a_fill works out a's fields for the Q8_K block at xb.
 HX_A2 static void hx_k8a_fill(hx_k8a *a, const uint8_t *xb) {
+	for (int c = 0; c < 8; c++) _mm256_store_si256((__m256i *)(a->q + 32 * c), _mm256_loadu_si256((const __m256i *)(xb + 4 + 32 * c)));
 	const __m256i bs = _mm256_loadu_si256((const __m256i *)(xb + 260));
 	_mm_store_si128((__m128i *)a->ps, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
 	const float dy = hx_f32(xb);
@@ -181,9 +184,8 @@ HX_A2 static void hx_k8a_fill(hx_k8a *a, const uint8_t *xb) {
 // With nr = 2 (one activation row, decode) the body takes two weight rows
 // (w and w + rb, their results at out and out + ro) side by side, as the
 // Q8_0 one does.
-HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uint8_t *w, size_t rb, size_t ro, int nr, const uint8_t *x,
-                                                                       size_t xs, const hx_k8a *xa, int nx, int nb, float *out, size_t os,
-                                                                       int q5) {
+HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uint8_t *w, size_t rb, size_t ro, int nr, const hx_k8a *xa,
+                                                                       int nx, int nb, float *out, size_t os, int q5) {
 	const int bsz = q5 ? 176 : 144, qoff = q5 ? 48 : 16;
 	__m256 acc[HX_AN];
 	__m128 accm[HX_AN];
@@ -213,9 +215,9 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uin
 				const __m256i sl = _mm256_shuffle_epi8(scales[r], _mm256_set1_epi16((short)(((4 * c + 1) << 8) | (4 * c))));
 				const __m256i sh = _mm256_shuffle_epi8(scales[r], _mm256_set1_epi16((short)(((4 * c + 3) << 8) | (4 * c + 2))));
 				for (int j = 0; j < nx; j++) {
-					const uint8_t *xq = x + (size_t)j * xs + (size_t)i * 292 + 4 + 64 * c;
-					const __m256i pl = _mm256_madd_epi16(sl, _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)xq)));
-					const __m256i ph = _mm256_madd_epi16(sh, _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(xq + 32))));
+					const int8_t *xq = xa[(size_t)j * nb + i].q + 64 * c;
+					const __m256i pl = _mm256_madd_epi16(sl, _mm256_maddubs_epi16(lo, _mm256_load_si256((const __m256i *)xq)));
+					const __m256i ph = _mm256_madd_epi16(sh, _mm256_maddubs_epi16(hi, _mm256_load_si256((const __m256i *)(xq + 32))));
 					t[r * nx + j] = _mm256_add_epi32(t[r * nx + j], _mm256_add_epi32(pl, ph));
 					HX_PIN(t[r * nx + j]);
 				}
@@ -425,16 +427,18 @@ HX_A2 __attribute__((noinline)) static void hx_a_q8_0_p(const uint8_t *w, size_t
 	(void)x;
 	hx_a_q8_0_body(w, rb, ro, 2, (const uint8_t *)xa + hx_q8x_voff(nb, 1), (const float *)xa, 1, nb, out, 0);
 }
-#define HX_Q4_K_CALL(k) hx_a_q4_k_body(w, 0, 0, 1, x, xs, (const hx_k8a *)xa, k, nb, out, os, 0)
-#define HX_Q5_K_CALL(k) hx_a_q4_k_body(w, 0, 0, 1, x, xs, (const hx_k8a *)xa, k, nb, out, os, 1)
+#define HX_Q4_K_CALL(k) (void)x, (void)xs, hx_a_q4_k_body(w, 0, 0, 1, (const hx_k8a *)xa, k, nb, out, os, 0)
+#define HX_Q5_K_CALL(k) (void)x, (void)xs, hx_a_q4_k_body(w, 0, 0, 1, (const hx_k8a *)xa, k, nb, out, os, 1)
 // hx_a_q4_k_p, hx_a_q5_k_p (and hx_a_q6_k_p below): as hx_a_q8_0_p.
 HX_A2 __attribute__((noinline)) static void hx_a_q4_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
                                                         float *out) {
-	hx_a_q4_k_body(w, rb, ro, 2, x, 0, (const hx_k8a *)xa, 1, nb, out, 0, 0);
+	(void)x;
+	hx_a_q4_k_body(w, rb, ro, 2, (const hx_k8a *)xa, 1, nb, out, 0, 0);
 }
 HX_A2 __attribute__((noinline)) static void hx_a_q5_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
                                                         float *out) {
-	hx_a_q4_k_body(w, rb, ro, 2, x, 0, (const hx_k8a *)xa, 1, nb, out, 0, 1);
+	(void)x;
+	hx_a_q4_k_body(w, rb, ro, 2, (const hx_k8a *)xa, 1, nb, out, 0, 1);
 }
 #define HX_Q6_K_CALL(k) (void)x, (void)xs, hx_a_q6_k_body(w, 0, 0, 1, (const hx_k6a *)xa, k, nb, out, os)
 HX_A2 __attribute__((noinline)) static void hx_a_q6_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
