@@ -30,7 +30,7 @@
 #define HX_AN8 8
 #define HX_AN6 3
 // HX_SIDE is the stack buffer (bytes) of hx_avx2_rows for what the kernels
-// need of the activations: Q8_0 rows up to 3584 values (a tile of eight),
+// need of the activations: Q8_0 rows up to 3616 values (a tile of eight),
 // Q4_K and Q5_K rows up to 7168, Q6_K rows up to 5120 (tiles of four and
 // three); wider rows take a buffer from the heap.
 #define HX_SIDE 32768
