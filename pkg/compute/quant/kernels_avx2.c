@@ -283,7 +283,7 @@ HX_A2 static void hx_k6a_fill(hx_k6a *a, const uint8_t *xb) {
 // body does.
 HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uint8_t *w, size_t rb, size_t ro, int nr, const hx_k6a *xa,
                                                                        int nx, int nb, float *out, size_t os) {
-	const __m256i lo4 = _mm256_set1_epi8(0x0F), three = _mm256_set1_epi8(3);
+	const __m256i lo4 = _mm256_set1_epi8(0x0F), hi2 = _mm256_set1_epi8(0x30);
 	__m256 acc[HX_AN];
 	for (int k = 0; k < nr * nx; k++) acc[k] = _mm256_setzero_ps();
 	for (int i = 0; i < nb; i++) {
@@ -293,24 +293,27 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uin
 			for (int r = 0; r < nr; r++) {
 				const uint8_t *wb = w + (size_t)r * rb + (size_t)i * 210;
 				if (nr == 2 && h == 0) hx_a2_prefetch(wb, 210);
-				const __m128i sc8 = _mm_loadu_si128((const __m128i *)(wb + 192));
+				// scales 8h to 8h+7 as int16, in both halves
+				const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wb + 192)));
+				const __m256i sc = h ? _mm256_permute2x128_si256(s16, s16, 0x11) : _mm256_permute2x128_si256(s16, s16, 0x00);
 				const __m256i l0 = _mm256_loadu_si256((const __m256i *)(wb + 64 * h));
 				const __m256i l1 = _mm256_loadu_si256((const __m256i *)(wb + 64 * h + 32));
 				const __m256i hb = _mm256_loadu_si256((const __m256i *)(wb + 128 + 32 * h));
+				// the values: four low bits from l0/l1, bits 4-5 from hb's
+				// pairs of bits, each moved into place by one 16-bit shift
+				// (the bits it brings in from the next byte masked off)
 				__m256i q[4];
-				q[0] = _mm256_or_si256(_mm256_and_si256(l0, lo4), _mm256_slli_epi16(_mm256_and_si256(hb, three), 4));
-				q[1] = _mm256_or_si256(_mm256_and_si256(l1, lo4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), three), 4));
-				q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), lo4),
-				                       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), three), 4));
-				q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), lo4),
-				                       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), three), 4));
+				q[0] = _mm256_or_si256(_mm256_and_si256(l0, lo4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), hi2));
+				q[1] = _mm256_or_si256(_mm256_and_si256(l1, lo4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), hi2));
+				q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), lo4), _mm256_and_si256(hb, hi2));
+				q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), lo4), _mm256_and_si256(_mm256_srli_epi16(hb, 2), hi2));
 				for (int k = 0; k < 4; k++) {
-					// chunk 4h+k holds groups g = 8h+2k (int16 lanes 0-7) and g+1 (8-15)
-					const int g = 8 * h + 2 * k;
-					const __m128i sel = _mm_setr_epi8((char)g, (char)g, (char)g, (char)g, (char)g, (char)g, (char)g, (char)g, (char)(g + 1),
-					                                  (char)(g + 1), (char)(g + 1), (char)(g + 1), (char)(g + 1), (char)(g + 1),
-					                                  (char)(g + 1), (char)(g + 1));
-					const __m256i s = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, sel));
+					// chunk 4h+k holds groups 8h+2k (int16 lanes 0-7) and
+					// 8h+2k+1 (8-15): words 2k and 2k+1 of sc
+					const char a = (char)(4 * k), b = (char)(4 * k + 2);
+					const __m256i s = _mm256_shuffle_epi8(sc, _mm256_setr_epi8(a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a,
+					                                                           a + 1, b, b + 1, b, b + 1, b, b + 1, b, b + 1, b, b + 1, b, b + 1, b,
+					                                                           b + 1, b, b + 1));
 					for (int j = 0; j < nx; j++) {
 						const hx_k6a *a = xa + (size_t)j * nb + i;
 						const __m256i xv = _mm256_load_si256((const __m256i *)(a->q + 128 * h + 32 * k));
