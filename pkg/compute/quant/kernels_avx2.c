@@ -19,20 +19,19 @@
 #include "kernels_k4.h"
 
 #define HX_A2 __attribute__((target("avx2,fma,f16c")))
-// HX_AN is the activation tile: its accumulators and the decoded block fit
-// AVX2's sixteen registers. Q6_K's decoded chunks leave room for fewer:
-// HX_AN6 (BenchmarkPrefillTile: Q6_K 27 → 31 G multiply-adds/s with 3,
-// Q4_K 38 → 33 with 3).
+// HX_AN is the activation tile of the K-quant kernels: its accumulators and
+// the decoded block fit AVX2's sixteen registers (Q6_K had three rows
+// until its decode took fewer registers: BenchmarkPrefillTile Q6_K 40 → 45
+// G multiply-adds/s with four, and eight streams are two tiles, not three).
 #define HX_AN 4
 // HX_AN8: Q8_0's decoded block is two registers, so its tile is eight rows
 // (BenchmarkPrefillTile Q8_0 31-33 → 33-35 G multiply-adds/s; Q4_K with
 // eight: 44 → 39).
 #define HX_AN8 8
-#define HX_AN6 3
 // HX_SIDE is the stack buffer (bytes) of hx_avx2_rows for what the kernels
 // need of the activations: Q8_0 rows up to 3616 values (a tile of eight),
-// Q4_K and Q5_K rows up to 7168, Q6_K rows up to 5120 (tiles of four and
-// three); wider rows take a buffer from the heap.
+// Q4_K and Q5_K rows up to 7168, Q6_K rows up to 3840 (tiles of four);
+// wider rows take a buffer from the heap.
 #define HX_SIDE 32768
 // HX_PIN keeps an accumulator in a register at this point: without it GCC
 // regroups the exact integer sums across chunks (and keeps the float
@@ -460,8 +459,8 @@ HX_AFN_T(hx_a_q4_k, HX_Q4_K_CALL, HX_AN)
 HX_AFN(hx_a_q4_k, HX_Q4_K_CALL, HX_AN)
 HX_AFN_T(hx_a_q5_k, HX_Q5_K_CALL, HX_AN)
 HX_AFN(hx_a_q5_k, HX_Q5_K_CALL, HX_AN)
-HX_AFN_T(hx_a_q6_k, HX_Q6_K_CALL, HX_AN6)
-HX_AFN(hx_a_q6_k, HX_Q6_K_CALL, HX_AN6)
+HX_AFN_T(hx_a_q6_k, HX_Q6_K_CALL, HX_AN)
+HX_AFN(hx_a_q6_k, HX_Q6_K_CALL, HX_AN)
 
 int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int n, float *out,
                   size_t os) {
@@ -474,7 +473,7 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	case HX_Q8_0: fn = hx_a_q8_0, pair = hx_a_q8_0_p, tile = HX_AN8, nb = n / 32; break;
 	case HX_Q4_K: fn = hx_a_q4_k, pair = hx_a_q4_k_p, tile = HX_AN, nb = n / 256; break;
 	case HX_Q5_K: fn = hx_a_q5_k, pair = hx_a_q5_k_p, tile = HX_AN, nb = n / 256; break;
-	case HX_Q6_K: fn = hx_a_q6_k, pair = hx_a_q6_k_p, tile = HX_AN6, nb = n / 256; break;
+	case HX_Q6_K: fn = hx_a_q6_k, pair = hx_a_q6_k_p, tile = HX_AN, nb = n / 256; break;
 	default: return 0;
 	}
 	// each tile of activation rows passes over the weight rows; the

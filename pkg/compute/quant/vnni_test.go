@@ -92,7 +92,7 @@ func TestFastWide(t *testing.T) {
 		n, nX int
 	}{
 		{dtype.Q8_0, 32 * 113, 8}, {dtype.Q8_0, 32 * 114, 8}, {dtype.Q8_0, 32 * 1025, 9}, {dtype.Q8_0, 32 * 1025, 1},
-		{dtype.Q4_K, 256 * 28, 4}, {dtype.Q4_K, 256 * 29, 4}, {dtype.Q5_K, 256 * 29, 5}, {dtype.Q6_K, 256 * 20, 3}, {dtype.Q6_K, 256 * 21, 4},
+		{dtype.Q4_K, 256 * 28, 4}, {dtype.Q4_K, 256 * 29, 4}, {dtype.Q5_K, 256 * 29, 5}, {dtype.Q6_K, 256 * 15, 4}, {dtype.Q6_K, 256 * 16, 3},
 	} {
 		const rows = 3
 		w, xq, rb, xs := randomRows(t, r, tc.typ, tc.n, rows, tc.nX)
