@@ -119,9 +119,8 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q8_0_body(const uin
 // by shuffles (with the aligned side table: BenchmarkPrefillTile Q8_0 33-35 → 39-40 G
 // multiply-adds/s, alternated).
 // The same products and sums in the same order as the body.
-HX_A2 __attribute__((noinline)) static void hx_a_q8_0_t(const uint8_t *w, const uint8_t *x, size_t xs, const void *xa, int nb, float *out,
-                                                        size_t os) {
-	(void)x, (void)xs;
+HX_A2 __attribute__((noinline)) static void hx_a_q8_0_t(const uint8_t *w, const void *wp, const void *xa, int nb, float *out, size_t os) {
+	(void)wp;
 	_Static_assert(HX_AN8 == 8, "hx_a_q8_0_t is written out for eight rows");
 	const float *xd = (const float *)xa;
 	const uint8_t *xq = (const uint8_t *)xa + hx_q8x_voff(nb, HX_AN8);
@@ -172,6 +171,29 @@ HX_A2 static void hx_k8a_fill(hx_k8a *a, const uint8_t *xb) {
 	_mm_store_ps(a->dy, _mm_setr_ps(dy, -dy, 0, 0));
 }
 
+// hx_k4w is what the Q4_K/Q5_K tile kernels read of one weight block
+// besides its values, decoded once a call instead of once a tile of
+// activation rows: each sub-block's scale twice in 32 bits (read with a
+// broadcast from memory, no shuffle), the mins as int16, and d and dmin.
+typedef struct {
+	uint32_t s[8];
+	int16_t m[8];
+	float dm[4];
+} hx_k4w;
+_Static_assert(sizeof(hx_k4w) % 32 == 0, "hx_k4w entries stay aligned");
+
+// hx_k4w_fill decodes the Q4_K/Q5_K block at wb into p.
+HX_A2 static void hx_k4w_fill(hx_k4w *p, const uint8_t *wb) {
+	const __m256i ms = _mm256_cvtepu8_epi16(hx_k4_scales(wb + 4)); // 8 scales, 8 mins as int16
+	const __m128i sc = _mm256_castsi256_si128(ms);
+	_mm_store_si128((__m128i *)p->s, _mm_unpacklo_epi16(sc, sc));
+	_mm_store_si128((__m128i *)(p->s + 4), _mm_unpackhi_epi16(sc, sc));
+	_mm_store_si128((__m128i *)p->m, _mm256_extracti128_si256(ms, 1));
+	int32_t dmw; // d and dmin, fp16
+	memcpy(&dmw, wb, 4);
+	_mm_store_ps(p->dm, _mm_cvtph_ps(_mm_cvtsi32_si128(dmw)));
+}
+
 // Q4_K (144-byte blocks of 256; Q5_K: 176 bytes with a fifth bit per value
 // in 32 bytes of qh) times Q8_K activations (292 bytes: float scale, 256
 // int8, 16 int16 sums of 16). Chunk c of 32 weight bytes holds sub-block 2c
@@ -182,9 +204,10 @@ HX_A2 static void hx_k8a_fill(hx_k8a *a, const uint8_t *xb) {
 //
 // With nr = 2 (one activation row, decode) the body takes two weight rows
 // (w and w + rb, their results at out and out + ro) side by side, as the
-// Q8_0 one does.
-HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uint8_t *w, size_t rb, size_t ro, int nr, const hx_k8a *xa,
-                                                                       int nx, int nb, float *out, size_t os, int q5) {
+// Q8_0 one does, and decodes the blocks' scales itself; with nr = 1 (a
+// tile) it reads them from wp, hx_k4w_fill's table for the row.
+HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uint8_t *w, const hx_k4w *wp, size_t rb, size_t ro, int nr,
+                                                                       const hx_k8a *xa, int nx, int nb, float *out, size_t os, int q5) {
 	const int bsz = q5 ? 176 : 144, qoff = q5 ? 48 : 16;
 	__m256 acc[HX_AN];
 	__m128 accm[HX_AN];
@@ -196,18 +219,23 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uin
 	// the block's loads to its multiplies (alternated: DecodeRows Q4_K
 	// +5 %, PrefillTile Q4_K +4 %)
 	__m128i next[2];
-	for (int r = 0; r < nr; r++) next[r] = hx_k4_scales(w + (size_t)r * rb + 4);
+	if (!wp)
+		for (int r = 0; r < nr; r++) next[r] = hx_k4_scales(w + (size_t)r * rb + 4);
 	for (int i = 0; i < nb; i++) {
 		__m128i mins[2];
 		__m256i scales[2], qh[2];
 		for (int r = 0; r < nr; r++) {
 			const uint8_t *wb = w + (size_t)r * rb + (size_t)i * bsz;
 			if (nr == 2) hx_a2_prefetch(wb, bsz);
-			const __m256i ms = _mm256_cvtepu8_epi16(next[r]); // 8 scales, 8 mins as int16
-			if (i + 1 < nb) next[r] = hx_k4_scales(wb + bsz + 4);
-			const __m128i sc128 = _mm256_castsi256_si128(ms);
-			mins[r] = _mm256_extracti128_si256(ms, 1);
-			scales[r] = _mm256_set_m128i(sc128, sc128);
+			if (wp) {
+				mins[r] = _mm_load_si128((const __m128i *)wp[i].m);
+			} else {
+				const __m256i ms = _mm256_cvtepu8_epi16(next[r]); // 8 scales, 8 mins as int16
+				if (i + 1 < nb) next[r] = hx_k4_scales(wb + bsz + 4);
+				const __m128i sc128 = _mm256_castsi256_si128(ms);
+				mins[r] = _mm256_extracti128_si256(ms, 1);
+				scales[r] = _mm256_set_m128i(sc128, sc128);
+			}
 			qh[r] = q5 ? _mm256_loadu_si256((const __m256i *)(wb + 16)) : _mm256_setzero_si256();
 		}
 		__m256i t[HX_AN];
@@ -217,8 +245,10 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uin
 				__m256i lo, hi;
 				hx_k4_chunk(w + (size_t)r * rb + (size_t)i * bsz + qoff + 32 * c, qh[r], c, q5, &lo, &hi);
 				// scale 2c (2c+1) in every int16 lane: bytes 4c, 4c+1 (4c+2, 4c+3)
-				const __m256i sl = _mm256_shuffle_epi8(scales[r], _mm256_set1_epi16((short)(((4 * c + 1) << 8) | (4 * c))));
-				const __m256i sh = _mm256_shuffle_epi8(scales[r], _mm256_set1_epi16((short)(((4 * c + 3) << 8) | (4 * c + 2))));
+				const __m256i sl = wp ? _mm256_set1_epi32((int)wp[i].s[2 * c])
+				                      : _mm256_shuffle_epi8(scales[r], _mm256_set1_epi16((short)(((4 * c + 1) << 8) | (4 * c))));
+				const __m256i sh = wp ? _mm256_set1_epi32((int)wp[i].s[2 * c + 1])
+				                      : _mm256_shuffle_epi8(scales[r], _mm256_set1_epi16((short)(((4 * c + 3) << 8) | (4 * c + 2))));
 				for (int j = 0; j < nx; j++) {
 					const int8_t *xq = xa[(size_t)j * nb + i].q + 64 * c;
 					const __m256i pl = _mm256_madd_epi16(sl, _mm256_maddubs_epi16(lo, _mm256_load_si256((const __m256i *)xq)));
@@ -231,7 +261,7 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uin
 		for (int r = 0; r < nr; r++) {
 			int32_t dmw; // the block's d and dmin, fp16
 			memcpy(&dmw, w + (size_t)r * rb + (size_t)i * bsz, 4);
-			const __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128(dmw));
+			const __m128 dm = wp ? _mm_load_ps(wp[i].dm) : _mm_cvtph_ps(_mm_cvtsi32_si128(dmw));
 			for (int j = 0; j < nx; j++) {
 				const hx_k8a *a = xa + (size_t)j * nb + i;
 				// dy·d and −dy·dmin in one multiply (the products
@@ -410,9 +440,10 @@ void hx_quantize_q8_0_avx2(const float *x, int n, uint8_t *dst) { hx_quantize_q8
 
 // hx_pfn is a two-weight-row decode kernel (hx_a_q8_0_p).
 typedef void (*hx_pfn)(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb, float *out);
-// hx_tfn is one weight row times a group of activation rows whose number
-// the kernel knows (hx_a_q8_0_t, hx_a_q4_k_3, ...).
-typedef void (*hx_tfn)(const uint8_t *w, const uint8_t *x, size_t xs, const void *xa, int nb, float *out, size_t os);
+// hx_tfn is one weight row (w, and what hx_avx2_rows worked out of it once,
+// wp, or null) times a group of activation rows (what hx_avx2_rows worked
+// out of them, xa) whose number the kernel knows (hx_a_q8_0_t, hx_a_q4_k_3).
+typedef void (*hx_tfn)(const uint8_t *w, const void *wp, const void *xa, int nb, float *out, size_t os);
 
 // One kernel per type for each number of activation rows up to the tile,
 // the count known at compile time so that the accumulators stay in
@@ -420,8 +451,8 @@ typedef void (*hx_tfn)(const uint8_t *w, const uint8_t *x, size_t xs, const void
 // stack: four streams of Llama-3.2-1B Q8_0, 32 → 38 tok/s with a kernel
 // for four).
 #define HX_AFN_K(name, call, k) \
-	HX_A2 __attribute__((noinline)) static void name##_##k(const uint8_t *w, const uint8_t *x, size_t xs, const void *xa, int nb, float *out, size_t os) { call(k); }
-#define HX_Q8_0_CALL(k) (void)x, (void)xs, hx_a_q8_0_body(w, 0, 0, 1, (const uint8_t *)xa + hx_q8x_voff(nb, k), (const float *)xa, k, nb, out, os)
+	HX_A2 __attribute__((noinline)) static void name##_##k(const uint8_t *w, const void *wp, const void *xa, int nb, float *out, size_t os) { call(k); }
+#define HX_Q8_0_CALL(k) (void)wp, hx_a_q8_0_body(w, 0, 0, 1, (const uint8_t *)xa + hx_q8x_voff(nb, k), (const float *)xa, k, nb, out, os)
 // hx_a_q8_0_p: two weight rows (w, w + rb) times one activation row, into
 // out and out + ro.
 HX_A2 __attribute__((noinline)) static void hx_a_q8_0_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
@@ -429,20 +460,20 @@ HX_A2 __attribute__((noinline)) static void hx_a_q8_0_p(const uint8_t *w, size_t
 	(void)x;
 	hx_a_q8_0_body(w, rb, ro, 2, (const uint8_t *)xa + hx_q8x_voff(nb, 1), (const float *)xa, 1, nb, out, 0);
 }
-#define HX_Q4_K_CALL(k) (void)x, (void)xs, hx_a_q4_k_body(w, 0, 0, 1, (const hx_k8a *)xa, k, nb, out, os, 0)
-#define HX_Q5_K_CALL(k) (void)x, (void)xs, hx_a_q4_k_body(w, 0, 0, 1, (const hx_k8a *)xa, k, nb, out, os, 1)
+#define HX_Q4_K_CALL(k) hx_a_q4_k_body(w, (const hx_k4w *)wp, 0, 0, 1, (const hx_k8a *)xa, k, nb, out, os, 0)
+#define HX_Q5_K_CALL(k) hx_a_q4_k_body(w, (const hx_k4w *)wp, 0, 0, 1, (const hx_k8a *)xa, k, nb, out, os, 1)
 // hx_a_q4_k_p, hx_a_q5_k_p (and hx_a_q6_k_p below): as hx_a_q8_0_p.
 HX_A2 __attribute__((noinline)) static void hx_a_q4_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
                                                         float *out) {
 	(void)x;
-	hx_a_q4_k_body(w, rb, ro, 2, (const hx_k8a *)xa, 1, nb, out, 0, 0);
+	hx_a_q4_k_body(w, 0, rb, ro, 2, (const hx_k8a *)xa, 1, nb, out, 0, 0);
 }
 HX_A2 __attribute__((noinline)) static void hx_a_q5_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
                                                         float *out) {
 	(void)x;
-	hx_a_q4_k_body(w, rb, ro, 2, (const hx_k8a *)xa, 1, nb, out, 0, 1);
+	hx_a_q4_k_body(w, 0, rb, ro, 2, (const hx_k8a *)xa, 1, nb, out, 0, 1);
 }
-#define HX_Q6_K_CALL(k) (void)x, (void)xs, hx_a_q6_k_body(w, 0, 0, 1, (const hx_k6a *)xa, k, nb, out, os)
+#define HX_Q6_K_CALL(k) (void)wp, hx_a_q6_k_body(w, 0, 0, 1, (const hx_k6a *)xa, k, nb, out, os)
 HX_A2 __attribute__((noinline)) static void hx_a_q6_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
                                                         float *out) {
 	(void)x;
@@ -488,6 +519,11 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	// What a kernel needs of the activations (Q8_0: the values, aligned,
 	// and the scales widened; Q4_K, Q5_K: hx_k8a) is worked out once a tile
 	// into side: on the stack, or from the heap for rows too wide for it.
+	// A Q4_K/Q5_K tile reads the weight blocks' scales decoded once a call
+	// for all its tiles into wside (hx_k4w), from the heap, where there are
+	// more than two tiles: BenchmarkPrefillTile Q4_K 52 → 55 (n1024), 60 →
+	// 62 (n3072), Qwen3-0.6B Q4_K_M pp512 +5 %; with eight streams (two
+	// tiles) the table cost what it saved.
 	_Alignas(32) uint8_t stack[HX_SIDE];
 	const int q8 = type == HX_Q8_0, k4 = type == HX_Q4_K || type == HX_Q5_K;
 	const size_t need = q8   ? hx_q8x_voff(nb, tile) + (size_t)tile * (size_t)nb * 32
@@ -495,6 +531,17 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	                         : (size_t)tile * (size_t)nb * sizeof(hx_k6a);
 	uint8_t *side = need <= sizeof stack ? stack : aligned_alloc(32, (need + 31) & ~(size_t)31);
 	if (!side) return 0;
+	hx_k4w *wside = 0;
+	if (k4 && nx > 2 * tile) {
+		wside = aligned_alloc(32, (size_t)nrows * (size_t)nb * sizeof(hx_k4w));
+		if (!wside) {
+			if (side != stack) free(side);
+			return 0;
+		}
+		const int bsz = type == HX_Q5_K ? 176 : 144;
+		for (int r = 0; r < nrows; r++)
+			for (int ib = 0; ib < nb; ib++) hx_k4w_fill(wside + (size_t)r * nb + ib, w + (size_t)r * rb + (size_t)ib * bsz);
+	}
 	for (int j0 = 0; j0 < nx; j0 += tile) {
 		const int g = nx - j0 < tile ? nx - j0 : tile;
 		if (q8) {
@@ -523,8 +570,9 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 			for (; r < half; r++) pair(w + (size_t)r * rb, (size_t)half * rb, (size_t)half, x + (size_t)j0 * xs, xa, nb, out + (size_t)j0 * os + r);
 			r = 2 * half;
 		}
-		for (; r < nrows; r++) fns[g](w + (size_t)r * rb, x + (size_t)j0 * xs, xs, xa, nb, out + (size_t)j0 * os + r, os);
+		for (; r < nrows; r++) fns[g](w + (size_t)r * rb, wside ? wside + (size_t)r * nb : 0, xa, nb, out + (size_t)j0 * os + r, os);
 	}
+	free(wside);
 	if (side != stack) free(side);
 	return 1;
 }
