@@ -450,6 +450,34 @@ HX_AFN_KQ(hx_a_q4_k, HX_Q4_K_CALL)
 HX_AFN_KQ(hx_a_q5_k, HX_Q5_K_CALL)
 HX_AFN_KQ(hx_a_q6_k, HX_Q6_K_CALL)
 
+// hx_side_fill works out the side table of the g activation rows at x (xs
+// bytes apart, nb blocks each) for the kernels of type.
+HX_A2 static void hx_side_fill(int type, uint8_t *side, const uint8_t *x, size_t xs, int g, int nb) {
+	for (int j = 0; j < g; j++)
+		for (int ib = 0; ib < nb; ib++) {
+			if (type == HX_Q8_0) {
+				const uint8_t *xb = x + (size_t)j * xs + (size_t)ib * 34;
+				((float *)side)[(size_t)ib * g + j] = hx_h2f_avx2(xb);
+				memcpy(side + hx_q8x_voff(nb, g) + ((size_t)ib * g + j) * 32, xb + 2, 32);
+			} else if (type == HX_Q6_K) {
+				hx_k6a_fill((hx_k6a *)side + (size_t)j * nb + ib, x + (size_t)j * xs + (size_t)ib * 292);
+			} else {
+				hx_k8a_fill((hx_k8a *)side + (size_t)j * nb + ib, x + (size_t)j * xs + (size_t)ib * 292);
+			}
+		}
+}
+
+// hx_k4w_table decodes the weight-side table of nrows Q4_K/Q5_K rows of nb
+// blocks (rb bytes apart) into a buffer from the heap, or returns null.
+HX_A2 static hx_k4w *hx_k4w_table(int type, const uint8_t *w, size_t rb, int nrows, int nb) {
+	hx_k4w *t = aligned_alloc(32, (size_t)nrows * (size_t)nb * sizeof(hx_k4w));
+	if (!t) return 0;
+	const int bsz = type == HX_Q5_K ? 176 : 144;
+	for (int r = 0; r < nrows; r++)
+		for (int ib = 0; ib < nb; ib++) hx_k4w_fill(t + (size_t)r * nb + ib, w + (size_t)r * rb + (size_t)ib * bsz);
+	return t;
+}
+
 int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int n, float *out,
                   size_t os) {
 	// per type: the kernels for 1 to tile activation rows, the two-row
@@ -481,35 +509,14 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	                         : (size_t)tile * (size_t)nb * sizeof(hx_k6a);
 	uint8_t *side = need <= sizeof stack ? stack : aligned_alloc(32, (need + 31) & ~(size_t)31);
 	if (!side) return 0;
-	hx_k4w *wside = 0;
-	if (k4 && nx > 2 * tile) {
-		wside = aligned_alloc(32, (size_t)nrows * (size_t)nb * sizeof(hx_k4w));
-		if (!wside) {
-			if (side != stack) free(side);
-			return 0;
-		}
-		const int bsz = type == HX_Q5_K ? 176 : 144;
-		for (int r = 0; r < nrows; r++)
-			for (int ib = 0; ib < nb; ib++) hx_k4w_fill(wside + (size_t)r * nb + ib, w + (size_t)r * rb + (size_t)ib * bsz);
+	hx_k4w *wside = k4 && nx > 2 * tile ? hx_k4w_table(type, w, rb, nrows, nb) : 0;
+	if (k4 && nx > 2 * tile && !wside) {
+		if (side != stack) free(side);
+		return 0;
 	}
 	for (int j0 = 0; j0 < nx; j0 += tile) {
 		const int g = nx - j0 < tile ? nx - j0 : tile;
-		if (q8) {
-			float *xd = (float *)side;
-			uint8_t *xq = side + hx_q8x_voff(nb, g);
-			for (int j = 0; j < g; j++)
-				for (int ib = 0; ib < nb; ib++) {
-					const uint8_t *xb = x + (size_t)(j0 + j) * xs + (size_t)ib * 34;
-					xd[(size_t)ib * g + j] = hx_h2f_avx2(xb);
-					memcpy(xq + ((size_t)ib * g + j) * 32, xb + 2, 32);
-				}
-		}
-		if (k4)
-			for (int j = 0; j < g; j++)
-				for (int ib = 0; ib < nb; ib++) hx_k8a_fill((hx_k8a *)side + j * nb + ib, x + (size_t)(j0 + j) * xs + (size_t)ib * 292);
-		if (type == HX_Q6_K)
-			for (int j = 0; j < g; j++)
-				for (int ib = 0; ib < nb; ib++) hx_k6a_fill((hx_k6a *)side + j * nb + ib, x + (size_t)(j0 + j) * xs + (size_t)ib * 292);
+		hx_side_fill(type, side, x + (size_t)j0 * xs, xs, g, nb);
 		const void *xa = side;
 		int r = 0;
 		if (g == 1) {
