@@ -175,6 +175,14 @@ typedef struct {
 } hx_k4w;
 _Static_assert(sizeof(hx_k4w) % 32 == 0, "hx_k4w entries stay aligned");
 
+// hx_k4_dm is the Q4_K/Q5_K block at wb's d and dmin (fp16) as floats
+// (d, dmin, 0, 0).
+HX_A2 static inline __m128 hx_k4_dm(const uint8_t *wb) {
+	int32_t dmw;
+	memcpy(&dmw, wb, 4);
+	return _mm_cvtph_ps(_mm_cvtsi32_si128(dmw));
+}
+
 // hx_k4w_fill decodes the Q4_K/Q5_K block at wb into p.
 HX_A2 static void hx_k4w_fill(hx_k4w *p, const uint8_t *wb) {
 	const __m256i ms = _mm256_cvtepu8_epi16(hx_k4_scales(wb + 4)); // 8 scales, 8 mins as int16
@@ -182,9 +190,7 @@ HX_A2 static void hx_k4w_fill(hx_k4w *p, const uint8_t *wb) {
 	_mm_store_si128((__m128i *)p->s, _mm_unpacklo_epi16(sc, sc));
 	_mm_store_si128((__m128i *)(p->s + 4), _mm_unpackhi_epi16(sc, sc));
 	_mm_store_si128((__m128i *)p->m, _mm256_extracti128_si256(ms, 1));
-	int32_t dmw; // d and dmin, fp16
-	memcpy(&dmw, wb, 4);
-	_mm_store_ps(p->dm, _mm_cvtph_ps(_mm_cvtsi32_si128(dmw)));
+	_mm_store_ps(p->dm, hx_k4_dm(wb));
 }
 
 // Q4_K (144-byte blocks of 256; Q5_K: 176 bytes with a fifth bit per value
@@ -252,9 +258,7 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uin
 			}
 		}
 		for (int r = 0; r < nr; r++) {
-			int32_t dmw; // the block's d and dmin, fp16
-			memcpy(&dmw, w + (size_t)r * rb + (size_t)i * bsz, 4);
-			const __m128 dm = wp ? _mm_load_ps(wp[i].dm) : _mm_cvtph_ps(_mm_cvtsi32_si128(dmw));
+			const __m128 dm = wp ? _mm_load_ps(wp[i].dm) : hx_k4_dm(w + (size_t)r * rb + (size_t)i * bsz);
 			for (int j = 0; j < nx; j++) {
 				const hx_k8a *a = xa + (size_t)j * nb + i;
 				// dy·d and −dy·dmin in one multiply (the products
@@ -454,18 +458,22 @@ HX_AFN_KQ(hx_a_q6_k, HX_Q6_K_CALL)
 // hx_side_fill works out the side table of the g activation rows at x (xs
 // bytes apart, nb blocks each) for the kernels of type.
 HX_A2 static void hx_side_fill(int type, uint8_t *side, const uint8_t *x, size_t xs, int g, int nb) {
-	for (int j = 0; j < g; j++)
-		for (int ib = 0; ib < nb; ib++) {
-			if (type == HX_Q8_0) {
-				const uint8_t *xb = x + (size_t)j * xs + (size_t)ib * 34;
-				((float *)side)[(size_t)ib * g + j] = hx_h2f_avx2(xb);
-				memcpy(side + hx_q8x_voff(nb, g) + ((size_t)ib * g + j) * 32, xb + 2, 32);
-			} else if (type == HX_Q6_K) {
-				hx_k6a_fill((hx_k6a *)side + (size_t)j * nb + ib, x + (size_t)j * xs + (size_t)ib * 292);
-			} else {
-				hx_k8a_fill((hx_k8a *)side + (size_t)j * nb + ib, x + (size_t)j * xs + (size_t)ib * 292);
+	for (int j = 0; j < g; j++) {
+		const uint8_t *xj = x + (size_t)j * xs;
+		switch (type) {
+		case HX_Q8_0:
+			for (int ib = 0; ib < nb; ib++) {
+				((float *)side)[(size_t)ib * g + j] = hx_h2f_avx2(xj + (size_t)ib * 34);
+				memcpy(side + hx_q8x_voff(nb, g) + ((size_t)ib * g + j) * 32, xj + (size_t)ib * 34 + 2, 32);
 			}
+			break;
+		case HX_Q6_K:
+			for (int ib = 0; ib < nb; ib++) hx_k6a_fill((hx_k6a *)side + (size_t)j * nb + ib, xj + (size_t)ib * 292);
+			break;
+		default:
+			for (int ib = 0; ib < nb; ib++) hx_k8a_fill((hx_k8a *)side + (size_t)j * nb + ib, xj + (size_t)ib * 292);
 		}
+	}
 }
 
 // hx_k4w_table decodes the weight-side table of nrows Q4_K/Q5_K rows of nb
@@ -521,9 +529,10 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	                         : (size_t)tile * (size_t)nb * sizeof(hx_k6a);
 	uint8_t *side = need <= sizeof stack ? stack : aligned_alloc(32, (need + 31) & ~(size_t)31);
 	if (!side) return 0;
-	hx_k4w *wside = k4 && nx > 2 * tile ? hx_k4w_table(type, w, rb, nrows, nb) : 0;
-	float *wd = q8 && nx > 2 * tile ? hx_q8w_table(w, rb, nrows, nb) : 0;
-	if (nx > 2 * tile && (k4 || q8) && !wside && !wd) {
+	const int pre = nx > 2 * tile; // the weight tables pay off
+	hx_k4w *wside = k4 && pre ? hx_k4w_table(type, w, rb, nrows, nb) : 0;
+	float *wd = q8 && pre ? hx_q8w_table(w, rb, nrows, nb) : 0;
+	if ((k4 || q8) && pre && !wside && !wd) {
 		if (side != stack) free(side);
 		return 0;
 	}
