@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "36313ef75c6cbdaa56a11bb9aa39452cae42fd7f2bdf960a7a186fe144726116"
+#define HX_KERNELS_SOURCE_SHA256 "7dd9b17ccce648412142609138f89c58e6aa9270e2663f40855c968bc2c5391a"

@@ -143,6 +143,22 @@ struct hx_dot<hx_q6_k> {
 	}
 };
 
+// hx_blocks_step adds to acc the lanes' shares of blocks b … b+U−1 of
+// weight row wr (hx_dot), and with TWO to acc2 those of row wr2,
+// unrolled so that their loads are in flight together; the sums are still
+// added block after block.
+template <class T, int NX, int U, bool TWO = false>
+__device__ __forceinline__ void hx_blocks_step(float* acc, float* acc2, const unsigned char* __restrict__ wr,
+                                               const unsigned char* __restrict__ wr2, const float* __restrict__ x,
+                                               int b, int cols, int lane) {
+#pragma unroll
+	for (int u = 0; u < U; u++) {
+		hx_dot<T>::template add<NX>(acc, wr + (size_t)(b + u) * T::TS, x + (size_t)(b + u) * T::BS, cols, lane);
+		if (TWO)
+			hx_dot<T>::template add<NX>(acc2, wr2 + (size_t)(b + u) * T::TS, x + (size_t)(b + u) * T::BS, cols, lane);
+	}
+}
+
 // hx_mv_blocks_acc leaves in acc each lane's partial sums of the product
 // for NX activation rows with a quantized format T (hx_dot per block).
 template <class T, int NX>
@@ -152,11 +168,16 @@ __device__ __forceinline__ void hx_mv_blocks_acc(float* acc, const unsigned char
 	const unsigned char* wr = w + (size_t)row * nb * T::TS;
 #pragma unroll
 	for (int j = 0; j < NX; j++) acc[j] = 0.0f;
-	// unrolled for loads in flight (a decode product is bound by memory
-	// latency): a legacy block gives each lane one element, a K-quant block
-	// 8; the sums are still added block after block
-#pragma unroll 4
-	for (int b = 0; b < nb; b++) hx_dot<T>::template add<NX>(acc, wr + (size_t)b * T::TS, x + (size_t)b * T::BS, cols, lane);
+	// blocks in flight together (a decode product is bound by memory
+	// latency; a legacy block gives each lane one element, a K-quant block
+	// 8): eight when one or two activation rows leave registers for them,
+	// else four
+	int b = 0;
+	if (NX <= 2) {
+		for (; b + 8 <= nb; b += 8) hx_blocks_step<T, NX, 8>(acc, nullptr, wr, nullptr, x, b, cols, lane);
+	}
+	for (; b + 4 <= nb; b += 4) hx_blocks_step<T, NX, 4>(acc, nullptr, wr, nullptr, x, b, cols, lane);
+	for (; b < nb; b++) hx_blocks_step<T, NX, 1>(acc, nullptr, wr, nullptr, x, b, cols, lane);
 }
 
 // hx_mv_blocks is the product for NX activation rows with a quantized
@@ -286,8 +307,9 @@ template <class T>
 struct hx_acc_quant {
 	// acc2 leaves in g and u the lanes' partial sums of the products with
 	// wg and wu (as hx_mv_blocks_acc for each), taking both weights' block b
-	// in the same iteration: twice the loads in flight, each sum still
-	// added block after block.
+	// in the same iteration, four blocks of each at a time for one or two
+	// activation rows and two for more: each sum still added block after
+	// block.
 	template <int NX>
 	__device__ __forceinline__ static void acc2(float* g, float* u, const unsigned char* __restrict__ wg,
 	                                            const unsigned char* __restrict__ wu, const float* __restrict__ x,
@@ -297,11 +319,12 @@ struct hx_acc_quant {
 		const unsigned char* ur = wu + (size_t)row * nb * T::TS;
 #pragma unroll
 		for (int j = 0; j < NX; j++) g[j] = u[j] = 0.0f;
-#pragma unroll 2
-		for (int b = 0; b < nb; b++) {
-			hx_dot<T>::template add<NX>(g, gr + (size_t)b * T::TS, x + (size_t)b * T::BS, cols, lane);
-			hx_dot<T>::template add<NX>(u, ur + (size_t)b * T::TS, x + (size_t)b * T::BS, cols, lane);
+		int b = 0;
+		if (NX <= 2) {
+			for (; b + 4 <= nb; b += 4) hx_blocks_step<T, NX, 4, true>(g, u, gr, ur, x, b, cols, lane);
 		}
+		for (; b + 2 <= nb; b += 2) hx_blocks_step<T, NX, 2, true>(g, u, gr, ur, x, b, cols, lane);
+		for (; b < nb; b++) hx_blocks_step<T, NX, 1, true>(g, u, gr, ur, x, b, cols, lane);
 	}
 };
 
