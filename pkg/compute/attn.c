@@ -14,6 +14,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+
 #define HX_AVX512 __attribute__((target("avx512f,avx512dq,fma,f16c")))
 #define HX_AVX2F __attribute__((target("avx2,fma,f16c")))
 
@@ -90,6 +91,21 @@ HX_AVX2F static inline float hx_hsum256(__m256 v) {
 	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
 	s = _mm_add_ss(s, _mm_movehdup_ps(s));
 	return _mm_cvtss_f32(s);
+}
+
+// hx_hsum256x4 writes the sums of a, b, c and d, each times s, to
+// out[0..3]: four at a time, each added as hx_hsum256 adds it (the halves,
+// then lanes 0+2 and 1+3, then those two: the same additions, to the same
+// bits).
+HX_AVX2F static inline void hx_hsum256x4(__m256 a, __m256 b, __m256 c, __m256 d, float s, float *out) {
+	// the halves: [a | b] and [c | d]
+	const __m256 ab = _mm256_add_ps(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31));
+	const __m256 cd = _mm256_add_ps(_mm256_permute2f128_ps(c, d, 0x20), _mm256_permute2f128_ps(c, d, 0x31));
+	// lanes 0+2 and 1+3: [a, a, c, c | b, b, d, d]
+	const __m256 h = _mm256_add_ps(_mm256_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)), _mm256_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
+	// and those two: [a, c, a, c | b, d, b, d]
+	const __m256 t = _mm256_add_ps(_mm256_shuffle_ps(h, h, _MM_SHUFFLE(2, 0, 2, 0)), _mm256_shuffle_ps(h, h, _MM_SHUFFLE(3, 1, 3, 1)));
+	_mm_storeu_ps(out, _mm_mul_ps(_mm_unpacklo_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1)), _mm_set1_ps(s)));
 }
 
 HX_AVX2F static inline float hx_hmax256(__m256 v) {
@@ -176,6 +192,7 @@ static inline void hx_prefetch_bytes(const void *p, size_t n) {
 #define V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define V_ADD(a, b) _mm256_add_ps(a, b)
 #define V_REDUCE(v) hx_hsum256(v)
+#define V_REDUCE4(a, b, c, d, s, out) hx_hsum256x4(a, b, c, d, s, out)
 #define V_SOFTMAX(p, n) hx_softmax256(p, n)
 #define ISA_SUF(name) name##_256
 #include "attn_isa.h"

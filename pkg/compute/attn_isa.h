@@ -35,5 +35,6 @@
 #undef V_FMA
 #undef V_ADD
 #undef V_REDUCE
+#undef V_REDUCE4
 #undef V_SOFTMAX
 #undef ISA_SUF

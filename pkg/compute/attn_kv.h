@@ -64,6 +64,29 @@ VA static void KV_SUF(hx_attend_simd)(const float *q, float *out, int g, int d, 
 	}
 }
 
+// pv4 adds to out rows o[0..3] at c (nv vectors each, nv a constant at
+// every call) the values of positions j0..j1-1 (rows vr, from j0) weighted
+// by p[0..3][j], starting from zeros for the first block (j0 = 0) and
+// from what o holds after it; pf: prefetch the rows HX_KV_AHEAD ahead (up
+// to jr).
+VA static inline __attribute__((always_inline)) void KV_SUF(hx_pv4)(float *const *o, const float *const *p,
+                                                                       const KV_T *const *vr, int j0, int j1, int jr,
+                                                                       int c, int nv, int pf) {
+	VT a[4][3], v[3];
+	for (int u = 0; u < 4; u++)
+		for (int k = 0; k < nv; k++) a[u][k] = j0 ? V_LOADU(o[u] + c + VW * k) : V_ZERO();
+	for (int j = j0; j < j1; j++) {
+		if (pf && j + HX_KV_AHEAD < jr) hx_prefetch_bytes(vr[j + HX_KV_AHEAD - j0] + c, (size_t)nv * VW * sizeof(KV_T));
+		for (int k = 0; k < nv; k++) v[k] = KV_LOAD(vr[j - j0] + c + VW * k);
+		for (int u = 0; u < 4; u++) {
+			const VT w = V_SET1(p[u][j]);
+			for (int k = 0; k < nv; k++) a[u][k] = V_FMA(w, v[k], a[u][k]);
+		}
+	}
+	for (int u = 0; u < 4; u++)
+		for (int k = 0; k < nv; k++) V_STOREU(o[u] + c + VW * k, a[u][k]);
+}
+
 // attend_tile computes HX_TILE (row, head) pairs: r consecutive query rows
 // (row i at q + i*qs, out + i*qs, its g heads contiguous; r*g == HX_TILE)
 // that share one KV head, row i seeing positions [0, n0+i), or the last
@@ -76,20 +99,26 @@ VA static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int
 	// rows first+j, j < nmax, through HX_KV_ROW: from row 0's first position
 	const int first = window > 0 && n0 > window ? n0 - window : 0;
 	const int nmax = n0 + r - 1 - first;
+	// the pairs' query heads (worked out once: g is not a constant)
+	const float *qp[HX_TILE];
+	for (int m = 0; m < HX_TILE; m++) qp[m] = q + (size_t)(m / g) * qs + (size_t)(m % g) * d;
+	// the block and offset of row j and of the row the prefetch reaches,
+	// stepped along (HX_KV_ROW divides by the block size)
+	int kb = first / bs, ko = first % bs, pb = (first + HX_KV_AHEAD) / bs, po = (first + HX_KV_AHEAD) % bs;
 	for (int j = 0; j < nmax; j++) {
-		if (j + HX_KV_AHEAD < nmax) hx_prefetch_bytes(HX_KV_ROW(kl, j + HX_KV_AHEAD), (size_t)d * sizeof(KV_T));
-		const KV_T *k = HX_KV_ROW(kl, j);
+		if (j + HX_KV_AHEAD < nmax)
+			hx_prefetch_bytes(kl + ((size_t)blocks[pb] * bs + po) * kvdim + kvoff, (size_t)d * sizeof(KV_T));
+		const KV_T *k = kl + ((size_t)blocks[kb] * bs + ko) * kvdim + kvoff;
+		if (++ko == bs) ko = 0, kb++;
+		if (++po == bs) po = 0, pb++;
 		// four pairs at a time, so that each key vector is loaded (and
 		// widened from F16) once for four dots instead of once for each;
 		// every dot sums as hx_dot does (even vectors in s0, odd ones in
 		// s1: d is a multiple of 32, so of 2·VW), to the same bits
 		for (int m0 = 0; m0 < HX_TILE; m0 += 4) {
 			VT s0[4], s1[4];
-			const float *qm[4];
-			for (int u = 0; u < 4; u++) {
-				s0[u] = s1[u] = V_ZERO();
-				qm[u] = q + (size_t)((m0 + u) / g) * qs + (size_t)((m0 + u) % g) * d;
-			}
+			const float *const *qm = qp + m0;
+			for (int u = 0; u < 4; u++) s0[u] = s1[u] = V_ZERO();
 			for (int i = 0; i < d; i += 2 * VW) {
 				const VT k0 = KV_LOAD(k + i), k1 = KV_LOAD(k + i + VW);
 				for (int u = 0; u < 4; u++) {
@@ -97,7 +126,13 @@ VA static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int
 					s1[u] = V_FMA(V_LOADU(qm[u] + i + VW), k1, s1[u]);
 				}
 			}
+#ifdef V_REDUCE4
+			float sc[4];
+			V_REDUCE4(V_ADD(s0[0], s1[0]), V_ADD(s0[1], s1[1]), V_ADD(s0[2], s1[2]), V_ADD(s0[3], s1[3]), scale, sc);
+			for (int u = 0; u < 4; u++) scores[(size_t)(m0 + u) * nmax + j] = sc[u];
+#else
 			for (int u = 0; u < 4; u++) scores[(size_t)(m0 + u) * nmax + j] = V_REDUCE(V_ADD(s0[u], s1[u])) * scale;
+#endif
 		}
 	}
 	for (int m = 0; m < HX_TILE; m++) {
@@ -108,14 +143,13 @@ VA static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int
 		for (int j = 0; j < lo; j++) p[j] = 0;
 		for (int j = hi; j < nmax; j++) p[j] = 0;
 	}
-	// V_TV vectors of values per pair: the 8·V_TV accumulators and the
-	// values fill the registers. The positions go in blocks of HX_VBLK
-	// whose value rows stay in L1 while the passes over d walk them (one
-	// pass over every position read a row's line once per vector, from
-	// L2); between blocks the sums wait in out, each lane still summing
-	// its positions in order, to the same bits.
 	float *o[HX_TILE];
 	for (int m = 0; m < HX_TILE; m++) o[m] = out + (size_t)(m / g) * qs + (size_t)(m % g) * d;
+	// The positions go in blocks of HX_VBLK whose value rows stay in L1
+	// while the passes over d walk them (one pass over every position read
+	// a row's line once per vector, from L2); between blocks the sums wait
+	// in out, each lane still summing its positions in order, to the same
+	// bits.
 	for (int j0 = 0; j0 < nmax; j0 += HX_VBLK) {
 		const int j1 = nmax - j0 < HX_VBLK ? nmax : j0 + HX_VBLK;
 		// the block's rows (and those the prefetches reach), looked up
@@ -123,6 +157,21 @@ VA static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int
 		const KV_T *vr[HX_VBLK + HX_KV_AHEAD];
 		const int jr = j1 + HX_KV_AHEAD < nmax ? j1 + HX_KV_AHEAD : nmax;
 		for (int j = j0; j < jr; j++) vr[j - j0] = HX_KV_ROW(vl, j);
+#if V_TV == 1
+		// four pairs at a time, three vectors of values each: twelve
+		// chains of FMAs, where eight (the latency of each FMA times the
+		// two a cycle) left no slack, and a broadcast weight for three
+		// FMAs instead of one; the first group prefetches the rows for both
+		for (int m0 = 0; m0 < HX_TILE; m0 += 4) {
+			const float *p[4] = {scores + (size_t)m0 * nmax, scores + (size_t)(m0 + 1) * nmax,
+			                     scores + (size_t)(m0 + 2) * nmax, scores + (size_t)(m0 + 3) * nmax};
+			int c = 0;
+			for (; c + 3 * VW <= d; c += 3 * VW) KV_SUF(hx_pv4)(o + m0, p, vr, j0, j1, jr, c, 3, m0 == 0);
+			for (; c < d; c += VW) KV_SUF(hx_pv4)(o + m0, p, vr, j0, j1, jr, c, 1, m0 == 0);
+		}
+#else
+		// V_TV vectors of values per pair: the 8·V_TV accumulators and the
+		// values fill the registers
 		for (int c = 0; c < d; c += V_TV * VW) {
 			VT a0[HX_TILE], a1[HX_TILE];
 			for (int m = 0; m < HX_TILE; m++) {
@@ -144,6 +193,7 @@ VA static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int
 				if (V_TV > 1) V_STOREU(o[m] + c + VW, a1[m]);
 			}
 		}
+#endif
 	}
 	if (nmax == 0)
 		for (int m = 0; m < HX_TILE; m++)

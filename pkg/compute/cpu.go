@@ -22,6 +22,7 @@ type CPU struct {
 	beta    []float32 // and betas
 	// packGrowth is the packed weights' bytes beyond the file's (Prepare)
 	packGrowth atomic.Int64
+	ropes      [2]*ropeTable // RoPE's last angle tables, the latest first
 }
 
 // vecISA is which build of the C vector kernels (attention, SwiGLU, F16
@@ -223,19 +224,49 @@ func (c *CPU) RMSNorm(xT Tensor, weightV *Vector, eps float32, outT Tensor) {
 	n := len(weight)
 	nRows := len(x) / n
 	c.pool.parallelFor(nRows, grain(n), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			xr, or := x[r*n:(r+1)*n], out[r*n:(r+1)*n]
-			var sum float64
-			for _, v := range xr {
-				sum += float64(v * v)
-			}
-			mean := float32(sum / float64(n))
-			scale := 1 / float32(math.Sqrt(float64(mean+eps)))
-			for i, v := range xr {
-				or[i] = (v * scale) * weight[i]
+		r := lo
+		// four rows at a time: each row's sum is still taken in order (as
+		// ggml's, in float64), but four of them are in flight, where one
+		// waited on the latency of every addition
+		for ; r+4 <= hi; r += 4 {
+			s := sumSquares4(x[r*n:(r+1)*n], x[(r+1)*n:(r+2)*n], x[(r+2)*n:(r+3)*n], x[(r+3)*n:(r+4)*n])
+			for k := range 4 {
+				normRow(x[(r+k)*n:(r+k+1)*n], out[(r+k)*n:(r+k+1)*n], weight, s[k], eps)
 			}
 		}
+		for ; r < hi; r++ {
+			var sum float64
+			for _, v := range x[r*n : (r+1)*n] {
+				sum += float64(v * v)
+			}
+			normRow(x[r*n:(r+1)*n], out[r*n:(r+1)*n], weight, sum, eps)
+		}
 	})
+}
+
+// sumSquares4 returns each row's sum of squares, summed in order in
+// float64 (rows of one length).
+func sumSquares4(x0, x1, x2, x3 []float32) [4]float64 {
+	var s0, s1, s2, s3 float64
+	x1, x2, x3 = x1[:len(x0)], x2[:len(x0)], x3[:len(x0)]
+	for i, v := range x0 {
+		s0 += float64(v * v)
+		s1 += float64(x1[i] * x1[i])
+		s2 += float64(x2[i] * x2[i])
+		s3 += float64(x3[i] * x3[i])
+	}
+	return [4]float64{s0, s1, s2, s3}
+}
+
+// normRow writes (x·scale)·weight to out, with scale from the row's sum of
+// squares.
+func normRow(x, out, weight []float32, sum float64, eps float32) {
+	mean := float32(sum / float64(len(x)))
+	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+	out, weight = out[:len(x)], weight[:len(x)]
+	for i, v := range x {
+		out[i] = (v * scale) * weight[i]
+	}
 }
 
 // SwiGLU implements Backend.

@@ -1,6 +1,9 @@
 package compute
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // ropeCache fills cs with (cos, sin) pairs for the first r.Dims/2
 // frequencies at position pos, computing the angles as ggml-cpu does: a
@@ -25,15 +28,58 @@ func ropeCache(r *Rope, pos int32, cs []float32) {
 func (c *CPU) RoPE(xT Tensor, pos []int32, heads, headDim int, r *Rope) {
 	x := host(xT)
 	width := heads * headDim
+	cs := c.ropeAngles(r, pos)
 	c.pool.parallelFor(len(pos), grain(4*width), func(lo, hi int) {
-		cs := make([]float32, r.Dims)
 		for row := lo; row < hi; row++ {
-			ropeCache(r, pos[row], cs)
+			rc := cs[row*r.Dims : (row+1)*r.Dims]
 			for h := 0; h < heads; h++ {
-				ropeHead(x[row*width+h*headDim:row*width+(h+1)*headDim], cs, r)
+				ropeHead(x[row*width+h*headDim:row*width+(h+1)*headDim], rc, r)
 			}
 		}
 	})
+}
+
+// ropeTable is a RoPE configuration's (cos, sin) pairs at a batch's
+// positions (ropeCache's, r.Dims values a position). A forward pass
+// rotates q and k of every layer at the same positions, and working out
+// the angles' cos and sin again for each call was most of RoPE's time.
+type ropeTable struct {
+	rope Rope
+	pos  []int32
+	cs   []float32
+}
+
+func (t *ropeTable) matches(r *Rope, pos []int32) bool {
+	return t.rope.Mode == r.Mode && t.rope.Dims == r.Dims && t.rope.Base == r.Base &&
+		t.rope.FreqScale == r.FreqScale && slices.Equal(t.rope.FreqFactors, r.FreqFactors) && slices.Equal(t.pos, pos)
+}
+
+// ropeAngles returns the (cos, sin) pairs of r at pos: from one of the
+// last two tables worked out (two, for models that alternate two RoPE
+// configurations between layers), else a new one, which replaces the
+// older.
+func (c *CPU) ropeAngles(r *Rope, pos []int32) []float32 {
+	for i, t := range c.ropes {
+		if t != nil && t.matches(r, pos) {
+			c.ropes[0], c.ropes[i] = t, c.ropes[0]
+			return t.cs
+		}
+	}
+	t := c.ropes[1]
+	if t == nil {
+		t = &ropeTable{}
+	}
+	t.rope = *r
+	t.rope.FreqFactors = append(t.rope.FreqFactors[:0], r.FreqFactors...)
+	t.pos = append(t.pos[:0], pos...)
+	t.cs = slices.Grow(t.cs[:0], len(pos)*r.Dims)[:len(pos)*r.Dims]
+	c.pool.parallelFor(len(pos), 1, func(lo, hi int) {
+		for row := lo; row < hi; row++ {
+			ropeCache(r, pos[row], t.cs[row*r.Dims:(row+1)*r.Dims])
+		}
+	})
+	c.ropes[0], c.ropes[1] = t, c.ropes[0]
+	return t.cs
 }
 
 func ropeHead(v, cs []float32, r *Rope) {
