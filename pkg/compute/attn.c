@@ -144,6 +144,19 @@ HX_AVX2F static void hx_softmax256(float *sc, int n) {
 // sees, 0 without a sliding window) through the block table.
 #define HX_KV_ROW(base, j) ((base) + ((size_t)blocks[((j) + first) / bs] * bs + ((j) + first) % bs) * kvdim + kvoff)
 
+// hx_rowstep walks the cached rows of a block table one position after
+// another without HX_KV_ROW's division: blk and off are the position's
+// block (an index into blocks) and its offset in it.
+typedef struct {
+	int blk, off;
+} hx_rowstep;
+static inline hx_rowstep hx_rowstep_at(int p, int bs) { return (hx_rowstep){p / bs, p % bs}; }
+static inline void hx_rowstep_next(hx_rowstep *s, int bs) {
+	if (++s->off == bs) s->off = 0, s->blk++;
+}
+// HX_STEP_ROW is the cached row at s (HX_KV_ROW's names in scope).
+#define HX_STEP_ROW(base, s) ((base) + ((size_t)blocks[(s).blk] * bs + (s).off) * kvdim + kvoff)
+
 // HX_KV_AHEAD is how many cached rows ahead the loops prefetch: each row of
 // one head lies in its own page of the cache (rows are kvdim values apart),
 // where the hardware prefetchers do not follow, so a decode step would wait

@@ -19,17 +19,20 @@ VA static inline float KV_SUF(hx_dot)(const float *a, const KV_T *b, int d) {
 	return s;
 }
 
-// pv writes out[0..w) = Σ_j p[j] · v_{first+j}[c0 .. c0+w) for w = 4·VW or
-// 8·VW (a constant at every call, so the w/VW accumulators stay in
-// registers).
-VA static inline __attribute__((always_inline)) void KV_SUF(hx_pv)(float *out, const float *p, int n, const KV_T *vl,
-                                                                      const int32_t *blocks, int bs, int kvdim, int kvoff,
-                                                                      int first, int w) {
+// pv adds to out[0..w) Σ_j p[j] · v_{first+j}[c0 .. c0+w) over j0 ≤ j <
+// j1, starting from zeros for j0 = 0 and from what out holds after it
+// (each lane sums its positions in order, to the same bits as one pass),
+// for w = 4·VW or 8·VW (a constant at every call, so the w/VW accumulators
+// stay in registers); pf: prefetch the rows HX_KV_AHEAD ahead (below n).
+VA static inline __attribute__((always_inline)) void KV_SUF(hx_pv)(float *out, const float *p, int j0, int j1, int n,
+                                                                      const KV_T *vl, const int32_t *blocks, int bs,
+                                                                      int kvdim, int kvoff, int first, int w, int pf) {
 	VT a[8];
-	for (int i = 0; i < w / VW; i++) a[i] = V_ZERO();
-	for (int j = 0; j < n; j++) {
-		if (j + HX_KV_AHEAD < n) hx_prefetch_bytes(HX_KV_ROW(vl, j + HX_KV_AHEAD), (size_t)w * sizeof(KV_T));
-		const KV_T *v = HX_KV_ROW(vl, j);
+	for (int i = 0; i < w / VW; i++) a[i] = j0 ? V_LOADU(out + VW * i) : V_ZERO();
+	hx_rowstep vs = hx_rowstep_at(first + j0, bs), ps = hx_rowstep_at(first + j0 + HX_KV_AHEAD, bs);
+	for (int j = j0; j < j1; j++, hx_rowstep_next(&vs, bs), hx_rowstep_next(&ps, bs)) {
+		if (pf && j + HX_KV_AHEAD < n) hx_prefetch_bytes(HX_STEP_ROW(vl, ps), (size_t)w * sizeof(KV_T));
+		const KV_T *v = HX_STEP_ROW(vl, vs);
 		VT pj = V_SET1(p[j]);
 		for (int i = 0; i < w / VW; i++) a[i] = V_FMA(pj, KV_LOAD(v + VW * i), a[i]);
 	}
@@ -41,27 +44,41 @@ VA static inline __attribute__((always_inline)) void KV_SUF(hx_pv)(float *out, c
 VA static void KV_SUF(hx_attend_simd)(const float *q, float *out, int g, int d, const KV_T *kl, const KV_T *vl,
                                              const int32_t *blocks, int bs, int kvdim, int kvoff, int n, int first,
                                              float scale, float *scores) {
-	n -= first; // rows first+j, j < n, through HX_KV_ROW
-	for (int j = 0; j < n; j++) {
-		if (j + HX_KV_AHEAD < n) hx_prefetch_bytes(HX_KV_ROW(kl, j + HX_KV_AHEAD), (size_t)d * sizeof(KV_T));
-		const KV_T *k = HX_KV_ROW(kl, j);
+	n -= first; // rows first+j, j < n
+	hx_rowstep ks = hx_rowstep_at(first, bs), ps = hx_rowstep_at(first + HX_KV_AHEAD, bs);
+	for (int j = 0; j < n; j++, hx_rowstep_next(&ks, bs), hx_rowstep_next(&ps, bs)) {
+		if (j + HX_KV_AHEAD < n) hx_prefetch_bytes(HX_STEP_ROW(kl, ps), (size_t)d * sizeof(KV_T));
+		const KV_T *k = HX_STEP_ROW(kl, ks);
 		for (int h = 0; h < g; h++) scores[(size_t)h * n + j] = KV_SUF(hx_dot)(q + (size_t)h * d, k, d) * scale;
 	}
-	for (int h = 0; h < g; h++) {
-		const float *p = scores + (size_t)h * n;
-		V_SOFTMAX(scores + (size_t)h * n, n);
-		float *o = out + (size_t)h * d;
-		int c = 0;
-		for (; c + 8 * VW <= d; c += 8 * VW) KV_SUF(hx_pv)(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c, first, 8 * VW);
-		for (; c + 4 * VW <= d; c += 4 * VW) KV_SUF(hx_pv)(o + c, p, n, vl, blocks, bs, kvdim, kvoff + c, first, 4 * VW);
-		if (c < d) {
-			for (int i = c; i < d; i++) o[i] = 0;
-			for (int j = 0; j < n; j++) {
-				const KV_T *v = HX_KV_ROW(vl, j);
-				for (int i = c; i < d; i++) o[i] += p[j] * KV_AT(v, i);
+	for (int h = 0; h < g; h++) V_SOFTMAX(scores + (size_t)h * n, n);
+	// the positions in blocks of HX_VBLK, every head's passes over d
+	// walking a block's rows while they are in L1 (one pass over every
+	// position for each head and part of d read the values from memory
+	// again for each head once a context outgrew L2); the first head's
+	// passes prefetch
+	for (int j0 = 0; j0 < n; j0 += HX_VBLK) {
+		const int j1 = n - j0 < HX_VBLK ? n : j0 + HX_VBLK;
+		for (int h = 0; h < g; h++) {
+			const float *p = scores + (size_t)h * n;
+			float *o = out + (size_t)h * d;
+			int c = 0;
+			for (; c + 8 * VW <= d; c += 8 * VW)
+				KV_SUF(hx_pv)(o + c, p, j0, j1, n, vl, blocks, bs, kvdim, kvoff + c, first, 8 * VW, h == 0);
+			for (; c + 4 * VW <= d; c += 4 * VW)
+				KV_SUF(hx_pv)(o + c, p, j0, j1, n, vl, blocks, bs, kvdim, kvoff + c, first, 4 * VW, h == 0);
+			if (c < d) {
+				if (j0 == 0)
+					for (int i = c; i < d; i++) o[i] = 0;
+				for (int j = j0; j < j1; j++) {
+					const KV_T *v = HX_KV_ROW(vl, j);
+					for (int i = c; i < d; i++) o[i] += p[j] * KV_AT(v, i);
+				}
 			}
 		}
 	}
+	if (n == 0)
+		for (int i = 0; i < g * d; i++) out[i] = 0;
 }
 
 // pv4 adds to out rows o[0..3] at c (nv vectors each, nv a constant at
@@ -96,21 +113,16 @@ VA static inline __attribute__((always_inline)) void KV_SUF(hx_pv4)(float *const
 VA static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int r, int g, int d, const KV_T *kl,
                                              const KV_T *vl, const int32_t *blocks, int bs, int kvdim, int kvoff, int n0,
                                              int window, float scale, float *scores) {
-	// rows first+j, j < nmax, through HX_KV_ROW: from row 0's first position
+	// rows first+j, j < nmax: from row 0's first position
 	const int first = window > 0 && n0 > window ? n0 - window : 0;
 	const int nmax = n0 + r - 1 - first;
 	// the pairs' query heads (worked out once: g is not a constant)
 	const float *qp[HX_TILE];
 	for (int m = 0; m < HX_TILE; m++) qp[m] = q + (size_t)(m / g) * qs + (size_t)(m % g) * d;
-	// the block and offset of row j and of the row the prefetch reaches,
-	// stepped along (HX_KV_ROW divides by the block size)
-	int kb = first / bs, ko = first % bs, pb = (first + HX_KV_AHEAD) / bs, po = (first + HX_KV_AHEAD) % bs;
-	for (int j = 0; j < nmax; j++) {
-		if (j + HX_KV_AHEAD < nmax)
-			hx_prefetch_bytes(kl + ((size_t)blocks[pb] * bs + po) * kvdim + kvoff, (size_t)d * sizeof(KV_T));
-		const KV_T *k = kl + ((size_t)blocks[kb] * bs + ko) * kvdim + kvoff;
-		if (++ko == bs) ko = 0, kb++;
-		if (++po == bs) po = 0, pb++;
+	hx_rowstep ks = hx_rowstep_at(first, bs), ps = hx_rowstep_at(first + HX_KV_AHEAD, bs);
+	for (int j = 0; j < nmax; j++, hx_rowstep_next(&ks, bs), hx_rowstep_next(&ps, bs)) {
+		if (j + HX_KV_AHEAD < nmax) hx_prefetch_bytes(HX_STEP_ROW(kl, ps), (size_t)d * sizeof(KV_T));
+		const KV_T *k = HX_STEP_ROW(kl, ks);
 		// four pairs at a time, so that each key vector is loaded (and
 		// widened from F16) once for four dots instead of once for each;
 		// every dot sums as hx_dot does (even vectors in s0, odd ones in

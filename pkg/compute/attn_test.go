@@ -191,35 +191,43 @@ func vectorSwiGLUMatchesGo(t *testing.T, isa vecISA) {
 	}
 }
 
-// BenchmarkAttentionPrefill: one layer's attention for a 512-token prompt
-// at Qwen3-0.6B's shape (16 query heads, 8 KV heads of 128, F16 cache),
-// with the vector kernels this CPU runs, on one thread.
-func BenchmarkAttentionPrefill(b *testing.B) {
-	const heads, kvHeads, d, n, bs = 16, 8, 128, 512, 16
-	c := NewCPU(1)
-	defer c.Close()
-	if c.vec == vecNone {
-		b.Skip("this CPU runs no build of the vector attention")
-	}
-	kv, err := newKVCache(KVShape{Layers: 1, NumBlocks: n / bs, BlockSize: bs, KVDim: kvHeads * d, F16: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i, v := range randVec(len(kv.k16[0]), 3) {
-		kv.k16[0][i] = quant.Float32ToFP16(v)
-	}
-	for i, v := range randVec(len(kv.v16[0]), 4) {
-		kv.v16[0][i] = quant.Float32ToFP16(v)
-	}
-	blocks := make([]int32, n/bs)
-	for i := range blocks {
-		blocks[i] = int32(i)
-	}
-	spans := []SeqSpan{{Row: 0, N: n, Pos: 0, Blocks: blocks}}
-	a := &Attn{Heads: heads, KVHeads: kvHeads, HeadDim: d, Scale: 1 / float32(math.Sqrt(d))}
-	q, out := randVec(n*heads*d, 5), make([]float32, n*heads*d)
-	b.ResetTimer()
-	for range b.N {
-		c.attentionGroups(kv, 0, spans, a, 0, q, out)
+// BenchmarkAttention: one layer's attention at Qwen3-0.6B's shape (16
+// query heads, 8 KV heads of 128, F16 cache) with the vector kernels this
+// CPU runs, on one thread: a 512-token prompt (the tile kernel), and one
+// decode step after 4 096 tokens (the one-row kernel).
+func BenchmarkAttention(b *testing.B) {
+	const heads, kvHeads, d, bs = 16, 8, 128, 16
+	for _, tc := range []struct {
+		name   string
+		ctx, n int
+	}{{"prefill512", 512, 512}, {"decode4096", 4096, 1}} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := NewCPU(1)
+			defer c.Close()
+			if c.vec == vecNone {
+				b.Skip("this CPU runs no build of the vector attention")
+			}
+			kv, err := newKVCache(KVShape{Layers: 1, NumBlocks: tc.ctx / bs, BlockSize: bs, KVDim: kvHeads * d, F16: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i, v := range randVec(len(kv.k16[0]), 3) {
+				kv.k16[0][i] = quant.Float32ToFP16(v)
+			}
+			for i, v := range randVec(len(kv.v16[0]), 4) {
+				kv.v16[0][i] = quant.Float32ToFP16(v)
+			}
+			blocks := make([]int32, tc.ctx/bs)
+			for i := range blocks {
+				blocks[i] = int32(len(blocks) - 1 - i) // not in order, as a long-lived cache's
+			}
+			spans := []SeqSpan{{Row: 0, N: tc.n, Pos: tc.ctx - tc.n, Blocks: blocks}}
+			a := &Attn{Heads: heads, KVHeads: kvHeads, HeadDim: d, Scale: 1 / float32(math.Sqrt(d))}
+			q, out := randVec(tc.n*heads*d, 5), make([]float32, tc.n*heads*d)
+			b.ResetTimer()
+			for range b.N {
+				c.attentionGroups(kv, 0, spans, a, 0, q, out)
+			}
+		})
 	}
 }
