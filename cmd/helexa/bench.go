@@ -29,6 +29,7 @@ type benchOptions struct {
 	// llama-bench mode (-p > 0): prefill of NPrompt tokens and decode of
 	// NumPredict tokens over Repetitions, then the streams curve.
 	NPrompt     int
+	Depth       int // tokens of context before each llama-bench test (-d)
 	Repetitions int
 	Threads     int
 	Device      string // where the in-process engine runs models (default HELEXA_DEVICE)
@@ -53,7 +54,10 @@ N random tokens (never from the prefix cache) and of a decode of M tokens
 after a 4-token prompt (past any end-of-generation token), reported as mean
 ± standard deviation of tokens/s, then the aggregate decode curve over
 --streams concurrent sequences of M tokens each. The header names the model,
-quant, where it runs and, on the CPU, the threads and CPU kernels.`,
+quant, where it runs and, on the CPU, the threads and CPU kernels. With
+-d D (llama-bench's -d) both tests run after a context of D random tokens,
+prefilled first and untimed, which the prefix cache serves to the tests:
+pp512@d4096 and tg128@d4096 (the context must fit --num-ctx).`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Model = args[0]
@@ -69,6 +73,7 @@ quant, where it runs and, on the CPU, the threads and CPU kernels.`,
 	addNumCtxFlag(cmd, &opts.NumCtx)
 	f.BoolVar(&opts.JSON, "json", false, "print the results as JSON")
 	f.IntVarP(&opts.NPrompt, "n-prompt", "p", 0, "llama-bench mode: prefill this many tokens (pp test); 0 = the concurrency table only")
+	f.IntVarP(&opts.Depth, "n-depth", "d", 0, "llama-bench mode: run each test after a context of this many tokens (prefilled first, untimed, then served by the prefix cache)")
 	f.IntVarP(&opts.Repetitions, "repetitions", "r", opts.Repetitions, "llama-bench mode: repetitions of each test")
 	f.IntVarP(&opts.Threads, "threads", "t", 0, "CPU threads of the in-process engine (default HELEXA_NUM_THREADS or all cores)")
 	f.IntSliceVar(&opts.Concurrency, "streams", opts.Concurrency, "same as --concurrency: the streams of the aggregate decode curve")
@@ -106,8 +111,11 @@ func (o benchOptions) validate() error {
 	if o.Temperature < 0 {
 		return fmt.Errorf("--temperature %g: want >= 0", o.Temperature)
 	}
-	if o.NPrompt < 0 || o.Repetitions < 1 || o.Threads < 0 {
-		return fmt.Errorf("-p %d -r %d -t %d: want -p >= 0, -r >= 1, -t >= 0", o.NPrompt, o.Repetitions, o.Threads)
+	if o.NPrompt < 0 || o.Repetitions < 1 || o.Threads < 0 || o.Depth < 0 {
+		return fmt.Errorf("-p %d -r %d -t %d -d %d: want -p >= 0, -r >= 1, -t >= 0, -d >= 0", o.NPrompt, o.Repetitions, o.Threads, o.Depth)
+	}
+	if o.Depth > 0 && o.NPrompt == 0 {
+		return fmt.Errorf("-d %d is a depth for the llama-bench tests: give -p too (e.g. -p 512 -n 128 -d %d)", o.Depth, o.Depth)
 	}
 	return nil
 }

@@ -28,6 +28,7 @@ type llamaBenchReport struct {
 	Threads     string       `json:"threads"`
 	Kernels     string       `json:"kernels"`
 	Repetitions int          `json:"repetitions"`
+	Depth       int          `json:"depth,omitempty"` // tokens of context before each test (-d)
 	Prefill     benchStat    `json:"prefill"`
 	Decode      benchStat    `json:"decode"`
 	Streams     []benchLevel `json:"streams"`
@@ -35,7 +36,7 @@ type llamaBenchReport struct {
 
 // benchStat is one test's tokens/s over the repetitions.
 type benchStat struct {
-	Test    string    `json:"test"` // "pp512", "tg128" (llama-bench's names)
+	Test    string    `json:"test"` // "pp512", "tg128" (llama-bench's names), "tg128@d4096" after a context
 	Tokens  int       `json:"tokens"`
 	Mean    float64   `json:"mean_tokens_per_s"`
 	StdDev  float64   `json:"stddev_tokens_per_s"`
@@ -82,21 +83,32 @@ func timedTokens(ctx context.Context, svc runner.Service, model string, prompt [
 
 // runLlamaBench measures pp (prefill of exactly -p tokens, no prefix
 // cache) and tg (-n tokens after a 4-token prompt, past any EOS) over -r
-// repetitions after a warm-up, then the aggregate decode curve.
+// repetitions after a warm-up, then the aggregate decode curve. With -d,
+// both run after a context of that many tokens (llama-bench's depth): a
+// random prefix prefilled first, untimed, which the prefix cache then
+// serves to both tests.
 func runLlamaBench(ctx context.Context, svc runner.Service, model string, opts benchOptions, s streams) error {
 	d, err := svc.Show(ctx, model)
 	if err != nil {
 		return fmt.Errorf("describing %s: %w", model, err)
 	}
 	rep := llamaBenchReport{Model: model, Quant: d.Quant, Parameters: d.Parameters, Repetitions: opts.Repetitions,
-		Processor: benchProcessor(ctx, svc, model, d.Path), Threads: benchThreads(opts), Kernels: benchKernels(opts)}
+		Processor: benchProcessor(ctx, svc, model, d.Path), Threads: benchThreads(opts), Kernels: benchKernels(opts),
+		Depth: opts.Depth}
 	var pp, tg []float64
 	for i := 0; i <= opts.Repetitions; i++ { // i == 0 is the warm-up
-		u, err := timedTokens(ctx, svc, model, randomPrompt(opts.NPrompt, d.VocabSize, uint64(2*i+1)), 1)
+		var prefix []int32
+		if opts.Depth > 0 {
+			prefix = randomPrompt(opts.Depth, d.VocabSize, uint64(1<<32+i))
+			if _, err := timedTokens(ctx, svc, model, prefix, 1); err != nil {
+				return fmt.Errorf("a context of %d tokens: %w", opts.Depth, err)
+			}
+		}
+		u, err := timedTokens(ctx, svc, model, append(prefix[:len(prefix):len(prefix)], randomPrompt(opts.NPrompt, d.VocabSize, uint64(2*i+1))...), 1)
 		if err != nil {
 			return fmt.Errorf("prefill: %w", err)
 		}
-		v, err := timedTokens(ctx, svc, model, randomPrompt(4, d.VocabSize, uint64(2*i+2)), opts.NumPredict)
+		v, err := timedTokens(ctx, svc, model, append(prefix[:len(prefix):len(prefix)], randomPrompt(4, d.VocabSize, uint64(2*i+2))...), opts.NumPredict)
 		if err != nil {
 			return fmt.Errorf("decode: %w", err)
 		}
@@ -106,8 +118,12 @@ func runLlamaBench(ctx context.Context, svc runner.Service, model string, opts b
 		pp = append(pp, rate(u.PromptTokens-u.CachedTokens, u.PrefillDuration.Seconds()))
 		tg = append(tg, rate(v.CompletionTokens-1, v.DecodeDuration.Seconds()))
 	}
-	rep.Prefill = newBenchStat("pp"+strconv.Itoa(opts.NPrompt), opts.NPrompt, pp)
-	rep.Decode = newBenchStat("tg"+strconv.Itoa(opts.NumPredict), opts.NumPredict, tg)
+	at := ""
+	if opts.Depth > 0 {
+		at = "@d" + strconv.Itoa(opts.Depth)
+	}
+	rep.Prefill = newBenchStat("pp"+strconv.Itoa(opts.NPrompt)+at, opts.NPrompt, pp)
+	rep.Decode = newBenchStat("tg"+strconv.Itoa(opts.NumPredict)+at, opts.NumPredict, tg)
 	opts.ignoreEOS = true
 	for _, c := range opts.Concurrency {
 		lv, err := benchLevelRun(ctx, svc, model, opts, c)

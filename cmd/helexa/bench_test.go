@@ -93,6 +93,32 @@ func TestBenchLlamaMode(t *testing.T) {
 	}
 }
 
+// TestBenchLlamaDepth: -d runs both tests after a context of that many
+// tokens and names them as llama-bench does; -d without -p is refused.
+func TestBenchLlamaDepth(t *testing.T) {
+	model := fixtures.Path(t, "models", "stories260K.gguf")
+	t.Setenv("HF_HUB_CACHE", filepath.Join(t.TempDir(), "hf"))
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	t.Setenv("HELEXA_NUM_THREADS", "")
+	var out bytes.Buffer
+	opts := benchOptions{Model: model, NPrompt: 8, NumPredict: 8, Depth: 40, Repetitions: 1, Threads: 1,
+		Concurrency: []int{1}, Prompt: "x", JSON: true}
+	if err := runBench(context.Background(), opts, streams{Out: &out, Err: io.Discard}); err != nil {
+		t.Fatal(err)
+	}
+	var rep llamaBenchReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	if rep.Depth != 40 || rep.Prefill.Test != "pp8@d40" || rep.Decode.Test != "tg8@d40" || rep.Prefill.Mean <= 0 || rep.Decode.Mean <= 0 {
+		t.Errorf("report %+v", rep)
+	}
+	opts.NPrompt = 0
+	if err := runBench(context.Background(), opts, streams{Out: io.Discard, Err: io.Discard}); err == nil || !strings.Contains(err.Error(), "give -p") {
+		t.Errorf("-d without -p: %v", err)
+	}
+}
+
 // TestLlamaBenchHeader: the header names the GPU a model runs on instead of
 // the CPU's threads and kernels, which play no part there.
 func TestLlamaBenchHeader(t *testing.T) {
