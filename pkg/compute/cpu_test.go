@@ -3,6 +3,7 @@ package compute
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -75,6 +76,46 @@ func TestRoPE(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRoPEAngleTables: RoPE's kept angle tables give every call the bits
+// a fresh backend gives it: the same positions again, other positions,
+// two configurations in turns, and factors changed in place.
+func TestRoPEAngleTables(t *testing.T) {
+	if n := reflect.TypeFor[Rope]().NumField(); n != 5 {
+		t.Fatalf("Rope has %d fields: compare the new ones in ropeTable.matches, then update this count", n)
+	}
+	c := NewCPU(2)
+	defer c.Close()
+	const heads, hd = 2, 8
+	factors := []float32{1, 2, 4, 8}
+	r1 := Rope{Mode: RopeNeox, Dims: 8, Base: 1e6, FreqScale: 1, FreqFactors: factors}
+	r2 := Rope{Mode: RopeNeox, Dims: 8, Base: 1e4, FreqScale: 1}
+	calls := []struct {
+		r   *Rope
+		pos []int32
+		mut func()
+	}{
+		{&r1, []int32{0, 3, 77}, nil}, {&r1, []int32{0, 3, 77}, nil}, {&r2, []int32{0, 3, 77}, nil},
+		{&r1, []int32{0, 3, 77}, nil}, {&r1, []int32{5}, nil}, {&r2, []int32{5}, nil},
+		{&r1, []int32{5}, func() { factors[2] = 3 }}, {&r1, []int32{0, 3, 78}, nil},
+	}
+	for i, call := range calls {
+		if call.mut != nil {
+			call.mut()
+		}
+		x := randVec(len(call.pos)*heads*hd, uint64(i))
+		want := append([]float32(nil), x...)
+		fresh := NewCPU(1)
+		fresh.RoPE(ht(want, len(call.pos), heads*hd), call.pos, heads, hd, call.r)
+		fresh.Close()
+		c.RoPE(ht(x, len(call.pos), heads*hd), call.pos, heads, hd, call.r)
+		for k := range x {
+			if math.Float32bits(x[k]) != math.Float32bits(want[k]) {
+				t.Fatalf("call %d: value %d is %g, a fresh backend gives %g", i, k, x[k], want[k])
+			}
+		}
 	}
 }
 

@@ -44,14 +44,18 @@ func (c *CPU) RoPE(xT Tensor, pos []int32, heads, headDim int, r *Rope) {
 // rotates q and k of every layer at the same positions, and working out
 // the angles' cos and sin again for each call was most of RoPE's time.
 type ropeTable struct {
-	rope Rope
-	pos  []int32
-	cs   []float32
+	rope    Rope      // the configuration, but for its factors
+	factors []float32 // a copy of its factors (the caller's may change in place)
+	pos     []int32
+	cs      []float32
 }
 
+// matches reports whether t holds r's angles at pos: every field of the
+// configuration equal (the factors by value; TestRoPEAngleTables fails when
+// Rope gains a field this does not compare), the same positions.
 func (t *ropeTable) matches(r *Rope, pos []int32) bool {
 	return t.rope.Mode == r.Mode && t.rope.Dims == r.Dims && t.rope.Base == r.Base &&
-		t.rope.FreqScale == r.FreqScale && slices.Equal(t.rope.FreqFactors, r.FreqFactors) && slices.Equal(t.pos, pos)
+		t.rope.FreqScale == r.FreqScale && slices.Equal(t.factors, r.FreqFactors) && slices.Equal(t.pos, pos)
 }
 
 // ropeAngles returns the (cos, sin) pairs of r at pos: from one of the
@@ -70,7 +74,8 @@ func (c *CPU) ropeAngles(r *Rope, pos []int32) []float32 {
 		t = &ropeTable{}
 	}
 	t.rope = *r
-	t.rope.FreqFactors = append(t.rope.FreqFactors[:0], r.FreqFactors...)
+	t.rope.FreqFactors = nil
+	t.factors = append(t.factors[:0], r.FreqFactors...)
 	t.pos = append(t.pos[:0], pos...)
 	t.cs = slices.Grow(t.cs[:0], len(pos)*r.Dims)[:len(pos)*r.Dims]
 	c.pool.parallelFor(len(pos), 1, func(lo, hi int) {
