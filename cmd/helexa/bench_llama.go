@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -104,11 +105,11 @@ func runLlamaBench(ctx context.Context, svc runner.Service, model string, opts b
 				return fmt.Errorf("a context of %d tokens: %w", opts.Depth, err)
 			}
 		}
-		u, err := timedTokens(ctx, svc, model, append(prefix[:len(prefix):len(prefix)], randomPrompt(opts.NPrompt, d.VocabSize, uint64(2*i+1))...), 1)
+		u, err := timedTokens(ctx, svc, model, slices.Concat(prefix, randomPrompt(opts.NPrompt, d.VocabSize, uint64(2*i+1))), 1)
 		if err != nil {
 			return fmt.Errorf("prefill: %w", err)
 		}
-		v, err := timedTokens(ctx, svc, model, append(prefix[:len(prefix):len(prefix)], randomPrompt(4, d.VocabSize, uint64(2*i+2))...), opts.NumPredict)
+		v, err := timedTokens(ctx, svc, model, slices.Concat(prefix, randomPrompt(4, d.VocabSize, uint64(2*i+2))), opts.NumPredict)
 		if err != nil {
 			return fmt.Errorf("decode: %w", err)
 		}

@@ -14,7 +14,6 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
-
 #define HX_AVX512 __attribute__((target("avx512f,avx512dq,fma,f16c")))
 #define HX_AVX2F __attribute__((target("avx2,fma,f16c")))
 
@@ -140,13 +139,10 @@ HX_AVX2F static void hx_softmax256(float *sc, int n) {
 	for (; j < n; j++) sc[j] *= invs;
 }
 
-// HX_KV_ROW is cached row first+j (first: the first position a query
-// sees, 0 without a sliding window) through the block table.
-#define HX_KV_ROW(base, j) ((base) + ((size_t)blocks[((j) + first) / bs] * bs + ((j) + first) % bs) * kvdim + kvoff)
-
 // hx_rowstep walks the cached rows of a block table one position after
-// another without HX_KV_ROW's division: blk and off are the position's
-// block (an index into blocks) and its offset in it.
+// another (a division by the block size once, not once a row): blk and
+// off are the position's block (an index into blocks) and its offset in
+// it.
 typedef struct {
 	int blk, off;
 } hx_rowstep;
@@ -154,7 +150,8 @@ static inline hx_rowstep hx_rowstep_at(int p, int bs) { return (hx_rowstep){p / 
 static inline void hx_rowstep_next(hx_rowstep *s, int bs) {
 	if (++s->off == bs) s->off = 0, s->blk++;
 }
-// HX_STEP_ROW is the cached row at s (HX_KV_ROW's names in scope).
+// HX_STEP_ROW is the cached row at s (blocks, bs, kvdim and kvoff in
+// scope).
 #define HX_STEP_ROW(base, s) ((base) + ((size_t)blocks[(s).blk] * bs + (s).off) * kvdim + kvoff)
 
 // HX_KV_AHEAD is how many cached rows ahead the loops prefetch: each row of

@@ -70,8 +70,9 @@ VA static void KV_SUF(hx_attend_simd)(const float *q, float *out, int g, int d, 
 			if (c < d) {
 				if (j0 == 0)
 					for (int i = c; i < d; i++) o[i] = 0;
-				for (int j = j0; j < j1; j++) {
-					const KV_T *v = HX_KV_ROW(vl, j);
+				hx_rowstep vs = hx_rowstep_at(first + j0, bs);
+				for (int j = j0; j < j1; j++, hx_rowstep_next(&vs, bs)) {
+					const KV_T *v = HX_STEP_ROW(vl, vs);
 					for (int i = c; i < d; i++) o[i] += p[j] * KV_AT(v, i);
 				}
 			}
@@ -116,9 +117,15 @@ VA static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int
 	// rows first+j, j < nmax: from row 0's first position
 	const int first = window > 0 && n0 > window ? n0 - window : 0;
 	const int nmax = n0 + r - 1 - first;
-	// the pairs' query heads (worked out once: g is not a constant)
+	// the pairs' query heads and outputs (worked out once: g is not a
+	// constant)
 	const float *qp[HX_TILE];
-	for (int m = 0; m < HX_TILE; m++) qp[m] = q + (size_t)(m / g) * qs + (size_t)(m % g) * d;
+	float *o[HX_TILE];
+	for (int m = 0; m < HX_TILE; m++) {
+		const size_t off = (size_t)(m / g) * qs + (size_t)(m % g) * d;
+		qp[m] = q + off;
+		o[m] = out + off;
+	}
 	hx_rowstep ks = hx_rowstep_at(first, bs), ps = hx_rowstep_at(first + HX_KV_AHEAD, bs);
 	for (int j = 0; j < nmax; j++, hx_rowstep_next(&ks, bs), hx_rowstep_next(&ps, bs)) {
 		if (j + HX_KV_AHEAD < nmax) hx_prefetch_bytes(HX_STEP_ROW(kl, ps), (size_t)d * sizeof(KV_T));
@@ -155,8 +162,6 @@ VA static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int
 		for (int j = 0; j < lo; j++) p[j] = 0;
 		for (int j = hi; j < nmax; j++) p[j] = 0;
 	}
-	float *o[HX_TILE];
-	for (int m = 0; m < HX_TILE; m++) o[m] = out + (size_t)(m / g) * qs + (size_t)(m % g) * d;
 	// The positions go in blocks of HX_VBLK whose value rows stay in L1
 	// while the passes over d walk them (one pass over every position read
 	// a row's line once per vector, from L2); between blocks the sums wait
@@ -165,10 +170,11 @@ VA static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int
 	for (int j0 = 0; j0 < nmax; j0 += HX_VBLK) {
 		const int j1 = nmax - j0 < HX_VBLK ? nmax : j0 + HX_VBLK;
 		// the block's rows (and those the prefetches reach), looked up
-		// once for all the passes: HX_KV_ROW divides by the block size
+		// once for all the passes
 		const KV_T *vr[HX_VBLK + HX_KV_AHEAD];
 		const int jr = j1 + HX_KV_AHEAD < nmax ? j1 + HX_KV_AHEAD : nmax;
-		for (int j = j0; j < jr; j++) vr[j - j0] = HX_KV_ROW(vl, j);
+		hx_rowstep vs = hx_rowstep_at(first + j0, bs);
+		for (int j = j0; j < jr; j++, hx_rowstep_next(&vs, bs)) vr[j - j0] = HX_STEP_ROW(vl, vs);
 #if V_TV == 1
 		// four pairs at a time, three vectors of values each: twelve
 		// chains of FMAs, where eight (the latency of each FMA times the
