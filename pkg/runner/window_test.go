@@ -108,6 +108,12 @@ func TestWindowStoreFreesBlocks(t *testing.T) {
 	if ex.info.WinNumBlocks*ex.info.BlockSize >= n {
 		t.Fatalf("the window store holds %d positions: the test must outrun it", ex.info.WinNumBlocks*ex.info.BlockSize)
 	}
+	// a sequence's blocks go back to the pool just after its client has its
+	// last token, as the other release tests wait for
+	waitFor(t, "window blocks released", func() bool {
+		s := m.Metrics()
+		return s.RunningSeqs == 0 && s.Models[0].KVWindowBlocksUsed == 0
+	})
 	mm := m.Metrics().Models[0]
 	if mm.KVWindowBlocksUsed != 0 || mm.KVWindowBlocksFree != ex.info.WinNumBlocks {
 		t.Errorf("after every stream finished: %d window blocks used, %d free of %d", mm.KVWindowBlocksUsed, mm.KVWindowBlocksFree, ex.info.WinNumBlocks)
