@@ -105,7 +105,7 @@ func opener(ordinal int, log *slog.Logger) rpc.Opener {
 		if p.TP > 1 {
 			return nil, executor.Errorf(executor.KindUnsupported, "tensor parallelism over GPUs is not supported yet (tp %d)", p.TP)
 		}
-		o := cuda.Options{PTX: envvars.CUDAPTX.Get() == "1", NoGraphs: envvars.CUDAGraphs.Get() == "0"}
+		o := cuda.Options{PTX: envvars.CUDAPTX.Get() == "1", NoGraphs: envvars.CUDAGraphs.Get() == "0", NoPDL: envvars.CUDAPDL.Get() == "0"}
 		if prefix := envvars.CUDATimes.Get(); prefix != "" {
 			o.KernelTimes = prof.Path(prefix)
 		}

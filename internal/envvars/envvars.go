@@ -70,6 +70,7 @@ var (
 	RunnerProfile   = Var{"HELEXA_RUNNER_PROFILE", "", "write a CPU profile of every runner process (helexa runner, helexa-cuda) to this path plus .PID, for go tool pprof"}
 	CUDAPTX         = Var{"HELEXA_CUDA_PTX", "", "1 = helexa-cuda loads its kernels from PTX, compiled by the driver for the GPU, even where machine code for it (sm_80, sm_90) is shipped"}
 	CUDAGraphs      = Var{"HELEXA_CUDA_GRAPHS", "1", "0 = helexa-cuda sends every kernel launch on its own instead of replaying the repeated runs of launches of decode steps as CUDA graphs"}
+	CUDAPDL         = Var{"HELEXA_CUDA_PDL", "1", "0 = helexa-cuda's graphs start each kernel only once the one before it has finished, instead of letting it start and fetch its weights while that one runs (programmatic dependent launch; GPUs of compute capability 9.0 and later)"}
 	CUDATimes       = Var{"HELEXA_CUDA_TIMES", "", "time every GPU kernel of every helexa-cuda runner (events around each launch; slows the runner) and keep a table of them in this path plus .PID"}
 	CUDAFault       = Var{"HELEXA_CUDA_FAULT", "", "tests only: a file path; when the file exists, the CUDA runner removes it and makes a real device failure in its next forward pass"}
 	RunnerTimeout   = Var{"HELEXA_RUNNER_TIMEOUT", "5m", "how long serve waits for a runner's reply to one step before killing it and poisoning the model"}
@@ -89,7 +90,7 @@ var (
 // All lists every variable, in the order --help shows them.
 func All() []Var {
 	return []Var{Host, AllowedHosts, Origins, APIKey, MaxRequestBytes, KeepAlive, MaxLoadedModels, NumParallel, MaxQueue, NumCtx, ChunkSize, KVType, TP, CPUKernels,
-		NumThreads, Config, StateDir, LogLevel, Runner, Device, CUDARunner, RunnerProfile, CUDAPTX, CUDAGraphs, CUDATimes, CUDAFault, RunnerTimeout, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, ChatTemplate, TestReplay, Fixtures, TestBin, TestRunner}
+		NumThreads, Config, StateDir, LogLevel, Runner, Device, CUDARunner, RunnerProfile, CUDAPTX, CUDAGraphs, CUDAPDL, CUDATimes, CUDAFault, RunnerTimeout, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, ChatTemplate, TestReplay, Fixtures, TestBin, TestRunner}
 }
 
 // Help renders the table shown at the end of `helexa --help`.

@@ -26,6 +26,11 @@ type Options struct {
 	// repeated runs of them as CUDA graphs (HELEXA_CUDA_GRAPHS=0); timing
 	// kernels (KernelTimes) implies it.
 	NoGraphs bool
+	// NoPDL chains a graph's kernels by plain edges, each starting only
+	// once the one before it has finished (HELEXA_CUDA_PDL=0), instead of
+	// by programmatic edges where the GPU (compute capability 9.0 or
+	// later) and the driver have them.
+	NoPDL bool
 }
 
 // Open starts a backend on GPU ordinal: its primary context on a
@@ -41,6 +46,10 @@ func Open(ordinal int, o Options) (*Backend, error) {
 	if o.NoGraphs || !graphsFound() {
 		return newBackend(d), nil
 	}
+	// the kernels built for compute_90 and later wait for the kernel
+	// before them (hx_grid_wait); those for 8.x do not, so they get no
+	// programmatic edges
+	d.pdl = !o.NoPDL && d.inf.Major >= 9 && pdlFound()
 	return newBackend(withGraphs(d)), nil
 }
 
@@ -73,6 +82,7 @@ type device struct {
 	work chan func()
 	tid  int     // the owner goroutine's OS thread
 	blas *cublas // nil: cuBLAS could not be opened
+	pdl  bool    // graphs chain their kernels by programmatic edges
 	err  error   // the first device failure: every later call returns it
 }
 

@@ -27,6 +27,25 @@ static hx_launch_t hx_glaunch;
 static hx_exec_destroy_t hx_exec_destroy;
 static hx_destroy_t hx_destroy;
 
+// Programmatic edges (CUDA 12.3 and later drivers; the CUDA 11.8 headers
+// lack them): CUgraphEdgeData and cuGraphAddDependencies_v2 as the driver
+// defines them.
+typedef struct {
+	unsigned char from_port, to_port, type, reserved[5];
+} hx_edge_data;
+typedef CUresult (*hx_adddeps_t)(CUgraph, const CUgraphNode *, const CUgraphNode *, const hx_edge_data *, size_t);
+static hx_adddeps_t hx_adddeps;
+enum {
+	HX_PORT_PROGRAMMATIC = 1, // CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC
+	HX_DEP_PROGRAMMATIC = 1,  // CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC
+};
+
+// hx_pdl_init finds cuGraphAddDependencies_v2; 0 when the driver lacks it.
+static int hx_pdl_init(void) {
+	hx_adddeps = (hx_adddeps_t)dlsym(RTLD_DEFAULT, "cuGraphAddDependencies_v2");
+	return hx_adddeps != 0;
+}
+
 // hx_graph_init finds the graph calls; 0 when one is missing.
 static int hx_graph_init(void) {
 	hx_create = (hx_create_t)dlsym(RTLD_DEFAULT, "cuGraphCreate");
@@ -64,6 +83,17 @@ static CUresult hx_graph_add(CUgraph g, CUgraphNode prev, CUgraphNode *node, CUf
 	return hx_add(node, g, prev ? &prev : 0, prev ? 1 : 0, &p);
 }
 
+// hx_graph_add_pdl appends a kernel node after prev (not 0) by a
+// programmatic edge: the node's blocks may start once every block of prev
+// has passed its griddepcontrol.launch_dependents (hx_grid_wait).
+static CUresult hx_graph_add_pdl(CUgraph g, CUgraphNode prev, CUgraphNode *node, CUfunction f, unsigned gx,
+                                 unsigned gy, unsigned gz, unsigned bx, unsigned long long *slots, int n) {
+	CUresult r = hx_graph_add(g, 0, node, f, gx, gy, gz, bx, slots, n);
+	if (r != CUDA_SUCCESS) return r;
+	hx_edge_data e = {HX_PORT_PROGRAMMATIC, 0, HX_DEP_PROGRAMMATIC, {0, 0, 0, 0, 0}};
+	return hx_adddeps(g, &prev, node, &e, 1);
+}
+
 static CUresult hx_graph_set(CUgraphExec e, CUgraphNode node, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                              unsigned bx, unsigned long long *slots, int n) {
 	CUDA_KERNEL_NODE_PARAMS p;
@@ -92,6 +122,10 @@ import (
 // once per device).
 func graphsFound() bool { return C.hx_graph_init() != 0 }
 
+// pdlFound reports whether the driver can chain graph nodes by
+// programmatic edges (programmatic dependent launch).
+func pdlFound() bool { return C.hx_pdl_init() != 0 }
+
 // cuGraph is a CUDA graph of kernel nodes in a chain and its executable.
 type cuGraph struct {
 	g     C.CUgraph
@@ -116,11 +150,16 @@ func (d *device) newGraph(recs []launchRec) (graph, error) {
 		}
 		cg.fns[i] = f
 		s, n := slotsOf(rec)
-		r := C.hx_graph_add(cg.g, prev, &cg.nodes[i], C.CUfunction(f), C.uint(rec.grid[0]), C.uint(rec.grid[1]), C.uint(rec.grid[2]),
-			C.uint(rec.block), s, n)
+		gx, gy, gz, bx := C.uint(rec.grid[0]), C.uint(rec.grid[1]), C.uint(rec.grid[2]), C.uint(rec.block)
+		var r C.CUresult
+		if d.pdl && prev != nil {
+			r = C.hx_graph_add_pdl(cg.g, prev, &cg.nodes[i], C.CUfunction(f), gx, gy, gz, bx, s, n)
+		} else {
+			r = C.hx_graph_add(cg.g, prev, &cg.nodes[i], C.CUfunction(f), gx, gy, gz, bx, s, n)
+		}
 		if r != C.CUDA_SUCCESS {
 			cg.destroy()
-			return nil, cuErr("cuGraphAddKernelNode ("+rec.name+")", r)
+			return nil, cuErr("adding graph node "+rec.name, r)
 		}
 		prev = cg.nodes[i]
 	}

@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "7dd9b17ccce648412142609138f89c58e6aa9270e2663f40855c968bc2c5391a"
+#define HX_KERNELS_SOURCE_SHA256 "676b7ae6695634608ab4a96272486d7c20fcced395315819666e878e1b02f480"

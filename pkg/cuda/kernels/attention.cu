@@ -189,6 +189,46 @@ __device__ __forceinline__ void hx_attend(float* __restrict__ out, float* part, 
 	}
 }
 
+// HX_ATT_PREFETCH is the most positions of a block whose key and value
+// rows hx_kv_prefetch fetches.
+#define HX_ATT_PREFETCH 64
+
+// hx_kv_prefetch asks for the key and value rows (of head h's KV head) of
+// the first HX_ATT_PREFETCH positions block (r, h[, z]) attends in the L2
+// cache, a thread per 128-byte line, before the kernel's hx_grid_wait:
+// found from the positions and block tables, which the host uploads before
+// the launch, they are fetched while the kernel before it still runs (a row
+// that kernel writes, the newest position's, is simply fetched again).
+// chunk is the split kernel's (0: no split). sm_90 and later.
+template <class KV>
+__device__ __forceinline__ void hx_kv_prefetch(const KV* kc, const KV* vc, const int* rowPos, const int* rowFirst,
+                                               const int* rowTable, const int* tables, int chunk, int heads,
+                                               int kvHeads, int D, int blockSize) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	const int r = blockIdx.x, h = blockIdx.y;
+	int first = rowFirst[r], last = rowPos[r];
+	if (chunk > 0) {
+		first += (int)blockIdx.z * chunk;
+		if (first + chunk - 1 < last) last = first + chunk - 1;
+	}
+	if (first + HX_ATT_PREFETCH - 1 < last) last = first + HX_ATT_PREFETCH - 1;
+	const int lines = (D * (int)sizeof(KV) + 127) / 128, n = (last - first + 1) * lines;
+	const int* table = tables + rowTable[r];
+	const size_t kvDim = (size_t)kvHeads * D, kvOff = (size_t)(h / (heads / kvHeads)) * D;
+	for (int i = threadIdx.x; i < n; i += blockDim.x) {
+		const int p = first + i / lines, l = i % lines;
+		const size_t off = ((size_t)table[p / blockSize] * blockSize + p % blockSize) * kvDim + kvOff;
+		const char* kp = (const char*)(kc + off) + 128 * l;
+		const char* vp = (const char*)(vc + off) + 128 * l;
+		asm volatile("prefetch.global.L2 [%0];" ::"l"(kp));
+		asm volatile("prefetch.global.L2 [%0];" ::"l"(vp));
+	}
+#else
+	(void)kc, (void)vc, (void)rowPos, (void)rowFirst, (void)rowTable, (void)tables, (void)chunk, (void)heads,
+	    (void)kvHeads, (void)D, (void)blockSize;
+#endif
+}
+
 // hx_attention dispatches on the head dimension (at most 256; a larger or
 // non-positive one traps, as do kvHeads not dividing heads).
 template <class KV>
@@ -199,6 +239,9 @@ __device__ __forceinline__ void hx_attention(float* out, float* part, int* count
                                              float scale, float* sh) {
 	if ((int)blockIdx.y >= heads) return;
 	if (headDim <= 0 || headDim > HX_ATT_MAXD || kvHeads <= 0 || heads % kvHeads != 0) __trap();
+	hx_kv_prefetch<KV>(kc, vc, rowPos, rowFirst, rowTable, tables, part != nullptr ? chunk : 0, heads, kvHeads, headDim,
+	                   blockSize);
+	hx_grid_wait();
 #define HX_ATT_CASE(NK)                                                                                               \
 	case NK:                                                                                                          \
 		hx_attend<KV, NK>(out, part, counts, chunk, splits, q, kc, vc, rowPos, rowFirst, rowTable, tables, heads, kvHeads,     \

@@ -42,6 +42,38 @@ __device__ __forceinline__ float hx_block_sum(float v, float* sh) {
 	return v;
 }
 
+// Programmatic dependent launch (sm_90 and later; pkg/cuda/graphs.go): in
+// a graph whose kernels are chained by programmatic edges, a kernel's
+// blocks may start while the kernel before it still runs. hx_grid_wait
+// makes the calling thread wait until the kernels before its own have
+// finished and their writes are visible, then lets the kernel after it
+// start (its blocks wait in their own hx_grid_wait). Every kernel calls it
+// before it reads anything an earlier kernel wrote and before it writes
+// anything; before it, a kernel may only read what no kernel writes (its
+// weights, the positions and tables the host uploads before a launch) and
+// ask for anything in L2 (prefetches read nothing into the kernel).
+// Without a programmatic edge, on older GPUs and in the emulator it does
+// nothing.
+__device__ __forceinline__ void hx_grid_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("griddepcontrol.wait;" ::: "memory");
+	asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// hx_prefetch_l2 asks for the n bytes at p in the L2 cache, lane l of a
+// warp taking the 128-byte lines l, l+32, …: a kernel's weights, fetched
+// before its hx_grid_wait while the kernel before it runs (sm_90 and
+// later; elsewhere nothing).
+__device__ __forceinline__ void hx_prefetch_l2(const void* p, size_t n, int lane) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	const char* c = (const char*)p;
+	for (size_t o = (size_t)lane * 128; o < n; o += 32 * 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(c + o));
+#else
+	(void)p, (void)n, (void)lane;
+#endif
+}
+
 // F16 bits to F32 (exact).
 __device__ __forceinline__ float hx_h2f(unsigned short h) { return __half2float(__ushort_as_half(h)); }
 

@@ -29,6 +29,7 @@ __device__ __forceinline__ void hx_dq(float* __restrict__ out, const unsigned ch
 
 #define HX_DQ_KERNEL(name, T)                                                                \
 	extern "C" __global__ void name(float* out, const unsigned char* w, int rows, int cols) { \
+		hx_grid_wait();                                                                      \
 		hx_dq<T>(out, w, rows, cols);                                                        \
 	}
 
@@ -51,6 +52,7 @@ __device__ __forceinline__ void hx_rows(float* __restrict__ out, const unsigned 
 
 #define HX_ROWS_KERNEL(name, T)                                                                                   \
 	extern "C" __global__ void name(float* out, const unsigned char* w, const int* ids, int n, int cols) { \
+		hx_grid_wait();                                                                                       \
 		hx_rows<T>(out, w, ids, n, cols);                                                                     \
 	}
 
@@ -63,12 +65,14 @@ HX_ROWS_KERNEL(hx_rows_q6_k, hx_q6_k)
 // hx_rows_f32 and hx_rows_f16 are the lookup in F32 and F16 tables (any
 // cols).
 extern "C" __global__ void hx_rows_f32(float* out, const float* w, const int* ids, int n, int cols) {
+	hx_grid_wait();
 	const int i = blockIdx.x;
 	if (i >= n) return;
 	for (int j = threadIdx.x; j < cols; j += blockDim.x) out[(size_t)i * cols + j] = w[(size_t)ids[i] * cols + j];
 }
 
 extern "C" __global__ void hx_rows_f16(float* out, const unsigned short* w, const int* ids, int n, int cols) {
+	hx_grid_wait();
 	const int i = blockIdx.x;
 	if (i >= n) return;
 	for (int j = threadIdx.x; j < cols; j += blockDim.x) out[(size_t)i * cols + j] = hx_h2f(w[(size_t)ids[i] * cols + j]);

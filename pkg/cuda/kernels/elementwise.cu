@@ -11,6 +11,7 @@
 // out = silu(gate)·up = gate/(1+exp(−gate))·up. N = n.
 extern "C" __global__ void hx_swiglu(float* __restrict__ out, const float* __restrict__ gate, const float* __restrict__ up,
                                      int n) {
+	hx_grid_wait();
 	HX_FOR_N(i, n) {
 		const float g = gate[i];
 		out[i] = g / (1.0f + expf(-g)) * up[i];
@@ -35,28 +36,33 @@ __device__ __forceinline__ float hx_gelu_f16(float x) {
 // out = gelu(gate)·up, GELU as hx_gelu_f16. N = n.
 extern "C" __global__ void hx_geglu(float* __restrict__ out, const float* __restrict__ gate, const float* __restrict__ up,
                                     int n) {
+	hx_grid_wait();
 	HX_FOR_N(i, n) { out[i] = hx_gelu_f16(gate[i]) * up[i]; }
 }
 
 // x = tanh(x/c)·c, as the CPU: x·(1/c), tanh, ·c. N = n.
 extern "C" __global__ void hx_softcap(float* __restrict__ x, int n, float c) {
+	hx_grid_wait();
 	const float inv = 1.0f / c;
 	HX_FOR_N(i, n) { x[i] = tanhf(x[i] * inv) * c; }
 }
 
 // dst += src. N = n.
 extern "C" __global__ void hx_add(float* __restrict__ dst, const float* __restrict__ src, int n) {
+	hx_grid_wait();
 	HX_FOR_N(i, n) { dst[i] += src[i]; }
 }
 
 // x[r][c] += bias[c] for rows × cols values. N = rows·cols.
 extern "C" __global__ void hx_add_row(float* __restrict__ x, const float* __restrict__ bias, int rows, int cols) {
+	hx_grid_wait();
 	HX_FOR_N(i, rows * cols) { x[i] += bias[i % cols]; }
 }
 
 // dst row i = src row idx[i], for n rows of cols. N = n·cols.
 extern "C" __global__ void hx_gather_rows(float* __restrict__ dst, const float* __restrict__ src,
                                           const int* __restrict__ idx, int n, int cols) {
+	hx_grid_wait();
 	HX_FOR_N(i, n * cols) {
 		const int r = i / cols, c = i - r * cols;
 		dst[i] = src[(size_t)idx[r] * cols + c];
@@ -68,6 +74,7 @@ extern "C" __global__ void hx_gather_rows(float* __restrict__ dst, const float* 
 extern "C" __global__ void hx_scale_rows_to(float* __restrict__ dst, const float* __restrict__ src,
                                             const int* __restrict__ to, const float* __restrict__ scale, int n,
                                             int cols) {
+	hx_grid_wait();
 	HX_FOR_N(i, n * cols) {
 		const int r = i / cols, c = i - r * cols;
 		dst[(size_t)to[r] * cols + c] = src[i] * scale[r];
@@ -78,6 +85,7 @@ extern "C" __global__ void hx_scale_rows_to(float* __restrict__ dst, const float
 // in that order. N = rows·cols.
 extern "C" __global__ void hx_sum_row_groups(float* __restrict__ out, const float* __restrict__ src, int k, int rows,
                                              int cols) {
+	hx_grid_wait();
 	HX_FOR_N(i, rows * cols) {
 		const int r = i / cols, c = i - r * cols;
 		const float* s = src + (size_t)r * k * cols + c;
@@ -89,6 +97,7 @@ extern "C" __global__ void hx_sum_row_groups(float* __restrict__ out, const floa
 
 // out = F16 bits of in, rounded to nearest even. N = n.
 extern "C" __global__ void hx_f32_to_f16(unsigned short* __restrict__ out, const float* __restrict__ in, int n) {
+	hx_grid_wait();
 	HX_FOR_N(i, n) { out[i] = hx_f2h(in[i]); }
 }
 
@@ -97,6 +106,7 @@ extern "C" __global__ void hx_f32_to_f16(unsigned short* __restrict__ out, const
 extern "C" __global__ void hx_store_kv_f32(float* __restrict__ kc, float* __restrict__ vc, const float* __restrict__ k,
                                            const float* __restrict__ v, const int* __restrict__ slot, int rows,
                                            int kvDim) {
+	hx_grid_wait();
 	HX_FOR_N(i, rows * kvDim) {
 		const int r = i / kvDim, c = i - r * kvDim;
 		const size_t o = (size_t)slot[r] * kvDim + c;
@@ -109,6 +119,7 @@ extern "C" __global__ void hx_store_kv_f32(float* __restrict__ kc, float* __rest
 extern "C" __global__ void hx_store_kv_f16(unsigned short* __restrict__ kc, unsigned short* __restrict__ vc,
                                            const float* __restrict__ k, const float* __restrict__ v,
                                            const int* __restrict__ slot, int rows, int kvDim) {
+	hx_grid_wait();
 	HX_FOR_N(i, rows * kvDim) {
 		const int r = i / kvDim, c = i - r * kvDim;
 		const size_t o = (size_t)slot[r] * kvDim + c;
@@ -157,6 +168,7 @@ __device__ __forceinline__ void hx_rope_at(float* __restrict__ x, const int* __r
 extern "C" __global__ void hx_rope(float* __restrict__ x, const int* __restrict__ pos, int rows, int heads, int headDim,
                                    int dims, float base, float freqScale, const float* __restrict__ freqFactors,
                                    int neox) {
+	hx_grid_wait();
 	const int half = dims / 2;
 	if (half <= 0) return;
 	const float thetaScale = (float)pow((double)base, (double)(-2.0f / (float)dims));
@@ -206,6 +218,7 @@ __device__ __forceinline__ void hx_rope2_store(KV* __restrict__ kc, KV* __restri
 extern "C" __global__ void hx_rope2_store_f32(float* kc, float* vc, float* q, float* k, const float* v, const int* pos,
                                               const int* slot, int rows, int qHeads, int kHeads, int headDim, int dims,
                                               float base, float freqScale, const float* freqFactors, int neox) {
+	hx_grid_wait();
 	hx_rope2_store<float>(kc, vc, q, k, v, pos, slot, rows, qHeads, kHeads, headDim, dims, base, freqScale,
 	                      freqFactors, neox);
 }
@@ -214,6 +227,7 @@ extern "C" __global__ void hx_rope2_store_f16(unsigned short* kc, unsigned short
                                               const float* v, const int* pos, const int* slot, int rows, int qHeads,
                                               int kHeads, int headDim, int dims, float base, float freqScale,
                                               const float* freqFactors, int neox) {
+	hx_grid_wait();
 	hx_rope2_store<unsigned short>(kc, vc, q, k, v, pos, slot, rows, qHeads, kHeads, headDim, dims, base, freqScale,
 	                               freqFactors, neox);
 }
@@ -288,6 +302,7 @@ extern "C" __global__ void hx_norm_rope2_store_f32(float* kc, float* vc, float* 
                                                    const int* slot, int rows, int qHeads, int kHeads, int headDim,
                                                    int dims, float base, float freqScale, const float* freqFactors,
                                                    int neox) {
+	hx_grid_wait();
 	hx_norm_rope2_store<float>(kc, vc, q, k, v, qw, kw, eps, pos, slot, rows, qHeads, kHeads, headDim, dims, base,
 	                           freqScale, freqFactors, neox);
 }
@@ -297,9 +312,11 @@ extern "C" __global__ void hx_norm_rope2_store_f16(unsigned short* kc, unsigned 
                                                    const int* pos, const int* slot, int rows, int qHeads, int kHeads,
                                                    int headDim, int dims, float base, float freqScale,
                                                    const float* freqFactors, int neox) {
+	hx_grid_wait();
 	hx_norm_rope2_store<unsigned short>(kc, vc, q, k, v, qw, kw, eps, pos, slot, rows, qHeads, kHeads, headDim, dims,
 	                                    base, freqScale, freqFactors, neox);
 }
 
 // hx_trap makes a sticky device failure (a test hook). Grid 1, block 1.
-extern "C" __global__ void hx_trap() { __trap(); }
+extern "C" __global__ void hx_trap() {
+	hx_grid_wait(); __trap(); }

@@ -226,6 +226,9 @@ __device__ __forceinline__ void hx_mv(float* out, const W* w, const float* x, in
 	const int lane = threadIdx.x & 31;
 	const int row = blockIdx.x * HX_MV_ROWS + (threadIdx.x >> 5);
 	if (row >= rows) return; // the whole warp leaves together
+	const size_t rb = F::row_bytes(cols);
+	hx_prefetch_l2((const char*)w + (size_t)row * rb, rb, lane);
+	hx_grid_wait();
 	for (int j0 = 0; j0 < nx; j0 += HX_MV_NX) {
 		const float* xj = x + (size_t)j0 * cols;
 		float* oj = out + (size_t)j0 * rows;
@@ -235,8 +238,24 @@ __device__ __forceinline__ void hx_mv(float* out, const W* w, const float* x, in
 	}
 }
 
+// hx_row_bytes is a weight row's size: cols values of the quantized format
+// T (a block type) or of F16/F32 (unsigned short, float).
+template <class T>
+__device__ __forceinline__ size_t hx_row_bytes(int cols) {
+	return (size_t)(cols / T::BS) * T::TS;
+}
+template <>
+__device__ __forceinline__ size_t hx_row_bytes<unsigned short>(int cols) {
+	return (size_t)cols * 2;
+}
+template <>
+__device__ __forceinline__ size_t hx_row_bytes<float>(int cols) {
+	return (size_t)cols * 4;
+}
+
 template <class T>
 struct hx_mv_quant {
+	__device__ __forceinline__ static size_t row_bytes(int cols) { return hx_row_bytes<T>(cols); }
 	template <int NX>
 	__device__ __forceinline__ static void run(float* out, const unsigned char* w, const float* x, int row, int rows,
 	                                           int cols, int lane) {
@@ -246,6 +265,7 @@ struct hx_mv_quant {
 
 template <class W>
 struct hx_mv_dense_body {
+	__device__ __forceinline__ static size_t row_bytes(int cols) { return hx_row_bytes<W>(cols); }
 	template <int NX>
 	__device__ __forceinline__ static void run(float* out, const W* w, const float* x, int row, int rows, int cols,
 	                                           int lane) {
@@ -305,6 +325,7 @@ HX_MV3_KERNEL(hx_mv3_q6_k, hx_mv_quant<hx_q6_k>, unsigned char)
 // Grid ceil(rows/4), block 128.
 template <class T>
 struct hx_acc_quant {
+	__device__ __forceinline__ static size_t row_bytes(int cols) { return hx_row_bytes<T>(cols); }
 	// acc2 leaves in g and u the lanes' partial sums of the products with
 	// wg and wu (as hx_mv_blocks_acc for each), taking both weights' block b
 	// in the same iteration, four blocks of each at a time for one or two
@@ -330,6 +351,7 @@ struct hx_acc_quant {
 
 template <class W>
 struct hx_acc_dense {
+	__device__ __forceinline__ static size_t row_bytes(int cols) { return hx_row_bytes<W>(cols); }
 	template <int NX>
 	__device__ __forceinline__ static void acc2(float* g, float* u, const W* wg, const W* wu, const float* x, int row,
 	                                            int cols, int lane) {
@@ -356,6 +378,10 @@ __device__ __forceinline__ void hx_mvg(float* out, const W* wg, const W* wu, con
 	const int lane = threadIdx.x & 31;
 	const int row = blockIdx.x * HX_MV_ROWS + (threadIdx.x >> 5);
 	if (row >= rows) return;
+	const size_t rb = A::row_bytes(cols);
+	hx_prefetch_l2((const char*)wg + (size_t)row * rb, rb, lane);
+	hx_prefetch_l2((const char*)wu + (size_t)row * rb, rb, lane);
+	hx_grid_wait();
 	for (int j0 = 0; j0 < nx; j0 += HX_MV_NX) {
 		const float* xj = x + (size_t)j0 * cols;
 		float* oj = out + (size_t)j0 * rows;

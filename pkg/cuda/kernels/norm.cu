@@ -92,6 +92,7 @@ __device__ __forceinline__ void hx_norm_row(float* orow, float* xr, const float*
 // scale in F32 from the mean, the sum here in F32 over a block reduction).
 // out may be x. Grid (rows), block 256 (any multiple of 32 works).
 extern "C" __global__ void hx_rmsnorm(float* out, const float* x, const float* __restrict__ w, int cols, float eps) {
+	hx_grid_wait();
 	__shared__ float red[32];
 	const size_t r = (size_t)blockIdx.x * cols;
 	hx_norm_row(out + r, (float*)x + r, nullptr, w, cols, eps, nullptr, red);
@@ -101,6 +102,7 @@ extern "C" __global__ void hx_rmsnorm(float* out, const float* x, const float* _
 // blockIdx.x (hx_norm_row). Grid (rows), block 256.
 extern "C" __global__ void hx_add_rmsnorm(float* out, float* x, const float* __restrict__ y,
                                           const float* __restrict__ w, int cols, float eps) {
+	hx_grid_wait();
 	__shared__ float red[32];
 	const size_t r = (size_t)blockIdx.x * cols;
 	hx_norm_row(out + r, x + r, y + r, w, cols, eps, nullptr, red);
@@ -112,6 +114,7 @@ extern "C" __global__ void hx_add_rmsnorm(float* out, float* x, const float* __r
 extern "C" __global__ void hx_rmsnorm2(float* out1, const float* x1, const float* __restrict__ w1, int rows1,
                                        float* out2, const float* x2, const float* __restrict__ w2, int cols,
                                        float eps) {
+	hx_grid_wait();
 	__shared__ float sh[32];
 	const int r = blockIdx.x;
 	if (r < rows1) {
@@ -144,6 +147,7 @@ __device__ __forceinline__ void hx_argmax_warp(float* v, int* i) {
 // (len(rows)), block 1024.
 extern "C" __global__ void hx_argmax_rows(int* out, const float* __restrict__ x, const int* __restrict__ rows,
                                           int cols) {
+	hx_grid_wait();
 	__shared__ float sv[32];
 	__shared__ int si[32];
 	const float* xr = x + (size_t)rows[blockIdx.x] * cols;
@@ -223,6 +227,7 @@ __device__ __forceinline__ void hx_round_q8k_block(float* __restrict__ ob, const
 // hx_round_q8k rounds 256-value blocks (hx_round_q8k_block), one warp per
 // block. Grid ceil(n/1024), block 128.
 extern "C" __global__ void hx_round_q8k(float* __restrict__ out, const float* __restrict__ x, int n) {
+	hx_grid_wait();
 	const int blk = blockIdx.x * 4 + (threadIdx.x >> 5);
 	if (blk * 256 >= n) return;
 	hx_round_q8k_block(out + (size_t)blk * 256, x + (size_t)blk * 256, threadIdx.x & 31);
@@ -246,6 +251,7 @@ __device__ __forceinline__ void hx_norm_round(float* outr, const float* orow, co
 // block 256.
 extern "C" __global__ void hx_add_rmsnorm_q8k(float* out, float* outr, float* x, const float* __restrict__ y,
                                               const float* __restrict__ w, int cols, float eps) {
+	hx_grid_wait();
 	__shared__ float red[32];
 	__shared__ float row[HX_NORM_ROW];
 	const size_t r = (size_t)blockIdx.x * cols;
@@ -259,6 +265,7 @@ extern "C" __global__ void hx_add_rmsnorm_q8k(float* out, float* outr, float* x,
 // block 256.
 extern "C" __global__ void hx_rmsnorm_q8k(float* out, float* outr, const float* x, const float* __restrict__ w, int cols,
                                           float eps) {
+	hx_grid_wait();
 	__shared__ float red[32];
 	__shared__ float row[HX_NORM_ROW];
 	const size_t r = (size_t)blockIdx.x * cols;
@@ -272,6 +279,7 @@ extern "C" __global__ void hx_rmsnorm_q8k(float* out, float* outr, const float* 
 // clamped to [-128, 127]; the value is q·d with d read back from F16. One
 // warp per block. Grid ceil(n/128), block 128.
 extern "C" __global__ void hx_round_q8_0(float* __restrict__ out, const float* __restrict__ x, int n) {
+	hx_grid_wait();
 	const int lane = threadIdx.x & 31;
 	const int blk = blockIdx.x * 4 + (threadIdx.x >> 5);
 	if (blk * 32 >= n) return;

@@ -17,6 +17,7 @@
 extern "C" __global__ void hx_conv_silu(float* __restrict__ out, const float* __restrict__ x,
                                         const float* __restrict__ w, float* __restrict__ st, int row0, int n, int C,
                                         int K) {
+	hx_grid_wait();
 	const int c = blockIdx.x * blockDim.x + threadIdx.x;
 	if (c >= C) return;
 	if (K < 1 || K - 1 > HX_CONV_MAXK) __trap();
@@ -39,6 +40,7 @@ extern "C" __global__ void hx_conv_silu(float* __restrict__ out, const float* __
 // row of x (width values a row): x / max(|x|, eps). Grid (rows, heads),
 // block 32.
 extern "C" __global__ void hx_l2norm_heads(float* __restrict__ x, int heads, int dim, int width, float eps) {
+	hx_grid_wait();
 	if ((int)blockIdx.y >= heads) return;
 	float* v = x + (size_t)blockIdx.x * width + (size_t)blockIdx.y * dim;
 	float s = 0.0f;
@@ -64,6 +66,7 @@ extern "C" __global__ void hx_delta_net(float* __restrict__ out, const float* __
                                         float* __restrict__ s, const float* __restrict__ dtBias,
                                         const float* __restrict__ A, int row0, int n, int kh, int vh, int dim,
                                         int grouped) {
+	hx_grid_wait();
 	__shared__ float qs[HX_DN_MAXD], ks[HX_DN_MAXD];
 	const int h = blockIdx.x;
 	if (h >= vh) return;
@@ -106,6 +109,7 @@ extern "C" __global__ void hx_delta_net(float* __restrict__ out, const float* __
 // Grid ceil(rows·heads·(a+b)/256), block 256.
 extern "C" __global__ void hx_split_heads(float* __restrict__ da, float* __restrict__ db, const float* __restrict__ src,
                                           int rows, int heads, int a, int b) {
+	hx_grid_wait();
 	const size_t g = (size_t)(a + b);
 	const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
 	if (i >= (size_t)rows * heads * g) return;
@@ -122,6 +126,7 @@ extern "C" __global__ void hx_split_heads(float* __restrict__ da, float* __restr
 // ceil(n/256), block 256.
 extern "C" __global__ void hx_sigmoid_mul(float* __restrict__ x, const float* __restrict__ gate, int n, int cols,
                                           int gcols) {
+	hx_grid_wait();
 	const int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i >= n) return;
 	const float g = gate[gcols == 1 ? i / cols : i];
