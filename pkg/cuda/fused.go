@@ -168,14 +168,46 @@ func (b *Backend) ArgMaxRows(tT compute.Tensor, rows []int32, out []int32) error
 		if err != nil {
 			return err
 		}
-		op, err := b.argmax.ensure(b.d, int64(len(rows))*4)
+		n := int64(len(rows)) * 8
+		kp, err := b.argmax.ensure(b.d, n)
 		if err != nil {
 			return err
 		}
-		a := newArgs(4).ptr(op).ptr(t.p).ptr(rp).i32(t.cols)
-		if err := b.d.launch("hx_argmax_rows", [3]int{len(rows), 1, 1}, 1024, a); err != nil {
+		if err := b.d.zero(kp, n); err != nil {
 			return err
 		}
-		return b.d.download(unsafe.Pointer(&out[0]), op, int64(len(rows))*4)
+		a := newArgs(4).ptr(kp).ptr(t.p).ptr(rp).i32(t.cols)
+		if err := b.d.launch("hx_argmax_rows", [3]int{len(rows), argmaxSlices(t.cols), 1}, argmaxThreads, a); err != nil {
+			return err
+		}
+		keys := make([]uint64, len(rows))
+		if err := b.d.download(unsafe.Pointer(&keys[0]), kp, n); err != nil {
+			return err
+		}
+		for i, k := range keys {
+			out[i] = argmaxIndex(k)
+		}
+		return nil
 	})
+}
+
+// hx_argmax_rows takes each row in slices of argmaxThreads·8 values (one
+// round of loads per thread), at most argmaxMaxSlices of them.
+const (
+	argmaxThreads   = 256
+	argmaxMaxSlices = 128
+)
+
+// argmaxSlices is the slices hx_argmax_rows splits a row of cols values
+// into.
+func argmaxSlices(cols int) int {
+	return min(max((cols+argmaxThreads*8-1)/(argmaxThreads*8), 1), argmaxMaxSlices)
+}
+
+// argmaxIndex is the index a key of hx_argmax_rows names (-1: none).
+func argmaxIndex(key uint64) int32 {
+	if key == 0 {
+		return -1
+	}
+	return int32(0xffffffff - uint32(key))
 }

@@ -142,6 +142,12 @@ func groupJobs(jobs []mvJob) [][]mvJob {
 // rows per block, a warp each.
 func mvBlocks(rows int) int { return max(1, (rows+3)/4) }
 
+// tallRows is the fewest rows of a weight that one activation row
+// multiplies with hx_mv2 (two rows a warp) instead of hx_mv: an output
+// head, whose rows are too many for the GPU to hold at once, so that
+// the blocks' memory latencies add up in waves.
+const tallRows = 32768
+
 // matvec launches the products of one group on the (rounded) input x:
 // hx_mv for one weight, hx_mv3 for several (on the owner goroutine).
 func (b *Backend) matvec(g []mvJob, x *tensor) error {
@@ -151,8 +157,11 @@ func (b *Backend) matvec(g []mvJob, x *tensor) error {
 	}
 	for _, c := range chunks(x.rows) {
 		var a *args
-		kernel := g[0].f.mvKernel()
-		if len(g) == 1 {
+		kernel, grid := g[0].f.mvKernel(), mvBlocks(most)
+		if len(g) == 1 && c[1] == 1 && most >= tallRows {
+			kernel, grid = g[0].f.mv2Kernel(), (most+7)/8
+			a = newArgs(5).ptr(g[0].out.row(c[0])).ptr(g[0].wp).ptr(x.row(c[0])).i32(most).i32(x.cols)
+		} else if len(g) == 1 {
 			a = newArgs(6).ptr(g[0].out.row(c[0])).ptr(g[0].wp).ptr(x.row(c[0])).i32(most).i32(x.cols).i32(c[1])
 		} else {
 			kernel = g[0].f.mv3Kernel()
@@ -166,7 +175,7 @@ func (b *Backend) matvec(g []mvJob, x *tensor) error {
 			}
 			a.ptr(x.row(c[0])).i32(x.cols).i32(c[1])
 		}
-		if err := b.d.launch(kernel, [3]int{mvBlocks(most), len(g), 1}, 128, a); err != nil {
+		if err := b.d.launch(kernel, [3]int{grid, len(g), 1}, 128, a); err != nil {
 			return err
 		}
 	}

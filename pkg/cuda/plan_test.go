@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -297,5 +298,50 @@ func TestGroupJobs(t *testing.T) {
 	want := [][]int{{1, 3, 4}, {2, 6}, {5}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("groups %v, want %v", got, want)
+	}
+}
+
+// TestTallMatVecDispatch: a product of one activation row with a weight of
+// tallRows rows or more (an output head) goes to hx_mv2, two rows a warp;
+// shorter weights and several activation rows stay with hx_mv.
+func TestTallMatVecDispatch(t *testing.T) {
+	const cols = 32
+	for _, tc := range []struct {
+		rows, nx int
+		want     string
+	}{
+		{tallRows, 1, fmt.Sprintf("launch hx_mv2_q8_0 %d", tallRows/8)},
+		{tallRows + 3, 1, fmt.Sprintf("launch hx_mv2_q8_0 %d", tallRows/8+1)},
+		{tallRows - 1, 1, fmt.Sprintf("launch hx_mv_q8_0 %d", tallRows/4)},
+		{tallRows, 2, fmt.Sprintf("launch hx_mv_q8_0 %d", tallRows/4)},
+	} {
+		ld := &logDriver{}
+		b := newBackend(ld)
+		w, err := compute.NewWeight("head", dtype.Q8_0, []int{cols, tc.rows}, make([]byte, tc.rows*34))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Prepare(w); err != nil {
+			t.Fatal(err)
+		}
+		x, err := b.NewTensor(tc.nx, cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := b.NewTensor(tc.nx, tc.rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ld.log = nil
+		if err := b.MatMul(w, x, out); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, l := range ld.log {
+			found = found || strings.HasPrefix(l, tc.want+" ")
+		}
+		if !found {
+			t.Errorf("%d rows × %d: launched %q, want %q", tc.rows, tc.nx, ld.log, tc.want)
+		}
 	}
 }

@@ -40,6 +40,7 @@ func deviceFormat(t dtype.Type) format {
 func (f format) mvKernel() string   { return "hx_mv_" + f.suffix }
 func (f format) mv3Kernel() string  { return "hx_mv3_" + f.suffix }
 func (f format) mvgKernel() string  { return "hx_mvg_" + f.suffix }
+func (f format) mv2Kernel() string  { return "hx_mv2_" + f.suffix }
 func (f format) rowsKernel() string { return "hx_rows_" + f.suffix }
 func (f format) dqKernel() string {
 	if f.suffix == "f16" || f.suffix == "f32" {

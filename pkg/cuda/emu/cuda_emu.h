@@ -86,6 +86,11 @@ inline T __shfl_sync(unsigned mask, T v, int srcLane, int width = 32) {
 // separate operations in ISO C++ mode, and x86-64 has no FMA by default).
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fadd_rn(float a, float b) { return a + b; }
+inline unsigned int __float_as_uint(float f) {
+	unsigned int u;
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
 inline float __fsub_rn(float a, float b) { return a - b; }
 inline float __fdiv_rn(float a, float b) { return a / b; }
 // __float2int_rn rounds to nearest, ties to even (the default rounding
@@ -99,6 +104,11 @@ inline int __float2int_rn(float f) { return (int)nearbyintf(f); }
 inline int atomicAdd(int* p, int v) {
 	const int old = *p;
 	*p = old + v;
+	return old;
+}
+inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) {
+	const unsigned long long old = *p;
+	if (v > old) *p = v;
 	return old;
 }
 inline void __threadfence() {}

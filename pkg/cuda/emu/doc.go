@@ -22,7 +22,8 @@
 // (and its tests skip).
 package emu
 
-// Arg is an argument of Launch: []float32, []int32, []uint16 or []byte for
-// a pointer parameter of that element type (nil, typed or not, for a null
-// pointer), int or int32 for an int, float32 or float64 for a float.
+// Arg is an argument of Launch: []float32, []int32, []uint16, []byte or
+// []uint64 for a pointer parameter of that element type (nil, typed or
+// not, for a null pointer), int or int32 for an int, float32 or float64
+// for a float.
 type Arg any

@@ -215,6 +215,8 @@ func bytesOf(a Arg) (b []byte, elem int, letter byte, ok bool) {
 		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), 2*len(s)), 2, 'h', true
 	case []byte:
 		return s, 1, 'b', true
+	case []uint64:
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), 8*len(s)), 8, 'q', true
 	}
 	return nil, 0, 0, false
 }
@@ -231,6 +233,8 @@ func isNil(a Arg) bool {
 	case []uint16:
 		return s == nil
 	case []byte:
+		return s == nil
+	case []uint64:
 		return s == nil
 	}
 	return false
@@ -257,7 +261,7 @@ func floatArg(a Arg) (float32, bool) {
 }
 
 func pointerType(letter byte) string {
-	t := map[byte]string{'f': "[]float32", 'i': "[]int32", 'h': "[]uint16", 'b': "[]byte"}[letter|0x20]
+	t := map[byte]string{'f': "[]float32", 'i': "[]int32", 'h': "[]uint16", 'b': "[]byte", 'q': "[]uint64"}[letter|0x20]
 	if letter < 'a' {
 		return t + " (const)"
 	}

@@ -19,8 +19,8 @@ typedef struct {
 
 // The kernel table: names and signatures, one character per parameter
 // (f float*, F const float*, i int*, I const int*, h unsigned short*, H
-// const unsigned short*, b unsigned char*, B const unsigned char*, n int,
-// x float).
+// const unsigned short*, b unsigned char*, B const unsigned char*, q
+// unsigned long long*, n int, x float).
 int hx_emu_kernel_count(void);
 const char *hx_emu_kernel_name(int k);
 const char *hx_emu_kernel_sig(int k);

@@ -186,7 +186,10 @@ func TestNormRoPE2Store(t *testing.T) {
 
 func TestArgMaxRows(t *testing.T) {
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
-	for _, tt := range []struct{ cols, block int }{{1000, 1024}, {1000, 256}, {5003, 1024}, {9000, 32}} {
+	for _, tt := range []struct{ cols, block, slices int }{
+		{1000, 1024, 1}, {1000, 256, 1}, {5003, 1024, 1}, {9000, 32, 1},
+		{9000, 256, 5}, {5003, 256, 3}, {1000, 32, 64}, {7, 32, 4}, // slices that split ties, and slices with nothing
+	} {
 		r := rand.New(rand.NewPCG(11, uint64(tt.cols)))
 		cols := tt.cols
 		x := make([]float32, 6*cols)
@@ -196,11 +199,25 @@ func TestArgMaxRows(t *testing.T) {
 		for i := cols; i < 2*cols; i++ { // row 1: nothing finite
 			x[i] = []float32{nan, inf, -inf}[i%3]
 		}
-		x[2*cols+5], x[2*cols+900] = inf, nan // row 2: +Inf and NaN never win
-		x[3*cols+777], x[3*cols+778], x[4*cols-1] = 100, 100, 100
+		if cols > 900 {
+			x[2*cols+5], x[2*cols+900] = inf, nan // row 2: +Inf and NaN never win
+			x[3*cols+777], x[3*cols+778], x[4*cols-1] = 100, 100, 100
+		}
+		x[5*cols] = float32(math.Copysign(0, -1)) // row 5 holds zeros of both signs, −0 first
+		for i := 5*cols + 1; i < 6*cols; i++ {
+			x[i] = min(x[i], 0)
+		}
 		rows := []int32{0, 1, 2, 3, 5, 3}
+		keys := make([]uint64, len(rows)) // zeros
+		must(t, Launch("hx_argmax_rows", [3]int{len(rows), tt.slices, 1}, dim(tt.block), keys, x, rows, cols))
 		got := make([]int32, len(rows))
-		must(t, Launch("hx_argmax_rows", dim(len(rows)), dim(tt.block), got, x, rows, cols))
+		for b := range got {
+			key := keys[b]
+			got[b] = -1
+			if key != 0 {
+				got[b] = int32(0xffffffff - uint32(key))
+			}
+		}
 		for b, row := range rows {
 			want := int32(-1)
 			best := float32(math.Inf(-1))
@@ -213,7 +230,7 @@ func TestArgMaxRows(t *testing.T) {
 				t.Errorf("%+v row %d: argmax %d, want %d", tt, row, got[b], want)
 			}
 		}
-		if got[3] != 777 {
+		if cols > 778 && got[3] != 777 {
 			t.Errorf("%+v tie: %d, want the lower index 777", tt, got[3])
 		}
 	}

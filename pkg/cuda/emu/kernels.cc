@@ -64,6 +64,13 @@
 #define hx_mvg_q6_k hxemu_hx_mvg_q6_k
 #define hx_add_rmsnorm hxemu_hx_add_rmsnorm
 #define hx_rmsnorm2 hxemu_hx_rmsnorm2
+#define hx_mv2_f16 hxemu_hx_mv2_f16
+#define hx_mv2_f32 hxemu_hx_mv2_f32
+#define hx_mv2_q8_0 hxemu_hx_mv2_q8_0
+#define hx_mv2_q4_0 hxemu_hx_mv2_q4_0
+#define hx_mv2_q4_k hxemu_hx_mv2_q4_k
+#define hx_mv2_q5_k hxemu_hx_mv2_q5_k
+#define hx_mv2_q6_k hxemu_hx_mv2_q6_k
 #define hx_mv3_f16 hxemu_hx_mv3_f16
 #define hx_mv3_f32 hxemu_hx_mv3_f32
 #define hx_mv3_q8_0 hxemu_hx_mv3_q8_0
@@ -160,6 +167,10 @@ struct Sig<const unsigned char *> {
 	static constexpr char c = 'B';
 };
 template <>
+struct Sig<unsigned long long *> {
+	static constexpr char c = 'q';
+};
+template <>
 struct Sig<int> {
 	static constexpr char c = 'n';
 };
@@ -217,6 +228,7 @@ const KernelInfo kKernels[] = {
     HX_K(hx_argmax_rows), HX_K(hx_round_q8k), HX_K(hx_round_q8_0), HX_K(hx_add_rmsnorm), HX_K(hx_add_rmsnorm_q8k), HX_K(hx_rmsnorm_q8k), HX_K(hx_rmsnorm2), HX_K(hx_rope2_store_f32), HX_K(hx_rope2_store_f16), HX_K(hx_norm_rope2_store_f32), HX_K(hx_norm_rope2_store_f16),
     HX_K(hx_mvg_f16), HX_K(hx_mvg_f32), HX_K(hx_mvg_q8_0), HX_K(hx_mvg_q4_0), HX_K(hx_mvg_q4_k), HX_K(hx_mvg_q5_k), HX_K(hx_mvg_q6_k),
     HX_K(hx_mv3_f16), HX_K(hx_mv3_f32), HX_K(hx_mv3_q8_0), HX_K(hx_mv3_q4_0), HX_K(hx_mv3_q4_k), HX_K(hx_mv3_q5_k), HX_K(hx_mv3_q6_k),
+    HX_K(hx_mv2_f16), HX_K(hx_mv2_f32), HX_K(hx_mv2_q8_0), HX_K(hx_mv2_q4_0), HX_K(hx_mv2_q4_k), HX_K(hx_mv2_q5_k), HX_K(hx_mv2_q6_k),
 
     HX_K(emu_test_shuffles), HX_K(emu_test_shared), HX_K(emu_test_early_return), HX_K(emu_test_half_warp),
     HX_K(emu_test_write),    HX_K(emu_test_const_write),

@@ -250,3 +250,29 @@ func TestGatedMatVec(t *testing.T) {
 		}
 	}
 }
+
+// TestTallMatVec: hx_mv2_* (two rows a warp) gives hx_mv_*'s bits for one
+// activation row, odd and even row counts, and writes no row past them.
+func TestTallMatVec(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 5))
+	for _, wt := range weightTypes {
+		for _, cols := range wt.cols {
+			for _, rows := range []int{1, 2, 13, 14, 37} {
+				name := fmt.Sprintf("%s %d×%d", wt.typ, rows, cols)
+				x := randVec(r, cols, 2)
+				w, _ := randWeight(t, r, wt.typ, rows, cols)
+				want, got := nanVec(rows), nanVec(rows+1) // the last value must stay NaN
+				must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4), dim(128), want, weightArg(w), x, rows, cols, 1))
+				must(t, Launch("hx_mv2_"+wt.suffix, dim((rows+7)/8+1), dim(128), got, weightArg(w), x, rows, cols))
+				for k, v := range want {
+					if math.Float32bits(got[k]) != math.Float32bits(v) {
+						t.Fatalf("%s: row %d = %g, hx_mv_%s %g", name, k, got[k], wt.suffix, v)
+					}
+				}
+				if !math.IsNaN(float64(got[rows])) {
+					t.Fatalf("%s: wrote past its rows (%g)", name, got[rows])
+				}
+			}
+		}
+	}
+}

@@ -100,6 +100,8 @@ func Names() []string {
 		"hx_mv3_f32", "hx_mv3_f16", "hx_mv3_q8_0", "hx_mv3_q4_0", "hx_mv3_q4_k", "hx_mv3_q5_k", "hx_mv3_q6_k",
 		// SwiGLU of two decode matmuls of one format: grid ceil(rows/4), block 128
 		"hx_mvg_f32", "hx_mvg_f16", "hx_mvg_q8_0", "hx_mvg_q4_0", "hx_mvg_q4_k", "hx_mvg_q5_k", "hx_mvg_q6_k",
+		// tall decode matmuls of one activation row, two rows a warp: grid ceil(rows/8), block 128
+		"hx_mv2_f32", "hx_mv2_f16", "hx_mv2_q8_0", "hx_mv2_q4_0", "hx_mv2_q4_k", "hx_mv2_q5_k", "hx_mv2_q6_k",
 		// dequantization to F32: grid rows, block 256
 		"hx_dq32_q8_0", "hx_dq32_q4_0", "hx_dq32_q4_k", "hx_dq32_q5_k", "hx_dq32_q6_k",
 		// embedding lookup: grid n, block 256

@@ -404,3 +404,41 @@ HX_MVG_KERNEL(hx_mvg_q4_0, hx_acc_quant<hx_q4_0>, unsigned char)
 HX_MVG_KERNEL(hx_mvg_q4_k, hx_acc_quant<hx_q4_k>, unsigned char)
 HX_MVG_KERNEL(hx_mvg_q5_k, hx_acc_quant<hx_q5_k>, unsigned char)
 HX_MVG_KERNEL(hx_mvg_q6_k, hx_acc_quant<hx_q6_k>, unsigned char)
+
+// Tall products (an output head: one activation row, tens of thousands of
+// weight rows): each warp computes two consecutive rows, taking both rows'
+// blocks in the same iterations (hx_acc_quant's acc2, as gate·up does), so
+// that a warp keeps twice hx_mv's loads in flight and a launch has half
+// the blocks. Each row's sums are hx_mv's, in the same order: the same
+// bits. Grid ceil(rows/8), block 128.
+template <class A, class W>
+__device__ __forceinline__ void hx_mv2(float* out, const W* w, const float* x, int rows, int cols) {
+	const int lane = threadIdx.x & 31;
+	const int row = 2 * (blockIdx.x * HX_MV_ROWS + (threadIdx.x >> 5));
+	if (row >= rows) return;
+	const size_t rb = A::row_bytes(cols);
+	const bool two = row + 1 < rows;
+	hx_prefetch_l2((const char*)w + (size_t)row * rb, two ? 2 * rb : rb, lane);
+	hx_grid_wait();
+	// the second row's weights start a row on; the last of an odd count
+	// takes its own row again, and does not write it
+	const W* w1 = two ? (const W*)((const char*)w + rb) : w;
+	float s0[1], s1[1];
+	A::template acc2<1>(s0, s1, w, w1, x, row, cols, lane);
+	const float a = hx_warp_sum(s0[0]), b = hx_warp_sum(s1[0]);
+	if (lane == 0) out[row] = a;
+	if (lane == 1 && two) out[row + 1] = b;
+}
+
+#define HX_MV2_KERNEL(name, A, W)                                                                       \
+	extern "C" __global__ void name(float* out, const W* w, const float* x, int rows, int cols) { \
+		hx_mv2<A, W>(out, w, x, rows, cols);                                                         \
+	}
+
+HX_MV2_KERNEL(hx_mv2_f16, hx_acc_dense<unsigned short>, unsigned short)
+HX_MV2_KERNEL(hx_mv2_f32, hx_acc_dense<float>, float)
+HX_MV2_KERNEL(hx_mv2_q8_0, hx_acc_quant<hx_q8_0>, unsigned char)
+HX_MV2_KERNEL(hx_mv2_q4_0, hx_acc_quant<hx_q4_0>, unsigned char)
+HX_MV2_KERNEL(hx_mv2_q4_k, hx_acc_quant<hx_q4_k>, unsigned char)
+HX_MV2_KERNEL(hx_mv2_q5_k, hx_acc_quant<hx_q5_k>, unsigned char)
+HX_MV2_KERNEL(hx_mv2_q6_k, hx_acc_quant<hx_q6_k>, unsigned char)

@@ -139,27 +139,46 @@ __device__ __forceinline__ void hx_argmax_warp(float* v, int* i) {
 	}
 }
 
-// hx_argmax_rows writes, for each listed row rows[b] of x (cols wide), the
-// index of its largest finite value (the lowest index on ties; NaN, +Inf
-// and -Inf never win), or -1 when it has none: greedy sampling on the
-// device, as the host sampler's maxFinite picks. Thread t scans t, t+1024,
-// … (four loads in flight), then warps and the block reduce. Grid
-// (len(rows)), block 1024.
-extern "C" __global__ void hx_argmax_rows(int* out, const float* __restrict__ x, const int* __restrict__ rows,
-                                          int cols) {
+// hx_argmax_key is the key of value v at index i in hx_argmax_rows: keys
+// order as their values do (−0 as +0), the lower index first among equal
+// values, and every key of a finite value is above 0 (no value).
+__device__ __forceinline__ unsigned long long hx_argmax_key(float v, int i) {
+	if (v == 0.0f) v = 0.0f; // −0 ties with +0, as a float comparison has it
+	const unsigned int b = __float_as_uint(v);
+	const unsigned int o = (b & 0x80000000u) ? ~b : b | 0x80000000u;
+	return ((unsigned long long)o << 32) | (0xffffffffu - (unsigned int)i);
+}
+
+// HX_AM_LOADS is the values a thread of hx_argmax_rows loads at once.
+#define HX_AM_LOADS 8
+
+// hx_argmax_rows leaves in keys[b], for each listed row rows[b] of x (cols
+// wide), the largest hx_argmax_key of the row's finite values (NaN, +Inf
+// and -Inf never win), or leaves it 0 when the row has none: the index of
+// the largest value, the lowest on ties, is 0xffffffff minus the key's
+// low 32 bits (greedy sampling on the device, as the host sampler's
+// maxFinite picks). keys holds zeros before the launch. Block (b, s) of
+// grid (len(rows), S) takes the s-th of S equal slices of the row: thread
+// t scans slice positions t, t+blockDim, … (HX_AM_LOADS loads in flight),
+// the warps and then the block reduce, and one atomicMax per block merges
+// the slices.
+extern "C" __global__ void hx_argmax_rows(unsigned long long* keys, const float* __restrict__ x,
+                                          const int* __restrict__ rows, int cols) {
 	hx_grid_wait();
 	__shared__ float sv[32];
 	__shared__ int si[32];
+	const int per = (cols + (int)gridDim.y - 1) / (int)gridDim.y;
+	const int lo = (int)blockIdx.y * per, hi = min(cols, lo + per);
 	const float* xr = x + (size_t)rows[blockIdx.x] * cols;
 	const int bd = blockDim.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	float best = -INFINITY;
 	int bi = -1;
-	for (int i0 = threadIdx.x; i0 < cols; i0 += 4 * bd) {
-		float v[4];
+	for (int i0 = lo + threadIdx.x; i0 < hi; i0 += HX_AM_LOADS * bd) {
+		float v[HX_AM_LOADS];
 #pragma unroll
-		for (int k = 0; k < 4; k++) v[k] = i0 + k * bd < cols ? xr[i0 + k * bd] : -INFINITY;
+		for (int k = 0; k < HX_AM_LOADS; k++) v[k] = i0 + k * bd < hi ? xr[i0 + k * bd] : -INFINITY;
 #pragma unroll
-		for (int k = 0; k < 4; k++) { // increasing index within the thread: the first wins ties
+		for (int k = 0; k < HX_AM_LOADS; k++) { // increasing index within the thread: the first wins ties
 			if (v[k] > best && v[k] < INFINITY) {
 				best = v[k];
 				bi = i0 + k * bd;
@@ -176,7 +195,7 @@ extern "C" __global__ void hx_argmax_rows(int* out, const float* __restrict__ x,
 	best = lane < (bd >> 5) ? sv[lane] : -INFINITY;
 	bi = lane < (bd >> 5) ? si[lane] : -1;
 	hx_argmax_warp(&best, &bi);
-	if (lane == 0) out[blockIdx.x] = bi;
+	if (lane == 0 && bi >= 0) atomicMax(keys + blockIdx.x, hx_argmax_key(best, bi));
 }
 
 // Activation rounding: x rounded the way the CPU quantizes activations for
