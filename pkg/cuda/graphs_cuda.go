@@ -115,6 +115,7 @@ import "C"
 
 import (
 	"fmt"
+	"log/slog"
 	"unsafe"
 )
 
@@ -134,8 +135,23 @@ type cuGraph struct {
 	fns   []kernelFn
 }
 
-// newGraph implements grapher.
+// newGraph implements grapher: the launches chained by programmatic edges
+// where the device takes them (d.pdl), else by plain ones. A driver that
+// has the programmatic edges' call but fails a graph built with them gets
+// plain edges from then on.
 func (d *device) newGraph(recs []launchRec) (graph, error) {
+	g, err := d.buildGraph(recs, d.pdl)
+	if err != nil && d.pdl {
+		slog.Warn("CUDA graphs go on without programmatic dependent launch", "err", err)
+		d.pdl = false
+		return d.buildGraph(recs, false)
+	}
+	return g, err
+}
+
+// buildGraph builds and instantiates the graph of recs, each node after
+// the one before it (pdl: by programmatic edges).
+func (d *device) buildGraph(recs []launchRec, pdl bool) (graph, error) {
 	cg := &cuGraph{nodes: make([]C.CUgraphNode, len(recs)), fns: make([]kernelFn, len(recs))}
 	if r := C.hx_graph_create(&cg.g); r != C.CUDA_SUCCESS {
 		return nil, cuErr("cuGraphCreate", r)
@@ -152,7 +168,7 @@ func (d *device) newGraph(recs []launchRec) (graph, error) {
 		s, n := slotsOf(rec)
 		gx, gy, gz, bx := C.uint(rec.grid[0]), C.uint(rec.grid[1]), C.uint(rec.grid[2]), C.uint(rec.block)
 		var r C.CUresult
-		if d.pdl && prev != nil {
+		if pdl && prev != nil {
 			r = C.hx_graph_add_pdl(cg.g, prev, &cg.nodes[i], C.CUfunction(f), gx, gy, gz, bx, s, n)
 		} else {
 			r = C.hx_graph_add(cg.g, prev, &cg.nodes[i], C.CUfunction(f), gx, gy, gz, bx, s, n)
