@@ -32,8 +32,10 @@ type Backend struct {
 	// attnPart holds split decode attention's partial results, attnCount
 	// its count of finished splits per (row, head)
 	attnPart, attnCount devBuf
-	// argmax holds ArgMaxRows's results
-	argmax devBuf
+	// argmax holds ArgMaxRows's keys on the device, argmaxKeys on the
+	// host (reused across steps)
+	argmax     devBuf
+	argmaxKeys []uint64
 	// rounded holds activations rounded as the CPU quantizes them, by
 	// rounding kernel (roundedInput)
 	rounded map[string]*devBuf

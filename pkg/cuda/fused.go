@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/helexa/helexa/pkg/compute"
@@ -180,7 +181,8 @@ func (b *Backend) ArgMaxRows(tT compute.Tensor, rows []int32, out []int32) error
 		if err := b.d.launch("hx_argmax_rows", [3]int{len(rows), argmaxSlices(t.cols), 1}, argmaxThreads, a); err != nil {
 			return err
 		}
-		keys := make([]uint64, len(rows))
+		keys := slices.Grow(b.argmaxKeys[:0], len(rows))[:len(rows)]
+		b.argmaxKeys = keys
 		if err := b.d.download(unsafe.Pointer(&keys[0]), kp, n); err != nil {
 			return err
 		}
