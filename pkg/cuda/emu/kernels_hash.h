@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "7b7ba1f8a92f4bd6219cbe47cdbae947f2c412905cbd2cc6a437d429b924aa79"
+#define HX_KERNELS_SOURCE_SHA256 "af58bc5effef89d4d3a4f4c088f83ce5e9eccf47e5ef108c7bef2c8c5b484742"

@@ -56,6 +56,24 @@ __device__ __forceinline__ bool hx_last_split(int* count, int splits) {
 	return last;
 }
 
+// hx_att_span leaves in *first and *last the positions block (r, h[, z])
+// attends: row r's [rowFirst[r], rowPos[r]], and with a split (chunk > 0)
+// only the z-th chunk of them (empty when the row is shorter).
+__device__ __forceinline__ void hx_att_span(const int* __restrict__ rowPos, const int* __restrict__ rowFirst, int r,
+                                            int chunk, int* first, int* last) {
+	*first = rowFirst[r];
+	*last = rowPos[r];
+	if (chunk > 0) {
+		*first += (int)blockIdx.z * chunk;
+		if (*first + chunk - 1 < *last) *last = *first + chunk - 1;
+	}
+}
+
+// hx_kv_row is the cache row holding position p of a block table.
+__device__ __forceinline__ size_t hx_kv_row(const int* __restrict__ table, int p, int blockSize) {
+	return (size_t)table[p / blockSize] * blockSize + p % blockSize;
+}
+
 // hx_attend is the body of the attention kernels for head dimension D,
 // 32·(NK−1) < D ≤ 32·NK. Block (r, h) computes query row r, head h: the
 // positions p of [rowFirst[r], rowPos[r]] are shared out to the warps in
@@ -80,11 +98,8 @@ __device__ __forceinline__ void hx_attend(float* __restrict__ out, float* part, 
                                           int blockSize, float scale, float* sh) {
 	const int r = blockIdx.x, h = blockIdx.y;
 	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-	int first = rowFirst[r], last = rowPos[r];
-	if (part != nullptr) {
-		first += (int)blockIdx.z * chunk;
-		if (first + chunk - 1 < last) last = first + chunk - 1;
-	}
+	int first, last;
+	hx_att_span(rowPos, rowFirst, r, part != nullptr ? chunk : 0, &first, &last);
 	const int* table = tables + rowTable[r];
 	const size_t kvDim = (size_t)kvHeads * D;
 	const size_t kvOff = (size_t)(h / (heads / kvHeads)) * D + lane;
@@ -108,7 +123,7 @@ __device__ __forceinline__ void hx_attend(float* __restrict__ out, float* part, 
 			s[t] = 0.0f;
 			off[t] = 0;
 			if (p <= last) {
-				off[t] = ((size_t)table[p / blockSize] * blockSize + p % blockSize) * kvDim + kvOff;
+				off[t] = hx_kv_row(table, p, blockSize) * kvDim + kvOff;
 				const KV* kp = kc + off[t];
 #pragma unroll
 				for (int k = 0; k < NK; k++) {
@@ -206,18 +221,15 @@ __device__ __forceinline__ void hx_kv_prefetch(const KV* kc, const KV* vc, const
                                                int kvHeads, int D, int blockSize) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 	const int r = blockIdx.x, h = blockIdx.y;
-	int first = rowFirst[r], last = rowPos[r];
-	if (chunk > 0) {
-		first += (int)blockIdx.z * chunk;
-		if (first + chunk - 1 < last) last = first + chunk - 1;
-	}
+	int first, last;
+	hx_att_span(rowPos, rowFirst, r, chunk, &first, &last);
 	if (first + HX_ATT_PREFETCH - 1 < last) last = first + HX_ATT_PREFETCH - 1;
 	const int lines = (D * (int)sizeof(KV) + 127) / 128, n = (last - first + 1) * lines;
 	const int* table = tables + rowTable[r];
 	const size_t kvDim = (size_t)kvHeads * D, kvOff = (size_t)(h / (heads / kvHeads)) * D;
 	for (int i = threadIdx.x; i < n; i += blockDim.x) {
 		const int p = first + i / lines, l = i % lines;
-		const size_t off = ((size_t)table[p / blockSize] * blockSize + p % blockSize) * kvDim + kvOff;
+		const size_t off = hx_kv_row(table, p, blockSize) * kvDim + kvOff;
 		const char* kp = (const char*)(kc + off) + 128 * l;
 		const char* vp = (const char*)(vc + off) + 128 * l;
 		asm volatile("prefetch.global.L2 [%0];" ::"l"(kp));
