@@ -8,6 +8,8 @@
 // decoded once into registers and multiplied with every activation row of
 // the tile: vpmaddubsw (unsigned 8-bit times signed 8-bit, pairs summed to
 // 16 bits) then vpmaddwd by the sub-block scale (or by ones) to 32 bits.
+// The Q4_K and Q5_K kernels are in kernels_avx2_k4.c, what both files
+// share in kernels_avx2.h.
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,53 +18,13 @@
 #include "kernels_common.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include "kernels_k4.h"
-
-#define HX_A2 __attribute__((target("avx2,fma,f16c")))
-// HX_AN is the activation tile of the K-quant kernels: its accumulators and
-// the decoded block fit AVX2's sixteen registers (Q6_K had three rows
-// until its decode took fewer registers: BenchmarkPrefillTile Q6_K 40 → 45
-// G multiply-adds/s with four, and eight streams are two tiles, not three).
-#define HX_AN 4
-// HX_AN8: Q8_0's decoded block is two registers, so its tile is eight rows
-// (BenchmarkPrefillTile Q8_0 31-33 → 33-35 G multiply-adds/s; Q4_K with
-// eight: 44 → 39).
-#define HX_AN8 8
-// HX_SIDE is the stack buffer (bytes) of hx_avx2_rows for what the kernels
-// need of the activations: Q8_0 rows up to 3616 values (a tile of eight),
-// Q4_K and Q5_K rows up to 7168, Q6_K rows up to 3840 (tiles of four);
-// wider rows take a buffer from the heap.
-#define HX_SIDE 32768
-// HX_PIN keeps an accumulator in a register at this point: without it GCC
-// regroups the exact integer sums across chunks (and keeps the float
-// accumulators in memory), spilling a third of the tile kernel's
-// instructions to the stack (BenchmarkPrefillTile Q4_K: 40 → 44-48 G
-// multiply-adds/s).
-#define HX_PIN(v) __asm__("" : "+x"(v))
+#include "kernels_avx2.h"
 
 int hx_avx2(void) {
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
 }
 
 int hx_avx2_supports(int type) { return type == HX_Q8_0 || type == HX_Q4_K || type == HX_Q5_K || type == HX_Q6_K; }
-
-HX_A2 static inline float hx_a2_hsum(__m256 v) {
-	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-	s = _mm_add_ss(s, _mm_movehdup_ps(s));
-	return _mm_cvtss_f32(s);
-}
-
-// HX_A2PF is how far ahead (bytes) the two-row decode kernels ask for the
-// weights of each of their two streams.
-#ifndef HX_A2PF
-#define HX_A2PF 2048
-#endif
-
-// hx_a2_prefetch asks for the lines of the n bytes HX_A2PF past p.
-static inline __attribute__((always_inline)) void hx_a2_prefetch(const uint8_t *p, int n) {
-	for (int o = 0; o < n; o += 64) _mm_prefetch((const char *)p + HX_A2PF + o, _MM_HINT_T0);
-}
 
 // hx_q8x_voff is where the values start in the Q8_0 side table of a tile
 // of g activation rows of nb blocks: the scales first, as floats,
@@ -137,143 +99,6 @@ HX_A2 __attribute__((noinline)) static void hx_a_q8_0_t(const uint8_t *w, const 
 	out[4 * os] = hx_a2_hsum(a4), out[5 * os] = hx_a2_hsum(a5), out[6 * os] = hx_a2_hsum(a6), out[7 * os] = hx_a2_hsum(a7);
 }
 
-// hx_a2_hsum4 adds the four lanes of v.
-HX_A2 static inline float hx_a2_hsum4(__m128 v) {
-	v = _mm_add_ps(v, _mm_movehl_ps(v, v));
-	v = _mm_add_ss(v, _mm_movehdup_ps(v));
-	return _mm_cvtss_f32(v);
-}
-
-// hx_k8a is what the Q4_K/Q5_K kernels read of one Q8_K activation block,
-// copied or worked out once a tile instead of once a weight row: its
-// values, 32-byte aligned (as hx_k6a's), the pair sums of its sixteen
-// sums of 16 (ggml's vphaddw), and its scale as (dy, −dy, 0, 0).
-typedef struct {
-	int8_t q[256];
-	int16_t ps[8];
-	float dy[4];
-} hx_k8a;
-_Static_assert(sizeof(hx_k8a) % 32 == 0, "hx_k8a keeps the values of the next block aligned");
-
-// hx_k8a_fill works out a's fields for the Q8_K block at xb.
-HX_A2 static void hx_k8a_fill(hx_k8a *a, const uint8_t *xb) {
-	for (int c = 0; c < 8; c++) _mm256_store_si256((__m256i *)(a->q + 32 * c), _mm256_loadu_si256((const __m256i *)(xb + 4 + 32 * c)));
-	const __m256i bs = _mm256_loadu_si256((const __m256i *)(xb + 260));
-	_mm_store_si128((__m128i *)a->ps, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
-	const float dy = hx_f32(xb);
-	_mm_store_ps(a->dy, _mm_setr_ps(dy, -dy, 0, 0));
-}
-
-// hx_k4w is what the Q4_K/Q5_K tile kernels read of one weight block
-// besides its values, decoded once a call instead of once a tile of
-// activation rows: each sub-block's scale twice in 32 bits (read with a
-// broadcast from memory, no shuffle), the mins as int16, and d and dmin.
-typedef struct {
-	uint32_t s[8];
-	int16_t m[8];
-	float dm[4];
-} hx_k4w;
-_Static_assert(sizeof(hx_k4w) % 32 == 0, "hx_k4w entries stay aligned");
-
-// hx_k4_dm is the Q4_K/Q5_K block at wb's d and dmin (fp16) as floats
-// (d, dmin, 0, 0).
-HX_A2 static inline __m128 hx_k4_dm(const uint8_t *wb) {
-	int32_t dmw;
-	memcpy(&dmw, wb, 4);
-	return _mm_cvtph_ps(_mm_cvtsi32_si128(dmw));
-}
-
-// hx_k4w_fill decodes the Q4_K/Q5_K block at wb into p.
-HX_A2 static void hx_k4w_fill(hx_k4w *p, const uint8_t *wb) {
-	const __m256i ms = _mm256_cvtepu8_epi16(hx_k4_scales(wb + 4)); // 8 scales, 8 mins as int16
-	const __m128i sc = _mm256_castsi256_si128(ms);
-	_mm_store_si128((__m128i *)p->s, _mm_unpacklo_epi16(sc, sc));
-	_mm_store_si128((__m128i *)(p->s + 4), _mm_unpackhi_epi16(sc, sc));
-	_mm_store_si128((__m128i *)p->m, _mm256_extracti128_si256(ms, 1));
-	_mm_store_ps(p->dm, hx_k4_dm(wb));
-}
-
-// Q4_K (144-byte blocks of 256; Q5_K: 176 bytes with a fifth bit per value
-// in 32 bytes of qh) times Q8_K activations (292 bytes: float scale, 256
-// int8, 16 int16 sums of 16). Chunk c of 32 weight bytes holds sub-block 2c
-// in its low nibbles and 2c+1 in its high ones. The sums are ggml's AVX2
-// ones, lane for lane and in the same order (the mins' term in a
-// four-lane accumulator of its own), so that helexa rounds as llama.cpp
-// does on such a CPU.
-//
-// With nr = 2 (one activation row, decode) the body takes two weight rows
-// (w and w + rb, their results at out and out + ro) side by side, as the
-// Q8_0 one does, and decodes the blocks' scales itself; with nr = 1 (a
-// tile) it reads them from wp, hx_k4w_fill's table for the row.
-HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uint8_t *w, const hx_k4w *wp, size_t rb, size_t ro, int nr,
-                                                                       const hx_k8a *xa, int nx, int nb, float *out, size_t os, int q5) {
-	const int bsz = q5 ? 176 : 144, qoff = q5 ? 48 : 16;
-	__m256 acc[HX_AN];
-	__m128 accm[HX_AN];
-	for (int k = 0; k < nr * nx; k++) {
-		acc[k] = _mm256_setzero_ps();
-		accm[k] = _mm_setzero_ps();
-	}
-	// each block's scales are decoded an iteration ahead, off the path from
-	// the block's loads to its multiplies (alternated: DecodeRows Q4_K
-	// +5 %, PrefillTile Q4_K +4 %)
-	__m128i next[2];
-	if (!wp)
-		for (int r = 0; r < nr; r++) next[r] = hx_k4_scales(w + (size_t)r * rb + 4);
-	for (int i = 0; i < nb; i++) {
-		__m128i mins[2];
-		__m256i scales[2], qh[2];
-		for (int r = 0; r < nr; r++) {
-			const uint8_t *wb = w + (size_t)r * rb + (size_t)i * bsz;
-			if (nr == 2) hx_a2_prefetch(wb, bsz);
-			if (wp) {
-				mins[r] = _mm_load_si128((const __m128i *)wp[i].m);
-			} else {
-				const __m256i ms = _mm256_cvtepu8_epi16(next[r]); // 8 scales, 8 mins as int16
-				if (i + 1 < nb) next[r] = hx_k4_scales(wb + bsz + 4);
-				const __m128i sc128 = _mm256_castsi256_si128(ms);
-				mins[r] = _mm256_extracti128_si256(ms, 1);
-				scales[r] = _mm256_set_m128i(sc128, sc128);
-			}
-			qh[r] = q5 ? _mm256_loadu_si256((const __m256i *)(wb + 16)) : _mm256_setzero_si256();
-		}
-		__m256i t[HX_AN];
-		for (int k = 0; k < nr * nx; k++) t[k] = _mm256_setzero_si256();
-		for (int c = 0; c < 4; c++) {
-			for (int r = 0; r < nr; r++) {
-				__m256i lo, hi;
-				hx_k4_chunk(w + (size_t)r * rb + (size_t)i * bsz + qoff + 32 * c, qh[r], c, q5, &lo, &hi);
-				// scale 2c (2c+1) in every int16 lane: bytes 4c, 4c+1 (4c+2, 4c+3)
-				const __m256i sl = wp ? _mm256_set1_epi32((int)wp[i].s[2 * c])
-				                      : _mm256_shuffle_epi8(scales[r], _mm256_set1_epi16((short)(((4 * c + 1) << 8) | (4 * c))));
-				const __m256i sh = wp ? _mm256_set1_epi32((int)wp[i].s[2 * c + 1])
-				                      : _mm256_shuffle_epi8(scales[r], _mm256_set1_epi16((short)(((4 * c + 3) << 8) | (4 * c + 2))));
-				for (int j = 0; j < nx; j++) {
-					const int8_t *xq = xa[(size_t)j * nb + i].q + 64 * c;
-					const __m256i pl = _mm256_madd_epi16(sl, _mm256_maddubs_epi16(lo, _mm256_load_si256((const __m256i *)xq)));
-					const __m256i ph = _mm256_madd_epi16(sh, _mm256_maddubs_epi16(hi, _mm256_load_si256((const __m256i *)(xq + 32))));
-					t[r * nx + j] = _mm256_add_epi32(t[r * nx + j], _mm256_add_epi32(pl, ph));
-					HX_PIN(t[r * nx + j]);
-				}
-			}
-		}
-		for (int r = 0; r < nr; r++) {
-			const __m128 dm = wp ? _mm_load_ps(wp[i].dm) : hx_k4_dm(w + (size_t)r * rb + (size_t)i * bsz);
-			for (int j = 0; j < nx; j++) {
-				const hx_k8a *a = xa + (size_t)j * nb + i;
-				// dy·d and −dy·dmin in one multiply (the products
-				// ggml's kernel forms one by one, to the same bits)
-				const __m128 f = _mm_mul_ps(dm, _mm_load_ps(a->dy));
-				// the sums of 32 (pairs of sums of 16) times the mins
-				const __m128i prod = _mm_madd_epi16(mins[r], _mm_load_si128((const __m128i *)a->ps));
-				accm[r * nx + j] = _mm_fmadd_ps(_mm_shuffle_ps(f, f, 0x55), _mm_cvtepi32_ps(prod), accm[r * nx + j]);
-				acc[r * nx + j] = _mm256_fmadd_ps(_mm256_broadcastss_ps(f), _mm256_cvtepi32_ps(t[r * nx + j]), acc[r * nx + j]);
-			}
-		}
-	}
-	for (int r = 0; r < nr; r++)
-		for (int j = 0; j < nx; j++) out[(size_t)j * os + (size_t)r * ro] = hx_a2_hsum(acc[r * nx + j]) + hx_a2_hsum4(accm[r * nx + j]);
-}
 
 // hx_k6a is what the Q6_K kernels read of one Q8_K activation block,
 // copied or worked out once a tile instead of once a weight row: its
@@ -360,20 +185,6 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uin
 		for (int j = 0; j < nx; j++) out[(size_t)j * os + (size_t)r * ro] = hx_a2_hsum(acc[r * nx + j]);
 }
 
-// hx_pfn is a two-weight-row decode kernel (hx_a_q8_0_p).
-typedef void (*hx_pfn)(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb, float *out);
-// hx_tfn is one weight row (w, and what hx_avx2_rows worked out of it once,
-// wp, or null) times a group of activation rows (what hx_avx2_rows worked
-// out of them, xa) whose number the kernel knows (hx_a_q8_0_t, hx_a_q4_k_3).
-typedef void (*hx_tfn)(const uint8_t *w, const void *wp, const void *xa, int nb, float *out, size_t os);
-
-// One kernel per type for each number of activation rows up to the tile,
-// the count known at compile time so that the accumulators stay in
-// registers (with a count known only at run time they went through the
-// stack: four streams of Llama-3.2-1B Q8_0, 32 → 38 tok/s with a kernel
-// for four).
-#define HX_AFN_K(name, call, k) \
-	HX_A2 __attribute__((noinline)) static void name##_##k(const uint8_t *w, const void *wp, const void *xa, int nb, float *out, size_t os) { call(k); }
 #define HX_Q8_0_CALL(k) (void)wp, hx_a_q8_0_body(w, (const uint8_t *)xa + hx_q8x_voff(nb, k), (const float *)xa, k, nb, out, os)
 // HX_Q8_ROW adds block ib of weight row wr times the activations' block to
 // a: the body's products in its order, for hx_a_q8_0_p.
@@ -415,19 +226,6 @@ HX_A2 __attribute__((noinline)) static void hx_a_q8_0_p(const uint8_t *w, size_t
 	}
 	out[0] = hx_a2_hsum(a0), out[ro] = hx_a2_hsum(a1);
 }
-#define HX_Q4_K_CALL(k) hx_a_q4_k_body(w, (const hx_k4w *)wp, 0, 0, 1, (const hx_k8a *)xa, k, nb, out, os, 0)
-#define HX_Q5_K_CALL(k) hx_a_q4_k_body(w, (const hx_k4w *)wp, 0, 0, 1, (const hx_k8a *)xa, k, nb, out, os, 1)
-// hx_a_q4_k_p, hx_a_q5_k_p (and hx_a_q6_k_p below): as hx_a_q8_0_p.
-HX_A2 __attribute__((noinline)) static void hx_a_q4_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
-                                                        float *out) {
-	(void)x;
-	hx_a_q4_k_body(w, 0, rb, ro, 2, (const hx_k8a *)xa, 1, nb, out, 0, 0);
-}
-HX_A2 __attribute__((noinline)) static void hx_a_q5_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
-                                                        float *out) {
-	(void)x;
-	hx_a_q4_k_body(w, 0, rb, ro, 2, (const hx_k8a *)xa, 1, nb, out, 0, 1);
-}
 #define HX_Q6_K_CALL(k) (void)wp, hx_a_q6_k_body(w, 0, 0, 1, (const hx_k6a *)xa, k, nb, out, os)
 HX_A2 __attribute__((noinline)) static void hx_a_q6_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
                                                         float *out) {
@@ -443,16 +241,6 @@ HX_AFN_K(hx_a_q8_0, HX_Q8_0_CALL, 5)
 HX_AFN_K(hx_a_q8_0, HX_Q8_0_CALL, 6)
 HX_AFN_K(hx_a_q8_0, HX_Q8_0_CALL, 7)
 static const hx_tfn hx_a_q8_0_k[HX_AN8 + 1] = {0, hx_a_q8_0_1, hx_a_q8_0_2, hx_a_q8_0_3, hx_a_q8_0_4, hx_a_q8_0_5, hx_a_q8_0_6, hx_a_q8_0_7, hx_a_q8_0_t};
-// HX_AFN_KQ defines name_k, the kernels of a K-quant type for 1 to HX_AN
-// (four) activation rows.
-#define HX_AFN_KQ(name, call) \
-	HX_AFN_K(name, call, 1) \
-	HX_AFN_K(name, call, 2) \
-	HX_AFN_K(name, call, 3) \
-	HX_AFN_K(name, call, 4) \
-	static const hx_tfn name##_k[HX_AN + 1] = {0, name##_1, name##_2, name##_3, name##_4};
-HX_AFN_KQ(hx_a_q4_k, HX_Q4_K_CALL)
-HX_AFN_KQ(hx_a_q5_k, HX_Q5_K_CALL)
 HX_AFN_KQ(hx_a_q6_k, HX_Q6_K_CALL)
 
 // hx_side_fill works out the side table of the g activation rows at x (xs
@@ -476,16 +264,6 @@ HX_A2 static void hx_side_fill(int type, uint8_t *side, const uint8_t *x, size_t
 	}
 }
 
-// hx_k4w_table decodes the weight-side table of nrows Q4_K/Q5_K rows of nb
-// blocks (rb bytes apart) into a buffer from the heap, or returns null.
-HX_A2 static hx_k4w *hx_k4w_table(int type, const uint8_t *w, size_t rb, int nrows, int nb) {
-	hx_k4w *t = aligned_alloc(32, (size_t)nrows * (size_t)nb * sizeof(hx_k4w));
-	if (!t) return 0;
-	const int bsz = type == HX_Q5_K ? 176 : 144;
-	for (int r = 0; r < nrows; r++)
-		for (int ib = 0; ib < nb; ib++) hx_k4w_fill(t + (size_t)r * nb + ib, w + (size_t)r * rb + (size_t)ib * bsz);
-	return t;
-}
 
 // hx_q8w_table widens the scales of nrows Q8_0 rows of nb blocks (rb
 // bytes apart) into a buffer from the heap, or returns null.

@@ -1,0 +1,110 @@
+#ifndef HELEXA_QUANT_KERNELS_AVX2_H
+#define HELEXA_QUANT_KERNELS_AVX2_H
+// What the AVX2 matrix-product kernels share: kernels_avx2.c (Q8_0, Q6_K,
+// the side tables and the dispatch) and kernels_avx2_k4.c (Q4_K, Q5_K).
+// Included only where the x86 intrinsics are available.
+#include <immintrin.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HX_A2 __attribute__((target("avx2,fma,f16c")))
+// HX_AN is the activation tile of the K-quant kernels: its accumulators and
+// the decoded block fit AVX2's sixteen registers (Q6_K had three rows
+// until its decode took fewer registers: BenchmarkPrefillTile Q6_K 40 → 45
+// G multiply-adds/s with four, and eight streams are two tiles, not three).
+#define HX_AN 4
+// HX_AN8: Q8_0's decoded block is two registers, so its tile is eight rows
+// (BenchmarkPrefillTile Q8_0 31-33 → 33-35 G multiply-adds/s; Q4_K with
+// eight: 44 → 39).
+#define HX_AN8 8
+// HX_SIDE is the stack buffer (bytes) of hx_avx2_rows for what the kernels
+// need of the activations: Q8_0 rows up to 3616 values (a tile of eight),
+// Q4_K and Q5_K rows up to 7168, Q6_K rows up to 3840 (tiles of four);
+// wider rows take a buffer from the heap.
+#define HX_SIDE 32768
+// HX_PIN keeps an accumulator in a register at this point: without it GCC
+// regroups the exact integer sums across chunks (and keeps the float
+// accumulators in memory), spilling a third of the tile kernel's
+// instructions to the stack (BenchmarkPrefillTile Q4_K: 40 → 44-48 G
+// multiply-adds/s).
+#define HX_PIN(v) __asm__("" : "+x"(v))
+
+// hx_a2_hsum adds the eight lanes of v.
+HX_A2 static inline float hx_a2_hsum(__m256 v) {
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+// HX_A2PF is how far ahead (bytes) the two-row decode kernels ask for the
+// weights of each of their two streams.
+#ifndef HX_A2PF
+#define HX_A2PF 2048
+#endif
+
+// hx_a2_prefetch asks for the lines of the n bytes HX_A2PF past p.
+static inline __attribute__((always_inline)) void hx_a2_prefetch(const uint8_t *p, int n) {
+	for (int o = 0; o < n; o += 64) _mm_prefetch((const char *)p + HX_A2PF + o, _MM_HINT_T0);
+}
+
+// hx_a2_hsum4 adds the four lanes of v.
+HX_A2 static inline float hx_a2_hsum4(__m128 v) {
+	v = _mm_add_ps(v, _mm_movehl_ps(v, v));
+	v = _mm_add_ss(v, _mm_movehdup_ps(v));
+	return _mm_cvtss_f32(v);
+}
+
+// hx_pfn is a two-weight-row decode kernel (hx_a_q8_0_p).
+typedef void (*hx_pfn)(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb, float *out);
+// hx_tfn is one weight row (w, and what hx_avx2_rows worked out of it once,
+// wp, or null) times a group of activation rows (what hx_avx2_rows worked
+// out of them, xa) whose number the kernel knows (hx_a_q8_0_t, hx_a_q4_k_3).
+typedef void (*hx_tfn)(const uint8_t *w, const void *wp, const void *xa, int nb, float *out, size_t os);
+
+// One kernel per type for each number of activation rows up to the tile,
+// the count known at compile time so that the accumulators stay in
+// registers (with a count known only at run time they went through the
+// stack: four streams of Llama-3.2-1B Q8_0, 32 → 38 tok/s with a kernel
+// for four).
+#define HX_AFN_K(name, call, k) \
+	HX_A2 __attribute__((noinline)) static void name##_##k(const uint8_t *w, const void *wp, const void *xa, int nb, float *out, size_t os) { call(k); }
+// HX_AFN_KQ defines name_k, the kernels of a K-quant type for 1 to HX_AN
+// (four) activation rows.
+#define HX_AFN_KQ(name, call) \
+	HX_AFN_K(name, call, 1) \
+	HX_AFN_K(name, call, 2) \
+	HX_AFN_K(name, call, 3) \
+	HX_AFN_K(name, call, 4) \
+	const hx_tfn name##_k[HX_AN + 1] = {0, name##_1, name##_2, name##_3, name##_4};
+
+// hx_k8a is what the Q4_K/Q5_K kernels read of one Q8_K activation block,
+// copied or worked out once a tile instead of once a weight row: its
+// values, 32-byte aligned (as hx_k6a's), the pair sums of its sixteen
+// sums of 16 (ggml's vphaddw), and its scale as (dy, −dy, 0, 0).
+typedef struct {
+	int8_t q[256];
+	int16_t ps[8];
+	float dy[4];
+} hx_k8a;
+_Static_assert(sizeof(hx_k8a) % 32 == 0, "hx_k8a keeps the values of the next block aligned");
+
+// hx_k4w is what the Q4_K/Q5_K tile kernels read of one weight block
+// besides its values, decoded once a call instead of once a tile of
+// activation rows: each sub-block's scale twice in 32 bits (read with a
+// broadcast from memory, no shuffle), the mins as int16, and d and dmin.
+typedef struct {
+	uint32_t s[8];
+	int16_t m[8];
+	float dm[4];
+} hx_k4w;
+_Static_assert(sizeof(hx_k4w) % 32 == 0, "hx_k4w entries stay aligned");
+
+// The Q4_K/Q5_K kernels of kernels_avx2_k4.c that kernels_avx2.c
+// dispatches to, and what it builds for them.
+HX_A2 void hx_k8a_fill(hx_k8a *a, const uint8_t *xb);
+HX_A2 hx_k4w *hx_k4w_table(int type, const uint8_t *w, size_t rb, int nrows, int nb);
+HX_A2 void hx_a_q4_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb, float *out);
+HX_A2 void hx_a_q5_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb, float *out);
+extern const hx_tfn hx_a_q4_k_k[HX_AN + 1], hx_a_q5_k_k[HX_AN + 1];
+#endif
