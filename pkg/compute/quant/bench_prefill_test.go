@@ -27,7 +27,7 @@ func BenchmarkPrefillTile(b *testing.B) {
 func BenchmarkPrefillChunk(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 5))
 	for _, typ := range []dtype.Type{dtype.Q4_K, dtype.Q6_K, dtype.Q8_0} {
-		for _, nX := range []int{16, 32, 48, 64} {
+		for _, nX := range []int{4, 8, 16, 32, 48, 64} {
 			benchRowsMulti(b, r, fmt.Sprintf("%s/x%d", typ, nX), typ, 1024, 128, nX)
 		}
 	}
