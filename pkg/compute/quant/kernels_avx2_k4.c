@@ -23,7 +23,6 @@ HX_A2 void hx_k8a_fill(hx_k8a *a, const uint8_t *xb) {
 	_mm_store_ps(a->dy, _mm_setr_ps(dy, -dy, 0, 0));
 }
 
-
 // hx_k4_dm is the Q4_K/Q5_K block at wb's d and dmin (fp16) as floats
 // (d, dmin, 0, 0).
 HX_A2 static inline __m128 hx_k4_dm(const uint8_t *wb) {
@@ -149,8 +148,8 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_k4_tile(const uint8
 	_Alignas(32) hx_k4w own;
 	for (int i = 0; i < nb; i++) {
 		const uint8_t *wb = w + (size_t)i * bsz;
-		const hx_k4w *p = wp + i;
-		if (!wp) hx_k4w_fill(&own, wb), p = &own;
+		const hx_k4w *p = wp ? wp + i : &own;
+		if (!wp) hx_k4w_fill(&own, wb);
 		const __m256i qh = q5 ? _mm256_loadu_si256((const __m256i *)(wb + 16)) : _mm256_setzero_si256();
 		__m256i t0 = _mm256_setzero_si256(), t1 = t0, t2 = t0, t3 = t0;
 		for (int c = 0; c < 4; c++) {
