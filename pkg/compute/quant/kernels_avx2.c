@@ -170,6 +170,7 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uin
 						const __m256i xv = _mm256_load_si256((const __m256i *)(a->q + 128 * h + 32 * k));
 						const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(q[k], xv), _mm256_load_si256((const __m256i *)a->m[4 * h + k]));
 						t[r * nx + j] = _mm256_add_epi32(t[r * nx + j], _mm256_madd_epi16(s, p));
+						HX_PIN(t[r * nx + j]);
 					}
 				}
 			}

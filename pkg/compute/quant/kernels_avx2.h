@@ -26,7 +26,8 @@
 // regroups the exact integer sums across chunks (and keeps the float
 // accumulators in memory), spilling a third of the tile kernel's
 // instructions to the stack (BenchmarkPrefillTile Q4_K: 40 → 44-48 G
-// multiply-adds/s).
+// multiply-adds/s; Q6_K, whose sums it spilled until the thirteenth
+// session: 43-44 → 46, DecodeRows from cache 19.4 → 21.2-21.7 GB/s).
 #define HX_PIN(v) __asm__("" : "+x"(v))
 
 // hx_a2_hsum adds the eight lanes of v.
