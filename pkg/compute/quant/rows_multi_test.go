@@ -32,13 +32,31 @@ func multiActivations(t *testing.T, r *rand.Rand, typ dtype.Type, n, nX, xPad in
 // sizes below, at and above the kernels' tiles (8 and 16 rows), padded strides, and
 // it writes nothing outside its outputs.
 func TestVecDotRowsMultiMatchesVecDotRows(t *testing.T) {
+	checkMultiMatchesRows(t, weightTypes, false, VecDotRowsMulti, VecDotRows)
+}
+
+// rowsMultiFn is VecDotRowsMulti's signature, rowsFn VecDotRows's: the
+// kernels checkMultiMatchesRows compares.
+type (
+	rowsMultiFn func(typ dtype.Type, w []byte, rowBytes, nRows int, xq []byte, xStride, nX, n int, out []float32, outStride int) error
+	rowsFn      func(typ dtype.Type, w []byte, rowBytes, nRows int, xq []byte, n int, out []float32) error
+)
+
+// checkMultiMatchesRows checks that multi gives each activation row the
+// bits rows gives it alone, for the weight types types, the group sizes
+// and strides below (with q8Tail, Q8_0 rows one block longer: an odd
+// number of blocks), and that it writes nothing outside its outputs.
+func checkMultiMatchesRows(t *testing.T, types []dtype.Type, q8Tail bool, multi rowsMultiFn, rows rowsFn) {
 	r := rand.New(rand.NewPCG(31, 32))
 	cases := []struct{ n, rows, pad, nX, xPad, outPad int }{
 		{256, 1, 0, 1, 0, 0}, {512, 7, 0, 3, 0, 2}, {256, 5, 4, 8, 6, 0}, {1024, 3, 12, 11, 2, 5}, {256, 9, 0, 17, 0, 1},
 		{256, 4, 0, 16, 0, 0}, {512, 3, 4, 40, 3, 1},
 	}
-	for _, typ := range weightTypes {
+	for _, typ := range types {
 		for _, tc := range cases {
+			if q8Tail && typ == dtype.Q8_0 {
+				tc.n += 32
+			}
 			t.Run(fmt.Sprintf("%s/%+v", typ, tc), func(t *testing.T) {
 				w, stride := buildRows(t, r, typ, tc.n, tc.rows, tc.pad)
 				xq, xStride := multiActivations(t, r, typ, tc.n, tc.nX, tc.xPad)
@@ -47,12 +65,12 @@ func TestVecDotRowsMultiMatchesVecDotRows(t *testing.T) {
 				for i := range out {
 					out[i] = 42
 				}
-				if err := VecDotRowsMulti(typ, w, stride, tc.rows, xq, xStride, tc.nX, tc.n, out, os); err != nil {
+				if err := multi(typ, w, stride, tc.rows, xq, xStride, tc.nX, tc.n, out, os); err != nil {
 					t.Fatal(err)
 				}
 				want := make([]float32, tc.rows)
 				for j := 0; j < tc.nX; j++ {
-					if err := VecDotRows(typ, w, stride, tc.rows, xq[j*xStride:], tc.n, want); err != nil {
+					if err := rows(typ, w, stride, tc.rows, xq[j*xStride:], tc.n, want); err != nil {
 						t.Fatal(err)
 					}
 					for i := 0; i < os; i++ {
@@ -64,7 +82,7 @@ func TestVecDotRowsMultiMatchesVecDotRows(t *testing.T) {
 							continue
 						}
 						if math.Float32bits(got) != math.Float32bits(want[i]) {
-							t.Fatalf("activation row %d weight row %d: %.9g, VecDotRows %.9g", j, i, got, want[i])
+							t.Fatalf("activation row %d weight row %d: %.9g, alone %.9g", j, i, got, want[i])
 						}
 					}
 				}

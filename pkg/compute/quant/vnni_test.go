@@ -191,36 +191,21 @@ func TestParseLevel(t *testing.T) {
 // bits whatever number of activation rows it is multiplied with (the
 // tiles of four or eight, the partial tiles, the weight tables of long
 // prefills, the two-row decode kernels), as the README promises: every
-// kernel sums in ggml's lanes and order.
+// kernel sums in ggml's lanes and order. (The package's tests otherwise
+// run the exact kernels, so TestVecDotRowsMultiMatchesVecDotRows does not
+// reach these.)
 func TestAVX2TilesMatchRows(t *testing.T) {
 	if maxLevel() < LevelAVX2 {
 		t.Skip("this CPU does not run the AVX2 kernels")
 	}
-	r := rand.New(rand.NewPCG(41, 42))
-	for _, typ := range []dtype.Type{dtype.Q8_0, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K} {
-		for _, sh := range []struct{ n, rows, nX int }{{256, 1, 2}, {512, 3, 4}, {1024, 5, 5}, {512, 4, 8}, {256, 3, 9}, {768, 2, 13}, {512, 3, 40}} {
-			n := sh.n
-			if typ == dtype.Q8_0 {
-				n += 32
-			}
-			t.Run(fmt.Sprintf("%s/n%d/rows%d/x%d", typ, n, sh.rows, sh.nX), func(t *testing.T) {
-				w, xq, rb, xs := randomRows(t, r, typ, n, sh.rows, sh.nX)
-				got := make([]float32, sh.rows*sh.nX)
-				if !fastRows(LevelAVX2, typ, w, rb, sh.rows, xq, xs, sh.nX, n, got, sh.rows) {
-					t.Fatalf("the avx2 kernels do not cover %s", typ)
-				}
-				one := make([]float32, sh.rows)
-				for j := 0; j < sh.nX; j++ {
-					if !fastRows(LevelAVX2, typ, w, rb, sh.rows, xq[j*xs:], xs, 1, n, one, sh.rows) {
-						t.Fatalf("the avx2 kernels do not cover %s", typ)
-					}
-					for i, want := range one {
-						if g := got[j*sh.rows+i]; math.Float32bits(g) != math.Float32bits(want) {
-							t.Fatalf("activation row %d, weight row %d: %.9g in a group of %d, %.9g alone", j, i, g, sh.nX, want)
-						}
-					}
-				}
-			})
+	multi := func(typ dtype.Type, w []byte, rb, rows int, xq []byte, xs, nX, n int, out []float32, os int) error {
+		if !fastRows(LevelAVX2, typ, w, rb, rows, xq, xs, nX, n, out, os) {
+			return fmt.Errorf("the avx2 kernels do not cover %s", typ)
 		}
+		return nil
 	}
+	one := func(typ dtype.Type, w []byte, rb, rows int, xq []byte, n int, out []float32) error {
+		return multi(typ, w, rb, rows, xq, len(xq), 1, n, out, rows)
+	}
+	checkMultiMatchesRows(t, []dtype.Type{dtype.Q8_0, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K}, true, multi, one)
 }
