@@ -26,80 +26,6 @@ int hx_avx2(void) {
 
 int hx_avx2_supports(int type) { return type == HX_Q8_0 || type == HX_Q4_K || type == HX_Q5_K || type == HX_Q6_K; }
 
-// hx_q8x_voff is where the values start in the Q8_0 side table of a tile
-// of g activation rows of nb blocks: the scales first, as floats,
-// [nb][g], then the values, [nb][g][32], 32-byte aligned. One block's
-// values for the whole tile are 32·g contiguous bytes read with aligned
-// loads; in the 34-byte blocks every other load straddled two cache lines.
-static inline size_t hx_q8x_voff(int nb, int g) { return ((size_t)nb * (size_t)g * sizeof(float) + 31) & ~(size_t)31; }
-
-// Q8_0 (34-byte blocks: fp16 scale, 32 int8) times Q8_0 activations,
-// copied by the caller into the side table (hx_q8x_voff: values xq,
-// scales xd widened to floats): one weight row times nx activation rows.
-// The weights' signs move onto the activations (vpsignb) so that
-// vpmaddubsw sees |w| unsigned: exact, since the activations stay within
-// ±127 and a pair sums to at most 2·128·127. The lanes and the order of
-// the float sums are ggml's AVX2 kernel's (dw·dx is one float product
-// either way).
-HX_A2 static inline __attribute__((always_inline)) void hx_a_q8_0_body(const uint8_t *w, const uint8_t *xq, const float *xd, int nx, int nb,
-                                                                       float *out, size_t os) {
-	const __m256i ones = _mm256_set1_epi16(1);
-	__m256 acc[HX_AN8];
-	for (int j = 0; j < nx; j++) acc[j] = _mm256_setzero_ps();
-	for (int ib = 0; ib < nb; ib++) {
-		const uint8_t *wb = w + (size_t)ib * 34;
-		const __m256i wv = _mm256_loadu_si256((const __m256i *)(wb + 2)), wa = _mm256_sign_epi8(wv, wv);
-		const __m256 dw = _mm256_set1_ps(hx_h2f_avx2(wb));
-		for (int j = 0; j < nx; j++) {
-			const __m256i xv = _mm256_sign_epi8(_mm256_load_si256((const __m256i *)(xq + ((size_t)ib * nx + j) * 32)), wv);
-			const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(wa, xv), ones);
-			acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_broadcast_ss(xd + (size_t)ib * nx + j)), acc[j]);
-		}
-	}
-	for (int j = 0; j < nx; j++) out[(size_t)j * os] = hx_a2_hsum(acc[j]);
-}
-
-// HX_Q8_PAIR is one activation row j of hx_a_q8_0_t: the block's integer
-// dot with the weights, times d (dw·dx), added to acc.
-#define HX_Q8_PAIR(j, a, d) \
-	a = _mm256_fmadd_ps( \
-	    _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(wa, _mm256_sign_epi8(_mm256_load_si256((const __m256i *)(xb + 32 * (j))), wv)), ones)), \
-	    d, a)
-
-// hx_a_q8_0_t is hx_a_q8_0_body for a full tile of HX_AN8 activation rows
-// and one weight row, written out: the body's array of accumulators went
-// through the stack every block (GCC kept a copy in memory), and its eight
-// dw·dx were eight multiplies where here they are one, spread to the rows
-// by shuffles (with the aligned side table: BenchmarkPrefillTile Q8_0 33-35 → 39-40 G
-// multiply-adds/s, alternated).
-// The same products and sums in the same order as the body.
-HX_A2 __attribute__((noinline)) static void hx_a_q8_0_t(const uint8_t *w, const void *wp, const void *xa, int nb, float *out, size_t os) {
-	const float *wd = (const float *)wp; // the weight scales widened, or null
-	_Static_assert(HX_AN8 == 8, "hx_a_q8_0_t is written out for eight rows");
-	const float *xd = (const float *)xa;
-	const uint8_t *xq = (const uint8_t *)xa + hx_q8x_voff(nb, HX_AN8);
-	const __m256i ones = _mm256_set1_epi16(1);
-	__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-	for (int ib = 0; ib < nb; ib++) {
-		const uint8_t *wb = w + (size_t)ib * 34, *xb = xq + (size_t)ib * 32 * HX_AN8;
-		const __m256i wv = _mm256_loadu_si256((const __m256i *)(wb + 2)), wa = _mm256_sign_epi8(wv, wv);
-		const __m256 dw = wd ? _mm256_broadcast_ss(wd + ib) : _mm256_set1_ps(hx_h2f_avx2(wb));
-		const __m256 dd = _mm256_mul_ps(dw, _mm256_load_ps(xd + (size_t)ib * HX_AN8));
-		const __m256 lo = _mm256_permute2f128_ps(dd, dd, 0x00), hi = _mm256_permute2f128_ps(dd, dd, 0x11);
-		HX_Q8_PAIR(0, a0, _mm256_permute_ps(lo, 0x00));
-		HX_Q8_PAIR(1, a1, _mm256_permute_ps(lo, 0x55));
-		HX_Q8_PAIR(2, a2, _mm256_permute_ps(lo, 0xAA));
-		HX_Q8_PAIR(3, a3, _mm256_permute_ps(lo, 0xFF));
-		HX_Q8_PAIR(4, a4, _mm256_permute_ps(hi, 0x00));
-		HX_Q8_PAIR(5, a5, _mm256_permute_ps(hi, 0x55));
-		HX_Q8_PAIR(6, a6, _mm256_permute_ps(hi, 0xAA));
-		HX_Q8_PAIR(7, a7, _mm256_permute_ps(hi, 0xFF));
-	}
-	out[0] = hx_a2_hsum(a0), out[os] = hx_a2_hsum(a1), out[2 * os] = hx_a2_hsum(a2), out[3 * os] = hx_a2_hsum(a3);
-	out[4 * os] = hx_a2_hsum(a4), out[5 * os] = hx_a2_hsum(a5), out[6 * os] = hx_a2_hsum(a6), out[7 * os] = hx_a2_hsum(a7);
-}
-
-
 // hx_k6a is what the Q6_K kernels read of one Q8_K activation block,
 // copied or worked out once a tile instead of once a weight row: its
 // values, 32-byte aligned (in the 292-byte blocks every other load
@@ -186,76 +112,24 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uin
 		for (int j = 0; j < nx; j++) out[(size_t)j * os + (size_t)r * ro] = hx_a2_hsum(acc[r * nx + j]);
 }
 
-#define HX_Q8_0_CALL(k) (void)wp, hx_a_q8_0_body(w, (const uint8_t *)xa + hx_q8x_voff(nb, k), (const float *)xa, k, nb, out, os)
-// HX_Q8_ROW adds block ib of weight row wr times the activations' block to
-// a: the body's products in its order, for hx_a_q8_0_p.
-#define HX_Q8_ROW(wr, ib, a) \
-	do { \
-		const __m256i wv = _mm256_loadu_si256((const __m256i *)((wr) + (size_t)(ib) * 34 + 2)); \
-		const __m256i xv = _mm256_sign_epi8(_mm256_load_si256((const __m256i *)(xq + (size_t)(ib) * 32)), wv); \
-		const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(wv, wv), xv), ones); \
-		const __m256 d = _mm256_mul_ps(_mm256_set1_ps(hx_h2f_avx2((wr) + (size_t)(ib) * 34)), _mm256_broadcast_ss(xd + (ib))); \
-		a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, a); \
-	} while (0)
-
-// hx_a_q8_0_p: two weight rows (w, w + rb) times one activation row, into
-// out and out + ro: two chains of dependent FMAs (ggml's order for each
-// row) keep the FMA units busy where one waited on the last. Written out,
-// two blocks a step with one prefetch for both (as a loop over the rows it
-// kept its accumulators on the stack and branched on every block for the
-// prefetch: DecodeRows Q8_0 from cache 24 → 28 GB/s, from memory 23.7 →
-// 25.2).
-HX_A2 __attribute__((noinline)) static void hx_a_q8_0_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
-                                                        float *out) {
-	(void)x;
-	const float *xd = (const float *)xa;
-	const uint8_t *xq = (const uint8_t *)xa + hx_q8x_voff(nb, 1), *w1 = w + rb;
-	const __m256i ones = _mm256_set1_epi16(1);
-	__m256 a0 = _mm256_setzero_ps(), a1 = a0;
-	int ib = 0;
-	for (; ib + 2 <= nb; ib += 2) {
-		hx_a2_prefetch(w + (size_t)ib * 34, 68);
-		hx_a2_prefetch(w1 + (size_t)ib * 34, 68);
-		HX_Q8_ROW(w, ib, a0);
-		HX_Q8_ROW(w1, ib, a1);
-		HX_Q8_ROW(w, ib + 1, a0);
-		HX_Q8_ROW(w1, ib + 1, a1);
-	}
-	if (ib < nb) {
-		HX_Q8_ROW(w, ib, a0);
-		HX_Q8_ROW(w1, ib, a1);
-	}
-	out[0] = hx_a2_hsum(a0), out[ro] = hx_a2_hsum(a1);
-}
 #define HX_Q6_K_CALL(k) (void)wp, hx_a_q6_k_body(w, 0, 0, 1, (const hx_k6a *)xa, k, nb, out, os)
 HX_A2 __attribute__((noinline)) static void hx_a_q6_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
                                                         float *out) {
 	(void)x;
 	hx_a_q6_k_body(w, rb, ro, 2, (const hx_k6a *)xa, 1, nb, out, 0);
 }
-// hx_a_q8_0 runs nx (1 to HX_AN8) activation rows.
-HX_AFN_K(hx_a_q8_0, HX_Q8_0_CALL, 1)
-HX_AFN_K(hx_a_q8_0, HX_Q8_0_CALL, 2)
-HX_AFN_K(hx_a_q8_0, HX_Q8_0_CALL, 3)
-HX_AFN_K(hx_a_q8_0, HX_Q8_0_CALL, 4)
-HX_AFN_K(hx_a_q8_0, HX_Q8_0_CALL, 5)
-HX_AFN_K(hx_a_q8_0, HX_Q8_0_CALL, 6)
-HX_AFN_K(hx_a_q8_0, HX_Q8_0_CALL, 7)
-static const hx_tfn hx_a_q8_0_k[HX_AN8 + 1] = {0, hx_a_q8_0_1, hx_a_q8_0_2, hx_a_q8_0_3, hx_a_q8_0_4, hx_a_q8_0_5, hx_a_q8_0_6, hx_a_q8_0_7, hx_a_q8_0_t};
 HX_AFN_KQ(hx_a_q6_k, HX_Q6_K_CALL)
 
 // hx_side_fill works out the side table of the g activation rows at x (xs
 // bytes apart, nb blocks each) for the kernels of type.
 HX_A2 static void hx_side_fill(int type, uint8_t *side, const uint8_t *x, size_t xs, int g, int nb) {
+	if (type == HX_Q8_0) {
+		hx_q8x_fill(side, x, xs, g, nb);
+		return;
+	}
 	for (int j = 0; j < g; j++) {
 		const uint8_t *xj = x + (size_t)j * xs;
 		switch (type) {
-		case HX_Q8_0:
-			for (int ib = 0; ib < nb; ib++) {
-				((float *)side)[(size_t)ib * g + j] = hx_h2f_avx2(xj + (size_t)ib * 34);
-				memcpy(side + hx_q8x_voff(nb, g) + ((size_t)ib * g + j) * 32, xj + (size_t)ib * 34 + 2, 32);
-			}
-			break;
 		case HX_Q6_K:
 			for (int ib = 0; ib < nb; ib++) hx_k6a_fill((hx_k6a *)side + (size_t)j * nb + ib, xj + (size_t)ib * 292);
 			break;
@@ -278,13 +152,13 @@ HX_A2 static float *hx_q8w_table(const uint8_t *w, size_t rb, int nrows, int nb)
 
 int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int n, float *out,
                   size_t os) {
-	// per type: the kernels for 1 to tile activation rows, the two-row
-	// decode kernel, the tile and the block size
+	// per type: the kernels for 1 to tile activation rows, the decode
+	// kernel (np weight rows a call), the tile and the block size
 	const hx_tfn *fns;
 	hx_pfn pair;
-	int tile, nb;
+	int tile, nb, np = 2; // np: the weight rows of one call of pair
 	switch (type) {
-	case HX_Q8_0: fns = hx_a_q8_0_k, pair = hx_a_q8_0_p, tile = HX_AN8, nb = n / 32; break;
+	case HX_Q8_0: fns = hx_a_q8_0_k, pair = hx_a_q8_0_p, tile = HX_Q8T, nb = n / 32, np = 4; break;
 	case HX_Q4_K: fns = hx_a_q4_k_k, pair = hx_a_q4_k_p, tile = HX_AN, nb = n / 256; break;
 	case HX_Q5_K: fns = hx_a_q5_k_k, pair = hx_a_q5_k_p, tile = HX_AN, nb = n / 256; break;
 	case HX_Q6_K: fns = hx_a_q6_k_k, pair = hx_a_q6_k_p, tile = HX_AN, nb = n / 256; break;
@@ -300,7 +174,8 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	// more than two tiles: BenchmarkPrefillTile Q4_K 52 → 55 (n1024), 60 →
 	// 62 (n3072), Qwen3-0.6B Q4_K_M pp512 +5 %; with eight streams (two
 	// tiles) the table cost what it saved. A Q8_0 tile likewise reads its
-	// weight scales widened once a call (wd): Q8_0 39.7 → 41.5, 40.2 → 42.3.
+	// weight scales widened once a call (wd) past 16 activation rows: Q8_0
+	// 39.7 → 41.5, 40.2 → 42.3 (with tiles of eight).
 	_Alignas(32) uint8_t stack[HX_SIDE];
 	const int q8 = type == HX_Q8_0, k4 = type == HX_Q4_K || type == HX_Q5_K;
 	const size_t need = q8   ? hx_q8x_voff(nb, tile) + (size_t)tile * (size_t)nb * 32
@@ -308,30 +183,32 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	                         : (size_t)tile * (size_t)nb * sizeof(hx_k6a);
 	uint8_t *side = need <= sizeof stack ? stack : aligned_alloc(32, (need + 31) & ~(size_t)31);
 	if (!side) return 0;
-	const int pre = nx > 2 * tile; // the weight tables pay off
+	const int pre = nx > (q8 ? 16 : 2 * tile); // the weight tables pay off
 	hx_k4w *wside = k4 && pre ? hx_k4w_table(type, w, rb, nrows, nb) : 0;
 	float *wd = q8 && pre ? hx_q8w_table(w, rb, nrows, nb) : 0;
 	if ((k4 || q8) && pre && !wside && !wd) {
 		if (side != stack) free(side);
 		return 0;
 	}
-	for (int j0 = 0; j0 < nx; j0 += tile) {
-		const int g = nx - j0 < tile ? nx - j0 : tile;
+	for (int j0 = 0; j0 < nx;) {
+		int g = nx - j0 < tile ? nx - j0 : tile;
+		if (q8 && g < tile && g > 8) g = 8; // Q8_0 has no kernels for 9 to 15: eight, then the rest
 		hx_side_fill(type, side, x + (size_t)j0 * xs, xs, g, nb);
 		const void *xa = side;
 		int r = 0;
 		if (g == 1) {
-			// rows i and half + i together: two long sequential streams
+			// rows i, part + i, ... together: np long sequential streams
 			// that the prefetchers follow (pairs of neighbouring rows made
 			// short interleaved ones, and read memory at 60 % the speed)
-			const int half = nrows / 2;
-			for (; r < half; r++) pair(w + (size_t)r * rb, (size_t)half * rb, (size_t)half, x + (size_t)j0 * xs, xa, nb, out + (size_t)j0 * os + r);
-			r = 2 * half;
+			const int part = nrows / np;
+			for (; r < part; r++) pair(w + (size_t)r * rb, (size_t)part * rb, (size_t)part, x + (size_t)j0 * xs, xa, nb, out + (size_t)j0 * os + r);
+			r = np * part;
 		}
 		for (; r < nrows; r++) {
 			const void *wp = wside ? (const void *)(wside + (size_t)r * nb) : wd ? (const void *)(wd + (size_t)r * nb) : 0;
 			fns[g](w + (size_t)r * rb, wp, xa, nb, out + (size_t)j0 * os + r, os);
 		}
+		j0 += g;
 	}
 	free(wside);
 	free(wd);

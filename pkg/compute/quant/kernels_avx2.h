@@ -13,12 +13,14 @@
 // until its decode took fewer registers: BenchmarkPrefillTile Q6_K 40 → 45
 // G multiply-adds/s with four, and eight streams are two tiles, not three).
 #define HX_AN 4
-// HX_AN8: Q8_0's decoded block is two registers, so its tile is eight rows
-// (BenchmarkPrefillTile Q8_0 31-33 → 33-35 G multiply-adds/s; Q4_K with
-// eight: 44 → 39).
-#define HX_AN8 8
+// HX_Q8T is Q8_0's tile: its sums take one register for eight activation
+// rows, so the tile is two such groups, which share each broadcast of the
+// weights and its absolute values (BenchmarkPrefillTile Q8_0 n1024: 48 →
+// 53 G multiply-adds/s against one group; n3072, where sixteen rows' side
+// table no longer fits L1: 47-48 → 50).
+#define HX_Q8T 16
 // HX_SIDE is the stack buffer (bytes) of hx_avx2_rows for what the kernels
-// need of the activations: Q8_0 rows up to 3616 values (a tile of eight),
+// need of the activations: Q8_0 rows up to 1920 values (a tile of sixteen),
 // Q4_K and Q5_K rows up to 7168, Q6_K rows up to 3840 (tiles of four);
 // wider rows take a buffer from the heap.
 #define HX_SIDE 32768
@@ -56,11 +58,12 @@ HX_A2 static inline float hx_a2_hsum4(__m128 v) {
 	return _mm_cvtss_f32(v);
 }
 
-// hx_pfn is a two-weight-row decode kernel (hx_a_q8_0_p).
+// hx_pfn is a decode kernel: a few weight rows (two, or four for Q8_0,
+// hx_a_q8_0_p), rb bytes apart, times one activation row.
 typedef void (*hx_pfn)(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb, float *out);
 // hx_tfn is one weight row (w, and what hx_avx2_rows worked out of it once,
 // wp, or null) times a group of activation rows (what hx_avx2_rows worked
-// out of them, xa) whose number the kernel knows (hx_a_q8_0_t, hx_a_q4_k_3).
+// out of them, xa) whose number the kernel knows (hx_a_q8_0_16, hx_a_q4_k_3).
 typedef void (*hx_tfn)(const uint8_t *w, const void *wp, const void *xa, int nb, float *out, size_t os);
 
 // One kernel per type for each number of activation rows up to the tile,
@@ -100,6 +103,22 @@ typedef struct {
 	float dm[4];
 } hx_k4w;
 _Static_assert(sizeof(hx_k4w) % 32 == 0, "hx_k4w entries stay aligned");
+
+// hx_q8x_g4 is the number of scales a Q8_0 side table keeps a block for a
+// tile of g activation rows: g rounded up to four (the kernels read them
+// four or eight at a time).
+static inline int hx_q8x_g4(int g) { return (g + 3) & ~3; }
+
+// hx_q8x_voff is where the values start in the Q8_0 side table of a tile
+// of g activation rows of nb blocks (hx_q8x_fill), after the scales.
+static inline size_t hx_q8x_voff(int nb, int g) { return ((size_t)nb * (size_t)hx_q8x_g4(g) * sizeof(float) + 31) & ~(size_t)31; }
+
+// The Q8_0 kernels of kernels_avx2_q8.c: for 1 to 8 and HX_Q8T activation
+// rows (hx_a_q8_0_k; 9 to 15 are null, hx_avx2_rows runs eight and the
+// rest), four weight rows for decode, and the side table they read.
+extern const hx_tfn hx_a_q8_0_k[HX_Q8T + 1];
+HX_A2 void hx_a_q8_0_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb, float *out);
+HX_A2 void hx_q8x_fill(uint8_t *side, const uint8_t *x, size_t xs, int g, int nb);
 
 // The Q4_K/Q5_K kernels of kernels_avx2_k4.c that kernels_avx2.c
 // dispatches to, and what it builds for them.

@@ -186,8 +186,8 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_k4_tile(const uint8
 	                         : hx_a_q4_k_body(w, (const hx_k4w *)wp, 0, 0, 1, (const hx_k8a *)xa, k, nb, out, os, q5)
 #define HX_Q4_K_CALL(k) HX_K4_CALL(k, 0)
 #define HX_Q5_K_CALL(k) HX_K4_CALL(k, 1)
-// hx_a_q4_k_p, hx_a_q5_k_p (and kernels_avx2.c's hx_a_q6_k_p): as
-// hx_a_q8_0_p.
+// hx_a_q4_k_p, hx_a_q5_k_p (and kernels_avx2.c's hx_a_q6_k_p): two weight
+// rows (w, w + rb) times one activation row, into out and out + ro.
 HX_A2 __attribute__((noinline)) void hx_a_q4_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb,
                                                         float *out) {
 	(void)x;
