@@ -134,6 +134,11 @@ HX_A2 static void hx_side_fill(int type, uint8_t *side, const uint8_t *x, size_t
 			for (int ib = 0; ib < nb; ib++) hx_k6a_fill((hx_k6a *)side + (size_t)j * nb + ib, xj + (size_t)ib * 292);
 			break;
 		default:
+			if (g == HX_K4T) {
+				if (j == 0)
+					for (int ib = 0; ib < nb; ib++) hx_k4il_fill((hx_k4il *)side + ib, x, xs, ib);
+				break;
+			}
 			for (int ib = 0; ib < nb; ib++) hx_k8a_fill((hx_k8a *)side + (size_t)j * nb + ib, xj + (size_t)ib * 292);
 		}
 	}
@@ -159,8 +164,8 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	int tile, nb, np = 2; // np: the weight rows of one call of pair
 	switch (type) {
 	case HX_Q8_0: fns = hx_a_q8_0_k, pair = hx_a_q8_0_p, tile = HX_Q8T, nb = n / 32, np = 4; break;
-	case HX_Q4_K: fns = hx_a_q4_k_k, pair = hx_a_q4_k_p, tile = HX_AN, nb = n / 256; break;
-	case HX_Q5_K: fns = hx_a_q5_k_k, pair = hx_a_q5_k_p, tile = HX_AN, nb = n / 256; break;
+	case HX_Q4_K: fns = hx_a_q4_k_k, pair = hx_a_q4_k_p, tile = HX_K4T, nb = n / 256; break;
+	case HX_Q5_K: fns = hx_a_q5_k_k, pair = hx_a_q5_k_p, tile = HX_K4T, nb = n / 256; break;
 	case HX_Q6_K: fns = hx_a_q6_k_k, pair = hx_a_q6_k_p, tile = HX_AN, nb = n / 256; break;
 	default: return 0;
 	}
@@ -179,7 +184,7 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	_Alignas(32) uint8_t stack[HX_SIDE];
 	const int q8 = type == HX_Q8_0, k4 = type == HX_Q4_K || type == HX_Q5_K;
 	const size_t need = q8   ? hx_q8x_voff(nb, tile) + (size_t)tile * (size_t)nb * 32
-	                    : k4 ? (size_t)tile * (size_t)nb * sizeof(hx_k8a)
+	                    : k4 ? (size_t)nb * sizeof(hx_k4il) // the larger of hx_k4il and four rows of hx_k8a
 	                         : (size_t)tile * (size_t)nb * sizeof(hx_k6a);
 	uint8_t *side = need <= sizeof stack ? stack : aligned_alloc(32, (need + 31) & ~(size_t)31);
 	if (!side) return 0;
@@ -193,6 +198,7 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	for (int j0 = 0; j0 < nx;) {
 		int g = nx - j0 < tile ? nx - j0 : tile;
 		if (q8 && g < tile && g > 8) g = 8; // Q8_0 has no kernels for 9 to 15: eight, then the rest
+		if (k4 && g < tile && g > HX_AN) g = HX_AN; // Q4_K/Q5_K none for 5 to 7: four, then the rest
 		hx_side_fill(type, side, x + (size_t)j0 * xs, xs, g, nb);
 		const void *xa = side;
 		int r = 0;

@@ -120,11 +120,35 @@ extern const hx_tfn hx_a_q8_0_k[HX_Q8T + 1];
 HX_A2 void hx_a_q8_0_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb, float *out);
 HX_A2 void hx_q8x_fill(uint8_t *side, const uint8_t *x, size_t xs, int g, int nb);
 
+// HX_K4T is the Q4_K/Q5_K tile: eight activation rows, their values
+// interleaved four bytes at a time (hx_k4il), so that one vpmaddubsw makes
+// products for four rows and four of them are summed in 16 bits before
+// one vpmaddwd by the sub-block's scale, where a tile of HX_AN rows needs
+// a vpmaddwd for each: BenchmarkPrefillTile Q4_K n1024 59-61 → 89-91 G
+// multiply-adds/s, Q5_K 53 → 73-76.
+#define HX_K4T 8
+
+// hx_k4il is the side table entry of one Q8_K block of the eight
+// activation rows of a Q4_K/Q5_K tile (hx_k4il_fill): the values, [sub-block
+// 8][four bytes kk 4][rows 0-3, 4-7][four rows' bytes 4kk.. | 16+4kk..];
+// the sub-block sums, [pair of sub-blocks 4][row 8][2] as int16; the
+// scales.
+typedef struct {
+	int8_t q[2048];
+	int16_t bs[4][16];
+	float dy[8];
+} hx_k4il;
+_Static_assert(sizeof(hx_k4il) % 32 == 0, "hx_k4il entries stay aligned");
+
 // The Q4_K/Q5_K kernels of kernels_avx2_k4.c that kernels_avx2.c
 // dispatches to, and what it builds for them.
 HX_A2 void hx_k8a_fill(hx_k8a *a, const uint8_t *xb);
+HX_A2 void hx_k4w_fill(hx_k4w *p, const uint8_t *wb);
 HX_A2 hx_k4w *hx_k4w_table(int type, const uint8_t *w, size_t rb, int nrows, int nb);
 HX_A2 void hx_a_q4_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb, float *out);
 HX_A2 void hx_a_q5_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb, float *out);
-extern const hx_tfn hx_a_q4_k_k[HX_AN + 1], hx_a_q5_k_k[HX_AN + 1];
+extern const hx_tfn hx_a_q4_k_k[HX_K4T + 1], hx_a_q5_k_k[HX_K4T + 1];
+HX_A2 void hx_k4il_fill(hx_k4il *a, const uint8_t *x, size_t xs, int ib);
+HX_A2 void hx_a_q4_k_il(const uint8_t *w, const void *wp, const void *xa, int nb, float *out, size_t os);
+HX_A2 void hx_a_q5_k_il(const uint8_t *w, const void *wp, const void *xa, int nb, float *out, size_t os);
 #endif

@@ -19,8 +19,9 @@ const (
 	// LevelC is the C kernels of kernels.c (AVX2+F16C where the CPU has
 	// them), bit-identical to the Go ones.
 	LevelC
-	// LevelAVX2 adds the AVX2+FMA matmul kernels of kernels_avx2.c: exact
-	// integer sums, float sums in vector lanes (another order).
+	// LevelAVX2 adds the AVX2+FMA matmul kernels of kernels_avx2*.c:
+	// exact integer sums, float sums in another order (the same for a row
+	// however it is batched).
 	LevelAVX2
 	// LevelVNNI adds the AVX-512 VNNI matmul kernels and the vector
 	// attention: exact integer sums, float sums in another order.
