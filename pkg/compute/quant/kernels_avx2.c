@@ -55,14 +55,15 @@ HX_A2 static void hx_k6a_fill(hx_k6a *a, const uint8_t *xb) {
 // bits, 16 int8 scales, fp16 d) times Q8_K activations: the 6-bit values
 // are used unsigned, and 32 times the activations (vpmaddubsw, from the
 // side table hx_k6a) taken off each pair sum before the scales multiply,
-// as ggml's AVX2 kernel does (the same lanes, the same rounding).
-// With nr = 2 (one activation row) it takes two weight rows, as the Q8_0
-// body does.
+// as ggml's AVX2 kernel does. Unlike ggml, which keeps eight float lanes a
+// row, each pair's block sum is exact in one integer and added times d·dy
+// with one FMA, as in the Q4_K and Q8_0 kernels and the tile of eight
+// (kernels_avx2_q6il.c): the same bits however a row is batched.
+// With nr = 2 (one activation row) it takes two weight rows.
 HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uint8_t *w, size_t rb, size_t ro, int nr, const hx_k6a *xa,
                                                                        int nx, int nb, float *out, size_t os) {
 	const __m256i lo4 = _mm256_set1_epi8(0x0F), hi2 = _mm256_set1_epi8(0x30);
-	__m256 acc[HX_AN];
-	for (int k = 0; k < nr * nx; k++) acc[k] = _mm256_setzero_ps();
+	__m128 acc = _mm_setzero_ps(); // lane k: pair k (r·nx + j)
 	for (int i = 0; i < nb; i++) {
 		__m256i t[HX_AN];
 		for (int k = 0; k < nr * nx; k++) t[k] = _mm256_setzero_si256();
@@ -101,15 +102,33 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uin
 				}
 			}
 		}
+		// each pair's block sum exact, then one FMA by d·dy
+		if (nr == 2) {
+			const __m256i u = _mm256_add_epi32(_mm256_unpacklo_epi32(t[0], t[1]), _mm256_unpackhi_epi32(t[0], t[1]));
+			const __m128i v = _mm_add_epi32(_mm256_castsi256_si128(u), _mm256_extracti128_si256(u, 1));
+			const __m128i s01 = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4E)); // [I0 I1 I0 I1]
+			uint32_t h2 = 0;
+			memcpy(&h2, w + (size_t)i * 210 + 208, 2);
+			memcpy((uint8_t *)&h2 + 2, w + rb + (size_t)i * 210 + 208, 2);
+			const __m128 d01 = _mm_cvtph_ps(_mm_cvtsi32_si128((int)h2));
+			acc = _mm_fmadd_ps(_mm_cvtepi32_ps(s01), _mm_mul_ps(d01, _mm_broadcast_ss(&xa[i].dy)), acc);
+			HX_PIN(acc);
+			continue;
+		}
+		_Alignas(16) float f[4] = {0, 0, 0, 0};
 		for (int r = 0; r < nr; r++) {
 			const float d = hx_h2f_avx2(w + (size_t)r * rb + (size_t)i * 210 + 208);
-			for (int j = 0; j < nx; j++)
-				acc[r * nx + j] = _mm256_fmadd_ps(_mm256_set1_ps(xa[(size_t)j * nb + i].dy * d), _mm256_cvtepi32_ps(t[r * nx + j]),
-				                                  acc[r * nx + j]);
+			for (int j = 0; j < nx; j++) f[r * nx + j] = d * xa[(size_t)j * nb + i].dy;
 		}
+		const __m256i z = _mm256_setzero_si256();
+		const __m128i sum = hx_a2_fold4(t[0], nr * nx > 1 ? t[1] : z, nr * nx > 2 ? t[2] : z, nr * nx > 3 ? t[3] : z);
+		acc = _mm_fmadd_ps(_mm_cvtepi32_ps(sum), _mm_load_ps(f), acc);
+		HX_PIN(acc);
 	}
+	_Alignas(16) float r4[4];
+	_mm_store_ps(r4, acc);
 	for (int r = 0; r < nr; r++)
-		for (int j = 0; j < nx; j++) out[(size_t)j * os + (size_t)r * ro] = hx_a2_hsum(acc[r * nx + j]);
+		for (int j = 0; j < nx; j++) out[(size_t)j * os + (size_t)r * ro] = r4[r * nx + j];
 }
 
 #define HX_Q6_K_CALL(k) (void)wp, hx_a_q6_k_body(w, 0, 0, 1, (const hx_k6a *)xa, k, nb, out, os)
@@ -118,7 +137,12 @@ HX_A2 __attribute__((noinline)) static void hx_a_q6_k_p(const uint8_t *w, size_t
 	(void)x;
 	hx_a_q6_k_body(w, rb, ro, 2, (const hx_k6a *)xa, 1, nb, out, 0);
 }
-HX_AFN_KQ(hx_a_q6_k, HX_Q6_K_CALL)
+HX_AFN_K(hx_a_q6_k, HX_Q6_K_CALL, 1)
+HX_AFN_K(hx_a_q6_k, HX_Q6_K_CALL, 2)
+HX_AFN_K(hx_a_q6_k, HX_Q6_K_CALL, 3)
+HX_AFN_K(hx_a_q6_k, HX_Q6_K_CALL, 4)
+// 1 to 4 activation rows, and the tile of eight (kernels_avx2_q6il.c)
+static const hx_tfn hx_a_q6_k_k[HX_K4T + 1] = {0, hx_a_q6_k_1, hx_a_q6_k_2, hx_a_q6_k_3, hx_a_q6_k_4, 0, 0, 0, hx_a_q6_k_il};
 
 // hx_side_fill works out the side table of the g activation rows at x (xs
 // bytes apart, nb blocks each) for the kernels of type.
@@ -131,6 +155,11 @@ HX_A2 static void hx_side_fill(int type, uint8_t *side, const uint8_t *x, size_t
 		const uint8_t *xj = x + (size_t)j * xs;
 		switch (type) {
 		case HX_Q6_K:
+			if (g == HX_K4T) {
+				if (j == 0)
+					for (int ib = 0; ib < nb; ib++) hx_q6il_fill((hx_q6il *)side + ib, x, xs, ib);
+				break;
+			}
 			for (int ib = 0; ib < nb; ib++) hx_k6a_fill((hx_k6a *)side + (size_t)j * nb + ib, xj + (size_t)ib * 292);
 			break;
 		default:
@@ -166,7 +195,7 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	case HX_Q8_0: fns = hx_a_q8_0_k, pair = hx_a_q8_0_p, tile = HX_Q8T, nb = n / 32, np = 4; break;
 	case HX_Q4_K: fns = hx_a_q4_k_k, pair = hx_a_q4_k_p, tile = HX_K4T, nb = n / 256; break;
 	case HX_Q5_K: fns = hx_a_q5_k_k, pair = hx_a_q5_k_p, tile = HX_K4T, nb = n / 256; break;
-	case HX_Q6_K: fns = hx_a_q6_k_k, pair = hx_a_q6_k_p, tile = HX_AN, nb = n / 256; break;
+	case HX_Q6_K: fns = hx_a_q6_k_k, pair = hx_a_q6_k_p, tile = HX_K4T, nb = n / 256; break;
 	default: return 0;
 	}
 	// each tile of activation rows passes over the weight rows; the
@@ -185,7 +214,7 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	const int q8 = type == HX_Q8_0, k4 = type == HX_Q4_K || type == HX_Q5_K;
 	const size_t need = q8   ? hx_q8x_voff(nb, tile) + (size_t)tile * (size_t)nb * 32
 	                    : k4 ? (size_t)nb * sizeof(hx_k4il) // the larger of hx_k4il and four rows of hx_k8a
-	                         : (size_t)tile * (size_t)nb * sizeof(hx_k6a);
+	                         : (size_t)nb * sizeof(hx_q6il); // and of hx_q6il and four rows of hx_k6a
 	uint8_t *side = need <= sizeof stack ? stack : aligned_alloc(32, (need + 31) & ~(size_t)31);
 	if (!side) return 0;
 	const int pre = nx > (q8 ? 16 : 2 * tile); // the weight tables pay off
@@ -198,7 +227,7 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	for (int j0 = 0; j0 < nx;) {
 		int g = nx - j0 < tile ? nx - j0 : tile;
 		if (q8 && g < tile && g > 8) g = 8; // Q8_0 has no kernels for 9 to 15: eight, then the rest
-		if (k4 && g < tile && g > HX_AN) g = HX_AN; // Q4_K/Q5_K none for 5 to 7: four, then the rest
+		if (!q8 && g < tile && g > HX_AN) g = HX_AN; // the K-quants none for 5 to 7: four, then the rest
 		hx_side_fill(type, side, x + (size_t)j0 * xs, xs, g, nb);
 		const void *xa = side;
 		int r = 0;

@@ -8,10 +8,11 @@
 #include <stdint.h>
 
 #define HX_A2 __attribute__((target("avx2,fma,f16c")))
-// HX_AN is the activation tile of the K-quant kernels: its accumulators and
-// the decoded block fit AVX2's sixteen registers (Q6_K had three rows
-// until its decode took fewer registers: BenchmarkPrefillTile Q6_K 40 → 45
-// G multiply-adds/s with four, and eight streams are two tiles, not three).
+// HX_AN is the widest K-quant kernel over the activations' row layout: its
+// accumulators and the decoded block fit AVX2's sixteen registers (Q6_K
+// had three rows until its decode took fewer registers:
+// BenchmarkPrefillTile Q6_K 40 → 45 G multiply-adds/s with four). Tiles of
+// HX_K4T rows read them interleaved instead.
 #define HX_AN 4
 // HX_Q8T is Q8_0's tile: its sums take one register for eight activation
 // rows, so the tile is two such groups, which share each broadcast of the
@@ -51,6 +52,15 @@ static inline __attribute__((always_inline)) void hx_a2_prefetch(const uint8_t *
 	for (int o = 0; o < n; o += 64) _mm_prefetch((const char *)p + HX_A2PF + o, _MM_HINT_T0);
 }
 
+// hx_a2_fold4 sums the eight 32-bit lanes of each of a, b, c and d into
+// one lane each, [a b c d], exact.
+HX_A2 static inline __m128i hx_a2_fold4(__m256i a, __m256i b, __m256i c, __m256i d) {
+	const __m256i ab = _mm256_add_epi32(_mm256_unpacklo_epi32(a, b), _mm256_unpackhi_epi32(a, b));
+	const __m256i cd = _mm256_add_epi32(_mm256_unpacklo_epi32(c, d), _mm256_unpackhi_epi32(c, d));
+	const __m256i s = _mm256_add_epi32(_mm256_unpacklo_epi64(ab, cd), _mm256_unpackhi_epi64(ab, cd));
+	return _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+}
+
 // hx_a2_hsum4 adds the four lanes of v.
 HX_A2 static inline float hx_a2_hsum4(__m128 v) {
 	v = _mm_add_ps(v, _mm_movehl_ps(v, v));
@@ -73,15 +83,6 @@ typedef void (*hx_tfn)(const uint8_t *w, const void *wp, const void *xa, int nb,
 // for four).
 #define HX_AFN_K(name, call, k) \
 	HX_A2 __attribute__((noinline)) static void name##_##k(const uint8_t *w, const void *wp, const void *xa, int nb, float *out, size_t os) { call(k); }
-// HX_AFN_KQ defines name_k, the kernels of a K-quant type for 1 to HX_AN
-// (four) activation rows.
-#define HX_AFN_KQ(name, call) \
-	HX_AFN_K(name, call, 1) \
-	HX_AFN_K(name, call, 2) \
-	HX_AFN_K(name, call, 3) \
-	HX_AFN_K(name, call, 4) \
-	const hx_tfn name##_k[HX_AN + 1] = {0, name##_1, name##_2, name##_3, name##_4};
-
 // hx_k8a is what the Q4_K/Q5_K kernels read of one Q8_K activation block,
 // copied or worked out once a tile instead of once a weight row: its
 // values, 32-byte aligned (as hx_k6a's), the pair sums of its sixteen
@@ -120,12 +121,13 @@ extern const hx_tfn hx_a_q8_0_k[HX_Q8T + 1];
 HX_A2 void hx_a_q8_0_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb, float *out);
 HX_A2 void hx_q8x_fill(uint8_t *side, const uint8_t *x, size_t xs, int g, int nb);
 
-// HX_K4T is the Q4_K/Q5_K tile: eight activation rows, their values
+// HX_K4T is the K-quant tile: eight activation rows, their values
 // interleaved four bytes at a time (hx_k4il), so that one vpmaddubsw makes
 // products for four rows and four of them are summed in 16 bits before
 // one vpmaddwd by the sub-block's scale, where a tile of HX_AN rows needs
 // a vpmaddwd for each: BenchmarkPrefillTile Q4_K n1024 59-61 → 89-91 G
-// multiply-adds/s, Q5_K 53 → 73-76.
+// multiply-adds/s, Q5_K 53 → 73-76; Q6_K (two vpmaddubsw a vpmaddwd,
+// kernels_avx2_q6il.c) 46-47 → 67.
 #define HX_K4T 8
 
 // hx_k4il is the side table entry of one Q8_K block of the eight
@@ -140,6 +142,18 @@ typedef struct {
 } hx_k4il;
 _Static_assert(sizeof(hx_k4il) % 32 == 0, "hx_k4il entries stay aligned");
 
+// hx_q6il is the side table entry of one Q8_K block of the eight
+// activation rows of a Q6_K tile (hx_q6il_fill): the values as hx_k4il's;
+// the sums of sixteen, [pair of sums 8][row 8][2] as int16; the scales.
+typedef struct {
+	int8_t q[2048];
+	int16_t bs[8][16];
+	float dy[8];
+} hx_q6il;
+_Static_assert(sizeof(hx_q6il) % 32 == 0, "hx_q6il entries stay aligned");
+HX_A2 void hx_q6il_fill(hx_q6il *a, const uint8_t *x, size_t xs, int ib);
+HX_A2 void hx_a_q6_k_il(const uint8_t *w, const void *wp, const void *xa, int nb, float *out, size_t os);
+
 // The Q4_K/Q5_K kernels of kernels_avx2_k4.c that kernels_avx2.c
 // dispatches to, and what it builds for them.
 HX_A2 void hx_k8a_fill(hx_k8a *a, const uint8_t *xb);
@@ -148,6 +162,7 @@ HX_A2 hx_k4w *hx_k4w_table(int type, const uint8_t *w, size_t rb, int nrows, int
 HX_A2 void hx_a_q4_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb, float *out);
 HX_A2 void hx_a_q5_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb, float *out);
 extern const hx_tfn hx_a_q4_k_k[HX_K4T + 1], hx_a_q5_k_k[HX_K4T + 1];
+HX_A2 void hx_il8_values(int8_t *q, const uint8_t *x, size_t xs, size_t o);
 HX_A2 void hx_k4il_fill(hx_k4il *a, const uint8_t *x, size_t xs, int ib);
 HX_A2 void hx_a_q4_k_il(const uint8_t *w, const void *wp, const void *xa, int nb, float *out, size_t os);
 HX_A2 void hx_a_q5_k_il(const uint8_t *w, const void *wp, const void *xa, int nb, float *out, size_t os);

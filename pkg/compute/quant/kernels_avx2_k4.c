@@ -64,14 +64,6 @@ HX_A2 static inline __m128i hx_k4_tm2(__m256i t0, __m256i t1, __m128i p0, __m128
 
 // hx_k4_dm2 turns (d, dmin, 0, 0) into (d, 0, dmin, 0), the factors'
 // places in hx_k4_tm2's vector for one pair.
-// hx_k4_fold4 sums the eight lanes of each of a, b, c, d: [a b c d], exact.
-HX_A2 static inline __m128i hx_k4_fold4(__m256i a, __m256i b, __m256i c, __m256i d) {
-	const __m256i ab = _mm256_add_epi32(_mm256_unpacklo_epi32(a, b), _mm256_unpackhi_epi32(a, b));
-	const __m256i cd = _mm256_add_epi32(_mm256_unpacklo_epi32(c, d), _mm256_unpackhi_epi32(c, d));
-	const __m256i s = _mm256_add_epi32(_mm256_unpacklo_epi64(ab, cd), _mm256_unpackhi_epi64(ab, cd));
-	return _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-}
-
 HX_A2 static inline __m128 hx_k4_dm2(__m128 dm) { return _mm_unpacklo_ps(dm, _mm_setzero_ps()); }
 
 // hx_k4_out writes n results of acc, laid out as hx_k4_tm2's vector
@@ -209,7 +201,7 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_k4_tile(const uint8
 		const __m256i v = _mm256_add_epi32(u, _mm256_shuffle_epi32(u, 0x4E));
 		const __m128i m = _mm_unpacklo_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
 		const __m128 dy = _mm_setr_ps(x0[i].dy[0], x1[i].dy[0], x2[i].dy[0], x3[i].dy[0]);
-		acc = _mm_fmadd_ps(_mm_cvtepi32_ps(hx_k4_fold4(t0, t1, t2, t3)), _mm_mul_ps(_mm_broadcast_ss(p->dm), dy), acc);
+		acc = _mm_fmadd_ps(_mm_cvtepi32_ps(hx_a2_fold4(t0, t1, t2, t3)), _mm_mul_ps(_mm_broadcast_ss(p->dm), dy), acc);
 		accm = _mm_fmadd_ps(_mm_cvtepi32_ps(m), _mm_mul_ps(_mm_broadcast_ss(p->dm + 1), dy), accm);
 	}
 	_Alignas(16) float r[4];

@@ -13,26 +13,33 @@
 #include "kernels_avx2.h"
 #include "kernels_k4.h"
 
-// hx_k4il_fill writes a, the side table entry of block ib of the eight
-// Q8_K activation rows at x (xs bytes apart). For each sub-block s, each
-// four bytes kk of its first sixteen and each half t of the rows (0-3,
-// 4-7): one vector of the four rows' bytes 4kk..4kk+3, then of their
-// bytes 16+4kk..16+4kk+3 (a 4×4 transpose of 32-bit words in each 128-bit
-// lane).
-HX_A2 void hx_k4il_fill(hx_k4il *a, const uint8_t *x, size_t xs, int ib) {
-	const size_t o = (size_t)ib * 292;
+// hx_il8_values writes the values of the Q8_K blocks at offset o of the
+// eight activation rows at x (xs bytes apart) interleaved for the tiles of
+// eight: for each 32 values s, each four bytes kk of their first sixteen
+// and each half t of the rows (0-3, 4-7), one vector of the four rows'
+// bytes 4kk..4kk+3, then of their bytes 16+4kk..16+4kk+3 (a 4×4
+// transpose of 32-bit words in each 128-bit lane).
+HX_A2 void hx_il8_values(int8_t *q, const uint8_t *x, size_t xs, size_t o) {
 	for (int s = 0; s < 8; s++)
 		for (int t = 0; t < 2; t++) {
 			__m256i r[4];
 			for (int k = 0; k < 4; k++) r[k] = _mm256_loadu_si256((const __m256i *)(x + (size_t)(4 * t + k) * xs + o + 4 + 32 * s));
 			const __m256i l01 = _mm256_unpacklo_epi32(r[0], r[1]), h01 = _mm256_unpackhi_epi32(r[0], r[1]);
 			const __m256i l23 = _mm256_unpacklo_epi32(r[2], r[3]), h23 = _mm256_unpackhi_epi32(r[2], r[3]);
-			int8_t *q = a->q + 256 * s + 32 * t;
-			_mm256_store_si256((__m256i *)q, _mm256_unpacklo_epi64(l01, l23));
-			_mm256_store_si256((__m256i *)(q + 64), _mm256_unpackhi_epi64(l01, l23));
-			_mm256_store_si256((__m256i *)(q + 128), _mm256_unpacklo_epi64(h01, h23));
-			_mm256_store_si256((__m256i *)(q + 192), _mm256_unpackhi_epi64(h01, h23));
+			int8_t *qs = q + 256 * s + 32 * t;
+			_mm256_store_si256((__m256i *)qs, _mm256_unpacklo_epi64(l01, l23));
+			_mm256_store_si256((__m256i *)(qs + 64), _mm256_unpackhi_epi64(l01, l23));
+			_mm256_store_si256((__m256i *)(qs + 128), _mm256_unpacklo_epi64(h01, h23));
+			_mm256_store_si256((__m256i *)(qs + 192), _mm256_unpackhi_epi64(h01, h23));
 		}
+}
+
+// hx_k4il_fill writes a, the side table entry of block ib of the eight
+// Q8_K activation rows at x (xs bytes apart): hx_il8_values, the sums of
+// the sub-blocks and the scales.
+HX_A2 void hx_k4il_fill(hx_k4il *a, const uint8_t *x, size_t xs, int ib) {
+	const size_t o = (size_t)ib * 292;
+	hx_il8_values(a->q, x, xs, o);
 	for (int j = 0; j < 8; j++) {
 		const uint8_t *xb = x + (size_t)j * xs + o;
 		const __m256i bs = _mm256_loadu_si256((const __m256i *)(xb + 260));

@@ -25,15 +25,6 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include "kernels_avx2.h"
 
-// hx_q8_fold4 sums the eight 32-bit lanes of each of a, b, c and d into
-// one lane each, [a b c d], exact.
-HX_A2 static inline __m128i hx_q8_fold4(__m256i a, __m256i b, __m256i c, __m256i d) {
-	const __m256i ab = _mm256_add_epi32(_mm256_unpacklo_epi32(a, b), _mm256_unpackhi_epi32(a, b));
-	const __m256i cd = _mm256_add_epi32(_mm256_unpacklo_epi32(c, d), _mm256_unpackhi_epi32(c, d));
-	const __m256i s = _mm256_add_epi32(_mm256_unpacklo_epi64(ab, cd), _mm256_unpackhi_epi64(ab, cd));
-	return _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-}
-
 // hx_q8_out writes the first n lanes of v to out, out + os, ...
 HX_A2 static inline void hx_q8_out(__m256 v, float *out, size_t os, int n) {
 	_Alignas(32) float r[8];
@@ -61,7 +52,7 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q8_0_body(const uin
 		const __m128 dw = wd ? _mm_broadcast_ss(wd + ib) : _mm_set1_ps(hx_h2f_avx2(wb));
 		for (int q = 0; q < g4 / 4; q++) {
 			const int j = 4 * q;
-			const __m128i s = hx_q8_fold4(HX_Q8_DOT(xb + 32 * j), j + 1 < nx ? HX_Q8_DOT(xb + 32 * (j + 1)) : z,
+			const __m128i s = hx_a2_fold4(HX_Q8_DOT(xb + 32 * j), j + 1 < nx ? HX_Q8_DOT(xb + 32 * (j + 1)) : z,
 			                              j + 2 < nx ? HX_Q8_DOT(xb + 32 * (j + 2)) : z, j + 3 < nx ? HX_Q8_DOT(xb + 32 * (j + 3)) : z);
 			acc[q] = _mm_fmadd_ps(_mm_cvtepi32_ps(s), _mm_mul_ps(dw, _mm_load_ps(xd + (size_t)ib * g4 + j)), acc[q]);
 			HX_PIN(acc[q]);
@@ -132,7 +123,7 @@ HX_A2 __attribute__((noinline)) void hx_a_q8_0_p(const uint8_t *w, size_t rb, si
 			hx_a2_prefetch(w3 + o, 68);
 		}
 		const __m256i xv = _mm256_load_si256((const __m256i *)(xq + (size_t)ib * 32));
-		const __m128i s = hx_q8_fold4(HX_Q8_W(w, ib), HX_Q8_W(w1, ib), HX_Q8_W(w2, ib), HX_Q8_W(w3, ib));
+		const __m128i s = hx_a2_fold4(HX_Q8_W(w, ib), HX_Q8_W(w1, ib), HX_Q8_W(w2, ib), HX_Q8_W(w3, ib));
 		uint16_t h[4];
 		memcpy(h, w + o, 2), memcpy(h + 1, w1 + o, 2), memcpy(h + 2, w2 + o, 2), memcpy(h + 3, w3 + o, 2);
 		uint64_t h64;
