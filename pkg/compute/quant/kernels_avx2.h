@@ -86,11 +86,12 @@ typedef void (*hx_tfn)(const uint8_t *w, const void *wp, const void *xa, int nb,
 // hx_k8a is what the Q4_K/Q5_K kernels read of one Q8_K activation block,
 // copied or worked out once a tile instead of once a weight row: its
 // values, 32-byte aligned (as hx_k6a's), the pair sums of its sixteen
-// sums of 16 (ggml's vphaddw), and its scale as (dy, −dy, 0, 0).
+// sums of 16 (ggml's vphaddw), and its scale.
 typedef struct {
 	int8_t q[256];
 	int16_t ps[8];
-	float dy[4];
+	float dy;
+	float pad[3];
 } hx_k8a;
 _Static_assert(sizeof(hx_k8a) % 32 == 0, "hx_k8a keeps the values of the next block aligned");
 

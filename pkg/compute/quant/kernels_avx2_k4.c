@@ -20,8 +20,7 @@ HX_A2 void hx_k8a_fill(hx_k8a *a, const uint8_t *xb) {
 	for (int c = 0; c < 8; c++) _mm256_store_si256((__m256i *)(a->q + 32 * c), _mm256_loadu_si256((const __m256i *)(xb + 4 + 32 * c)));
 	const __m256i bs = _mm256_loadu_si256((const __m256i *)(xb + 260));
 	_mm_store_si128((__m128i *)a->ps, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
-	const float dy = hx_f32(xb);
-	_mm_store_ps(a->dy, _mm_setr_ps(dy, -dy, 0, 0));
+	a->dy = hx_f32(xb);
 }
 
 // hx_k4_dm is the Q4_K/Q5_K block at wb's d and dmin (fp16) as floats
@@ -138,7 +137,7 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uin
 			const __m128 dm0 = hx_k4_dm(w + (size_t)i * bsz), dm1 = hx_k4_dm(w + rb + (size_t)i * bsz);
 			const __m128i p0 = _mm_madd_epi16(mins[0], _mm_load_si128((const __m128i *)xa[i].ps));
 			const __m128i p1 = _mm_madd_epi16(mins[1], _mm_load_si128((const __m128i *)xa[i].ps));
-			const __m128 f = _mm_mul_ps(_mm_unpacklo_ps(dm0, dm1), _mm_broadcast_ss(xa[i].dy));
+			const __m128 f = _mm_mul_ps(_mm_unpacklo_ps(dm0, dm1), _mm_broadcast_ss(&xa[i].dy));
 			acc[0] = _mm_fmadd_ps(_mm_cvtepi32_ps(hx_k4_tm2(t[0], t[1], p0, p1)), f, acc[0]);
 			HX_PIN(acc[0]);
 			continue;
@@ -147,8 +146,8 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q4_k_body(const uin
 		for (int j = 0; j < nx; j++) {
 			const hx_k8a *a = xa + (size_t)j * nb + i;
 			const __m128i prod = _mm_madd_epi16(mins[0], _mm_load_si128((const __m128i *)a->ps));
-			const __m128i z = _mm256_castsi256_si128(_mm256_setzero_si256());
-			acc[j] = _mm_fmadd_ps(_mm_cvtepi32_ps(hx_k4_tm2(t[j], _mm256_setzero_si256(), prod, z)), _mm_mul_ps(hx_k4_dm2(dm), _mm_broadcast_ss(a->dy)), acc[j]);
+			const __m128i tm = hx_k4_tm2(t[j], _mm256_setzero_si256(), prod, _mm_setzero_si128()); // [T 0 M 0]
+			acc[j] = _mm_fmadd_ps(_mm_cvtepi32_ps(tm), _mm_mul_ps(hx_k4_dm2(dm), _mm_broadcast_ss(&a->dy)), acc[j]);
 		}
 	}
 	if (nr == 2) {
@@ -200,7 +199,7 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_k4_tile(const uint8
 		const __m256i u = _mm256_add_epi32(_mm256_unpacklo_epi32(p01, p23), _mm256_unpackhi_epi32(p01, p23)); // rows 0, 2 | 1, 3
 		const __m256i v = _mm256_add_epi32(u, _mm256_shuffle_epi32(u, 0x4E));
 		const __m128i m = _mm_unpacklo_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-		const __m128 dy = _mm_setr_ps(x0[i].dy[0], x1[i].dy[0], x2[i].dy[0], x3[i].dy[0]);
+		const __m128 dy = _mm_setr_ps(x0[i].dy, x1[i].dy, x2[i].dy, x3[i].dy);
 		acc = _mm_fmadd_ps(_mm_cvtepi32_ps(hx_a2_fold4(t0, t1, t2, t3)), _mm_mul_ps(_mm_broadcast_ss(p->dm), dy), acc);
 		accm = _mm_fmadd_ps(_mm_cvtepi32_ps(m), _mm_mul_ps(_mm_broadcast_ss(p->dm + 1), dy), accm);
 	}
