@@ -238,10 +238,11 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 			const int part = nrows / np;
 			for (; r < part; r++) pair(w + (size_t)r * rb, (size_t)part * rb, (size_t)part, x + (size_t)j0 * xs, xa, nb, out + (size_t)j0 * os + r);
 			r = np * part;
-		} else if (q8 && g == 2) {
-			// two activation rows: rows i and half + i, as decode
+		} else if (q8 && (g == 2 || g == 4)) {
+			// two or four activation rows: rows i and half + i, as decode
 			const int half = nrows / 2;
-			for (; r < half; r++) hx_a_q8_0_w2(w + (size_t)r * rb, (size_t)half * rb, (size_t)half, xa, nb, out + (size_t)j0 * os + r, os);
+			for (; r < half; r++)
+				(g == 2 ? hx_a_q8_0_w2 : hx_a_q8_0_w2x4)(w + (size_t)r * rb, (size_t)half * rb, (size_t)half, xa, nb, out + (size_t)j0 * os + r, os);
 			r = 2 * half;
 		}
 		for (; r < nrows; r++) {

@@ -122,6 +122,7 @@ extern const hx_tfn hx_a_q8_0_k[HX_Q8T + 1];
 HX_A2 void hx_a_q8_0_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb, float *out);
 HX_A2 void hx_q8x_fill(uint8_t *side, const uint8_t *x, size_t xs, int g, int nb);
 HX_A2 void hx_a_q8_0_w2(const uint8_t *w, size_t rb, size_t ro, const void *xa, int nb, float *out, size_t os);
+HX_A2 void hx_a_q8_0_w2x4(const uint8_t *w, size_t rb, size_t ro, const void *xa, int nb, float *out, size_t os);
 
 // HX_K4T is the K-quant tile: eight activation rows, their values
 // interleaved four bytes at a time (hx_k4il), so that one vpmaddubsw makes

@@ -170,6 +170,38 @@ HX_A2 __attribute__((noinline)) void hx_a_q8_0_w2(const uint8_t *w, size_t rb, s
 	out[0] = r[0], out[ro] = r[1], out[os] = r[2], out[os + ro] = r[3];
 }
 
+// hx_a_q8_0_w2x4: hx_a_q8_0_w2 for four activation rows: each weight
+// row's four pairs folded into one vector.
+HX_A2 __attribute__((noinline)) void hx_a_q8_0_w2x4(const uint8_t *w, size_t rb, size_t ro, const void *xa, int nb, float *out, size_t os) {
+	const float *xd = (const float *)xa;
+	const uint8_t *xq = (const uint8_t *)xa + hx_q8x_voff(nb, 4), *w1 = w + rb;
+	const __m256i ones = _mm256_set1_epi16(1);
+	__m128 c0 = _mm_setzero_ps(), c1 = c0;
+	for (int ib = 0; ib < nb; ib++) {
+		const size_t o = (size_t)ib * 34;
+		if (!(ib & 1)) {
+			hx_a2_prefetch(w + o, 68);
+			hx_a2_prefetch(w1 + o, 68);
+		}
+		const __m256i v0 = _mm256_loadu_si256((const __m256i *)(w + o + 2)), v1 = _mm256_loadu_si256((const __m256i *)(w1 + o + 2));
+		const __m256i a0 = _mm256_abs_epi8(v0), a1 = _mm256_abs_epi8(v1);
+		const uint8_t *xb = xq + (size_t)ib * 128;
+		__m256i p0[4], p1[4];
+		for (int j = 0; j < 4; j++) {
+			const __m256i x = _mm256_load_si256((const __m256i *)(xb + 32 * j));
+			p0[j] = _mm256_madd_epi16(_mm256_maddubs_epi16(a0, _mm256_sign_epi8(x, v0)), ones);
+			p1[j] = _mm256_madd_epi16(_mm256_maddubs_epi16(a1, _mm256_sign_epi8(x, v1)), ones);
+		}
+		const __m128 dx = _mm_load_ps(xd + (size_t)ib * 4);
+		c0 = _mm_fmadd_ps(_mm_cvtepi32_ps(hx_a2_fold4(p0[0], p0[1], p0[2], p0[3])), _mm_mul_ps(_mm_set1_ps(hx_h2f_avx2(w + o)), dx), c0);
+		c1 = _mm_fmadd_ps(_mm_cvtepi32_ps(hx_a2_fold4(p1[0], p1[1], p1[2], p1[3])), _mm_mul_ps(_mm_set1_ps(hx_h2f_avx2(w1 + o)), dx), c1);
+	}
+	_Alignas(16) float r0[4], r1[4];
+	_mm_store_ps(r0, c0);
+	_mm_store_ps(r1, c1);
+	for (int j = 0; j < 4; j++) out[(size_t)j * os] = r0[j], out[(size_t)j * os + ro] = r1[j];
+}
+
 #define HX_Q8_0_CALL(k) hx_a_q8_0_body(w, (const float *)wp, xa, k, nb, out, os)
 HX_AFN_K(hx_a_q8_0, HX_Q8_0_CALL, 1)
 HX_AFN_K(hx_a_q8_0, HX_Q8_0_CALL, 2)

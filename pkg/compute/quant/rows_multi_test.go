@@ -50,7 +50,7 @@ func checkMultiMatchesRows(t *testing.T, types []dtype.Type, q8Tail bool, multi 
 	r := rand.New(rand.NewPCG(31, 32))
 	cases := []struct{ n, rows, pad, nX, xPad, outPad int }{
 		{256, 1, 0, 1, 0, 0}, {512, 7, 0, 3, 0, 2}, {256, 5, 4, 8, 6, 0}, {1024, 3, 12, 11, 2, 5}, {256, 9, 0, 17, 0, 1},
-		{256, 4, 0, 16, 0, 0}, {512, 3, 4, 40, 3, 1}, {256, 6, 0, 2, 1, 3}, {512, 5, 4, 6, 0, 0},
+		{256, 4, 0, 16, 0, 0}, {512, 3, 4, 40, 3, 1}, {256, 6, 0, 2, 1, 3}, {512, 5, 4, 6, 0, 0}, {256, 7, 2, 4, 0, 1},
 	}
 	for _, typ := range types {
 		for _, tc := range cases {
