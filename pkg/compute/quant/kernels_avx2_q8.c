@@ -1,8 +1,9 @@
 //go:build cgo && !purego
 
 // The AVX2 Q8_0 kernels (see kernels_avx2.c, which dispatches to them):
-// one weight row times a tile of activation rows, and four weight rows
-// times one activation row for decode.
+// one weight row times a tile of activation rows, four weight rows times
+// one activation row for decode, and two weight rows times two or four
+// for two and four streams.
 //
 // Q8_0 blocks are 34 bytes: an fp16 scale and 32 int8 values. The
 // weights' signs move onto the activations (vpsignb) so that vpmaddubsw
