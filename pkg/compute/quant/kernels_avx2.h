@@ -157,6 +157,15 @@ _Static_assert(sizeof(hx_q6il) % 32 == 0, "hx_q6il entries stay aligned");
 HX_A2 void hx_q6il_fill(hx_q6il *a, const uint8_t *x, size_t xs, int ib);
 HX_A2 void hx_a_q6_k_il(const uint8_t *w, const void *wp, const void *xa, int nb, float *out, size_t os);
 
+// HX_K4_BLOCK starts block i of the Q4_K/Q5_K tiles' weight row w (bsz
+// bytes a block; Q5_K if q5): wb, its decoded scales p (from wp's table,
+// or into own), and Q5_K's fifth bits qh.
+#define HX_K4_BLOCK \
+	const uint8_t *wb = w + (size_t)i * bsz; \
+	const hx_k4w *p = wp ? wp + i : &own; \
+	if (!wp) hx_k4w_fill(&own, wb); \
+	const __m256i qh = q5 ? _mm256_loadu_si256((const __m256i *)(wb + 16)) : _mm256_setzero_si256()
+
 // The Q4_K/Q5_K kernels of kernels_avx2_k4.c that kernels_avx2.c
 // dispatches to, and what it builds for them.
 HX_A2 void hx_k8a_fill(hx_k8a *a, const uint8_t *xb);

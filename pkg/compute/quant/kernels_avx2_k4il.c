@@ -89,10 +89,7 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_k4_il(const uint8_t
 	__m256 acc = _mm256_setzero_ps(), accm = acc;
 	_Alignas(32) hx_k4w own;
 	for (int i = 0; i < nb; i++) {
-		const uint8_t *wb = w + (size_t)i * bsz;
-		const hx_k4w *p = wp ? wp + i : &own;
-		if (!wp) hx_k4w_fill(&own, wb);
-		const __m256i qh = q5 ? _mm256_loadu_si256((const __m256i *)(wb + 16)) : _mm256_setzero_si256();
+		HX_K4_BLOCK;
 		const int8_t *xq = xa[i].q;
 		__m256i T0 = _mm256_setzero_si256(), T1 = T0;
 		for (int c = 0; c < 4; c++) {

@@ -135,6 +135,17 @@ HX_A2 __attribute__((noinline)) void hx_a_q8_0_p(const uint8_t *w, size_t rb, si
 	hx_q8_out(_mm256_castps128_ps256(a), out, ro, 4);
 }
 
+// HX_Q8_W2_BLOCK loads block ib (at o) of the weight rows w and w1 of the
+// two-row kernels (v0, v1; their absolute values a0, a1), asking for the
+// next lines every other block.
+#define HX_Q8_W2_BLOCK \
+	if (!(ib & 1)) { \
+		hx_a2_prefetch(w + o, 68); \
+		hx_a2_prefetch(w1 + o, 68); \
+	} \
+	const __m256i v0 = _mm256_loadu_si256((const __m256i *)(w + o + 2)), v1 = _mm256_loadu_si256((const __m256i *)(w1 + o + 2)); \
+	const __m256i a0 = _mm256_abs_epi8(v0), a1 = _mm256_abs_epi8(v1)
+
 // hx_a_q8_0_w2: two weight rows (w, w + rb; results at out and out + ro)
 // times two activation rows of a side table in the row layout (results
 // os apart): the four pairs' block sums folded into one vector, [w0x0
@@ -149,12 +160,7 @@ HX_A2 __attribute__((noinline)) void hx_a_q8_0_w2(const uint8_t *w, size_t rb, s
 	__m128 a = _mm_setzero_ps();
 	for (int ib = 0; ib < nb; ib++) {
 		const size_t o = (size_t)ib * 34;
-		if (!(ib & 1)) {
-			hx_a2_prefetch(w + o, 68);
-			hx_a2_prefetch(w1 + o, 68);
-		}
-		const __m256i v0 = _mm256_loadu_si256((const __m256i *)(w + o + 2)), v1 = _mm256_loadu_si256((const __m256i *)(w1 + o + 2));
-		const __m256i a0 = _mm256_abs_epi8(v0), a1 = _mm256_abs_epi8(v1);
+		HX_Q8_W2_BLOCK;
 		const __m256i x0 = _mm256_load_si256((const __m256i *)(xq + (size_t)ib * 64)), x1 = _mm256_load_si256((const __m256i *)(xq + (size_t)ib * 64 + 32));
 		const __m128i s = hx_a2_fold4(_mm256_madd_epi16(_mm256_maddubs_epi16(a0, _mm256_sign_epi8(x0, v0)), ones),
 		                              _mm256_madd_epi16(_mm256_maddubs_epi16(a1, _mm256_sign_epi8(x0, v1)), ones),
@@ -180,12 +186,7 @@ HX_A2 __attribute__((noinline)) void hx_a_q8_0_w2x4(const uint8_t *w, size_t rb,
 	__m128 c0 = _mm_setzero_ps(), c1 = c0;
 	for (int ib = 0; ib < nb; ib++) {
 		const size_t o = (size_t)ib * 34;
-		if (!(ib & 1)) {
-			hx_a2_prefetch(w + o, 68);
-			hx_a2_prefetch(w1 + o, 68);
-		}
-		const __m256i v0 = _mm256_loadu_si256((const __m256i *)(w + o + 2)), v1 = _mm256_loadu_si256((const __m256i *)(w1 + o + 2));
-		const __m256i a0 = _mm256_abs_epi8(v0), a1 = _mm256_abs_epi8(v1);
+		HX_Q8_W2_BLOCK;
 		const uint8_t *xb = xq + (size_t)ib * 128;
 		__m256i p0[4], p1[4];
 		for (int j = 0; j < 4; j++) {
