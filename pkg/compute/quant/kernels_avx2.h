@@ -21,9 +21,9 @@
 // table no longer fits L1: 47-48 → 50).
 #define HX_Q8T 16
 // HX_SIDE is the stack buffer (bytes) of hx_avx2_rows for what the kernels
-// need of the activations: Q8_0 rows up to 1920 values (a tile of sixteen),
-// Q4_K and Q5_K rows up to 7168, Q6_K rows up to 3840 (tiles of four);
-// wider rows take a buffer from the heap.
+// need of the activations: Q8_0 rows up to 1792 values (a tile of
+// sixteen), the K-quants' up to 3584 (tiles of eight); wider rows take a
+// buffer from the heap.
 #define HX_SIDE 32768
 // HX_PIN keeps an accumulator in a register at this point: without it GCC
 // regroups the exact integer sums across chunks (and keeps the float

@@ -189,9 +189,10 @@ func TestParseLevel(t *testing.T) {
 
 // TestAVX2TilesMatchRows: at the avx2 level a weight row gives the same
 // bits whatever number of activation rows it is multiplied with (the
-// tiles of four or eight, the partial tiles, the weight tables of long
-// prefills, the two-row decode kernels), as the README promises: every
-// kernel sums in ggml's lanes and order. (The package's tests otherwise
+// interleaved tiles of sixteen and eight, the kernels for one to seven
+// rows, the weight tables of long prefills, the decode kernels of two and
+// four weight rows), as the README promises: every kernel does the same
+// operations for a (weight row, activation row) pair. (The package's tests otherwise
 // run the exact kernels, so TestVecDotRowsMultiMatchesVecDotRows does not
 // reach these.)
 func TestAVX2TilesMatchRows(t *testing.T) {
