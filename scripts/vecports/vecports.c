@@ -55,6 +55,27 @@ static inline I shuf(I a, I b) { return _mm256_shuffle_epi8(a, b); }
 static inline I sign(I a, I b) { return _mm256_sign_epi8(a, b); }
 static inline I srai(I a, I b) { (void)b; return _mm256_srai_epi32(a, 16); }
 static inline I cvt(I a, I b) { (void)b; return _mm256_castps_si256(_mm256_cvtepi32_ps(a)); }
+static inline I unpk(I a, I b) { return _mm256_unpacklo_epi32(a, b); }
+static inline I unpk64(I a, I b) { return _mm256_unpackhi_epi64(a, b); }
+// bcst and ldv load from memory (a broadcast of 32 bits, a whole vector);
+// the asm keeps the compiler from hoisting the load out of the loop.
+static const int gmem[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+static inline I bcst(I a, I b) {
+	(void)a, (void)b;
+	I r;
+	__asm__ volatile("vpbroadcastd %1, %0" : "=x"(r) : "m"(gmem[0]));
+	return r;
+}
+static inline I ldv(I a, I b) {
+	(void)a, (void)b;
+	I r;
+	__asm__ volatile("vmovdqu %1, %0" : "=x"(r) : "m"(gmem));
+	return r;
+}
+static inline I absb(I a, I b) { (void)b; return _mm256_abs_epi8(a); }
+static inline I hadd(I a, I b) { return _mm256_hadd_epi32(a, b); }
+static inline I perm(I a, I b) { return _mm256_permute2x128_si256(a, b, 0x21); }
+static inline I cvtw(I a, I b) { (void)b; return _mm256_cvtepi8_epi16(_mm256_castsi256_si128(a)); }
 static inline F vfma(F a, F b) { return _mm256_fmadd_ps(a, b, b); }
 static inline F fadd(F a, F b) { return _mm256_add_ps(a, b); }
 
@@ -76,5 +97,22 @@ int main(void) {
 	SHOW("maddubs + vpsrad", PAIR(I, maddubs, I, srai));
 	SHOW("maddubs + vpaddd", PAIR(I, maddubs, I, add));
 	SHOW("vfmadd + cvtdq2ps", PAIR(F, vfma, I, cvt));
+	SHOW("vpunpckldq alone", PAIR(I, unpk, I, unpk));
+	SHOW("maddubs + vpunpckldq", PAIR(I, maddubs, I, unpk));
+	SHOW("maddubs + vpunpckhqdq", PAIR(I, maddubs, I, unpk64));
+	SHOW("vfmadd + vpunpckldq", PAIR(F, vfma, I, unpk));
+	SHOW("vpsignb alone", PAIR(I, sign, I, sign));
+	SHOW("madd + vpsignb", PAIR(I, madd, I, sign));
+	SHOW("maddubs + vpabsb", PAIR(I, maddubs, I, absb));
+	SHOW("vpunpckldq + vpaddd", PAIR(I, unpk, I, add));
+	SHOW("vpunpckldq + vpsignb", PAIR(I, unpk, I, sign));
+	SHOW("broadcast alone", PAIR(I, bcst, I, bcst));
+	SHOW("maddubs + broadcast", PAIR(I, maddubs, I, bcst));
+	SHOW("maddubs + load", PAIR(I, maddubs, I, ldv));
+	SHOW("vpsignb + broadcast", PAIR(I, sign, I, bcst));
+	SHOW("vphaddd alone", PAIR(I, hadd, I, hadd));
+	SHOW("maddubs + vphaddd", PAIR(I, maddubs, I, hadd));
+	SHOW("maddubs + vperm2i128", PAIR(I, maddubs, I, perm));
+	SHOW("maddubs + vpmovsxbw", PAIR(I, maddubs, I, cvtw));
 	return 0;
 }
