@@ -151,28 +151,25 @@ HX_A2 static void hx_side_fill(int type, uint8_t *side, const uint8_t *x, size_t
 		hx_q8x_fill(side, x, xs, g, nb);
 		return;
 	}
-	for (int j = 0; j < g; j++) {
-		const uint8_t *xj = x + (size_t)j * xs;
-		switch (type) {
-		case HX_Q6_K:
-			if (g == HX_K4T) {
-				if (j == 0)
-					for (int ib = 0; ib < nb; ib++) hx_q6il_fill((hx_q6il *)side + ib, x, xs, ib);
-				break;
-			}
-			for (int ib = 0; ib < nb; ib++) hx_k6a_fill((hx_k6a *)side + (size_t)j * nb + ib, xj + (size_t)ib * 292);
-			break;
-		default:
-			if (g == HX_K4T) {
-				if (j == 0)
-					for (int ib = 0; ib < nb; ib++) hx_k4il_fill((hx_k4il *)side + ib, x, xs, ib);
-				break;
-			}
-			for (int ib = 0; ib < nb; ib++) hx_k8a_fill((hx_k8a *)side + (size_t)j * nb + ib, xj + (size_t)ib * 292);
+	const int q6 = type == HX_Q6_K;
+	if (g == HX_K4T) { // the K-quant tiles: all the rows, block by block, interleaved
+		for (int ib = 0; ib < nb; ib++) {
+			if (q6)
+				hx_q6il_fill((hx_q6il *)side + ib, x, xs, ib);
+			else
+				hx_k4il_fill((hx_k4il *)side + ib, x, xs, ib);
 		}
+		return;
 	}
+	for (int j = 0; j < g; j++)
+		for (int ib = 0; ib < nb; ib++) {
+			const uint8_t *xb = x + (size_t)j * xs + (size_t)ib * 292;
+			if (q6)
+				hx_k6a_fill((hx_k6a *)side + (size_t)j * nb + ib, xb);
+			else
+				hx_k8a_fill((hx_k8a *)side + (size_t)j * nb + ib, xb);
+		}
 }
-
 
 // hx_q8w_table widens the scales of nrows Q8_0 rows of nb blocks (rb
 // bytes apart) into a buffer from the heap, or returns null.
