@@ -27,14 +27,13 @@ int hx_avx2(void) {
 int hx_avx2_supports(int type) { return type == HX_Q8_0 || type == HX_Q4_K || type == HX_Q5_K || type == HX_Q6_K; }
 
 // hx_k6a is what the Q6_K kernels read of one Q8_K activation block,
-// copied or worked out once a tile instead of once a weight row: its
-// values, 32-byte aligned (in the 292-byte blocks every other load
-// straddled two cache lines), ggml's 32·x term per chunk (vpmaddubsw of 32
-// and the values: the pair sums times 32, exact in 16 bits), and its
+// copied once a tile instead of once a weight row: its values, 32-byte
+// aligned (in the 292-byte blocks every other load straddled two cache
+// lines), its sixteen sums of sixteen values (for the 32·x term) and its
 // scale.
 typedef struct {
 	int8_t q[256];
-	int16_t m[8][16];
+	int16_t bs[16];
 	float dy;
 	float pad[7];
 } hx_k6a;
@@ -42,24 +41,23 @@ _Static_assert(sizeof(hx_k6a) % 32 == 0, "hx_k6a keeps the values of the next bl
 
 // hx_k6a_fill works out a's fields for the Q8_K block at xb.
 HX_A2 static void hx_k6a_fill(hx_k6a *a, const uint8_t *xb) {
-	const __m256i k32 = _mm256_set1_epi8(32);
-	for (int c = 0; c < 8; c++) {
-		const __m256i xv = _mm256_loadu_si256((const __m256i *)(xb + 4 + 32 * c));
-		_mm256_store_si256((__m256i *)(a->q + 32 * c), xv);
-		_mm256_store_si256((__m256i *)a->m[c], _mm256_maddubs_epi16(k32, xv));
-	}
+	for (int c = 0; c < 8; c++) _mm256_store_si256((__m256i *)(a->q + 32 * c), _mm256_loadu_si256((const __m256i *)(xb + 4 + 32 * c)));
+	_mm256_store_si256((__m256i *)a->bs, _mm256_loadu_si256((const __m256i *)(xb + 260)));
 	a->dy = hx_f32(xb);
 }
 
 // Q6_K (210-byte blocks of 256: 128 low-nibble bytes, 64 bytes of high
 // bits, 16 int8 scales, fp16 d) times Q8_K activations: the 6-bit values
-// are used unsigned, and 32 times the activations (vpmaddubsw, from the
-// side table hx_k6a) taken off each pair sum before the scales multiply,
-// as ggml's AVX2 kernel does. Unlike ggml, which keeps eight float lanes a
-// row, each pair's block sum is exact in one integer and added times d·dy
-// with one FMA, as in the Q4_K and Q8_0 kernels and the tile of eight
-// (kernels_avx2_q6il.c): the same bits however a row is batched.
-// With nr = 2 (one activation row) it takes two weight rows.
+// are used unsigned, and each pair's 32·scale·x term is taken off its
+// block sum at once (one vpmaddwd of the sixteen scales and the sixteen
+// sums of sixteen activations), as the tile of eight does, where ggml
+// takes 32·x off every pair sum of vpmaddubsw (a subtraction and a load
+// for each, one in ten of the decode kernel's instructions). Unlike
+// ggml, which keeps eight float lanes a row, each pair's block sum is
+// exact in one integer and added times d·dy with one FMA, as in the Q4_K
+// and Q8_0 kernels and the tile of eight (kernels_avx2_q6il.c): the same
+// bits however a row is batched. With nr = 2 (one activation row) it
+// takes two weight rows.
 HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uint8_t *w, size_t rb, size_t ro, int nr, const hx_k6a *xa,
                                                                        int nx, int nb, float *out, size_t os) {
 	const __m256i lo4 = _mm256_set1_epi8(0x0F), hi2 = _mm256_set1_epi8(0x30);
@@ -95,14 +93,21 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uin
 					for (int j = 0; j < nx; j++) {
 						const hx_k6a *a = xa + (size_t)j * nb + i;
 						const __m256i xv = _mm256_load_si256((const __m256i *)(a->q + 128 * h + 32 * k));
-						const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(q[k], xv), _mm256_load_si256((const __m256i *)a->m[4 * h + k]));
-						t[r * nx + j] = _mm256_add_epi32(t[r * nx + j], _mm256_madd_epi16(s, p));
+						t[r * nx + j] = _mm256_add_epi32(t[r * nx + j], _mm256_madd_epi16(s, _mm256_maddubs_epi16(q[k], xv)));
 						HX_PIN(t[r * nx + j]);
 					}
 				}
 			}
 		}
-		// each pair's block sum exact, then one FMA by d·dy
+		// each pair's 32·Σ scale·x off (at most 2·128·2048·32 a lane), so
+		// its block sum is exact, then one FMA by d·dy
+		for (int r = 0; r < nr; r++) {
+			const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + (size_t)r * rb + (size_t)i * 210 + 192)));
+			for (int j = 0; j < nx; j++) {
+				const __m256i m = _mm256_madd_epi16(s16, _mm256_load_si256((const __m256i *)xa[(size_t)j * nb + i].bs));
+				t[r * nx + j] = _mm256_sub_epi32(t[r * nx + j], _mm256_slli_epi32(m, 5));
+			}
+		}
 		if (nr == 2) {
 			const __m256i u = _mm256_add_epi32(_mm256_unpacklo_epi32(t[0], t[1]), _mm256_unpackhi_epi32(t[0], t[1]));
 			const __m128i v = _mm_add_epi32(_mm256_castsi256_si128(u), _mm256_extracti128_si256(u, 1));
