@@ -6,6 +6,7 @@
 #include <immintrin.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "kernels_k4.h"
 
 #define HX_A2 __attribute__((target("avx2,fma,f16c")))
 // HX_AN is the widest K-quant kernel over the activations' row layout: its
@@ -106,6 +107,26 @@ typedef struct {
 } hx_k4w;
 _Static_assert(sizeof(hx_k4w) % 32 == 0, "hx_k4w entries stay aligned");
 
+// hx_k4_dm is the Q4_K/Q5_K block at wb's d and dmin (fp16) as floats
+// (d, dmin, 0, 0).
+HX_A2 static inline __m128 hx_k4_dm(const uint8_t *wb) {
+	int32_t dmw;
+	memcpy(&dmw, wb, 4);
+	return _mm_cvtph_ps(_mm_cvtsi32_si128(dmw));
+}
+
+// hx_k4w_fill decodes the Q4_K/Q5_K block at wb into p. Inline: the tiles
+// call it once a block, and a call there made them spill their vector
+// registers around it.
+HX_A2 static inline void hx_k4w_fill(hx_k4w *p, const uint8_t *wb) {
+	const __m256i ms = _mm256_cvtepu8_epi16(hx_k4_scales(wb + 4)); // 8 scales, 8 mins as int16
+	const __m128i sc = _mm256_castsi256_si128(ms);
+	_mm_store_si128((__m128i *)p->s, _mm_unpacklo_epi16(sc, sc));
+	_mm_store_si128((__m128i *)(p->s + 4), _mm_unpackhi_epi16(sc, sc));
+	_mm_store_si128((__m128i *)p->m, _mm256_extracti128_si256(ms, 1));
+	_mm_store_ps(p->dm, hx_k4_dm(wb));
+}
+
 // hx_q8x_g4 is the number of scales a Q8_0 side table keeps a block for a
 // tile of g activation rows: g rounded up to four (the kernels read them
 // four or eight at a time).
@@ -169,7 +190,6 @@ HX_A2 void hx_a_q6_k_il(const uint8_t *w, const void *wp, const void *xa, int nb
 // The Q4_K/Q5_K kernels of kernels_avx2_k4.c that kernels_avx2.c
 // dispatches to, and what it builds for them.
 HX_A2 void hx_k8a_fill(hx_k8a *a, const uint8_t *xb);
-HX_A2 void hx_k4w_fill(hx_k4w *p, const uint8_t *wb);
 HX_A2 hx_k4w *hx_k4w_table(int type, const uint8_t *w, size_t rb, int nrows, int nb);
 HX_A2 void hx_a_q4_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb, float *out);
 HX_A2 void hx_a_q5_k_p(const uint8_t *w, size_t rb, size_t ro, const uint8_t *x, const void *xa, int nb, float *out);

@@ -23,24 +23,6 @@ HX_A2 void hx_k8a_fill(hx_k8a *a, const uint8_t *xb) {
 	a->dy = hx_f32(xb);
 }
 
-// hx_k4_dm is the Q4_K/Q5_K block at wb's d and dmin (fp16) as floats
-// (d, dmin, 0, 0).
-HX_A2 static inline __m128 hx_k4_dm(const uint8_t *wb) {
-	int32_t dmw;
-	memcpy(&dmw, wb, 4);
-	return _mm_cvtph_ps(_mm_cvtsi32_si128(dmw));
-}
-
-// hx_k4w_fill decodes the Q4_K/Q5_K block at wb into p.
-HX_A2 void hx_k4w_fill(hx_k4w *p, const uint8_t *wb) {
-	const __m256i ms = _mm256_cvtepu8_epi16(hx_k4_scales(wb + 4)); // 8 scales, 8 mins as int16
-	const __m128i sc = _mm256_castsi256_si128(ms);
-	_mm_store_si128((__m128i *)p->s, _mm_unpacklo_epi16(sc, sc));
-	_mm_store_si128((__m128i *)(p->s + 4), _mm_unpackhi_epi16(sc, sc));
-	_mm_store_si128((__m128i *)p->m, _mm256_extracti128_si256(ms, 1));
-	_mm_store_ps(p->dm, hx_k4_dm(wb));
-}
-
 // The float sums of the AVX2 Q4_K/Q5_K kernels: for each (weight row,
 // activation row) pair and block, T (the scaled sub-block dot products)
 // and M (the mins times the activations' sub-block sums) are summed
