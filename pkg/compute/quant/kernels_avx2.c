@@ -63,15 +63,15 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uin
 	const __m256i lo4 = _mm256_set1_epi8(0x0F), hi2 = _mm256_set1_epi8(0x30);
 	__m128 acc = _mm_setzero_ps(); // lane k: pair k (r·nx + j)
 	for (int i = 0; i < nb; i++) {
-		__m256i t[HX_AN];
+		__m256i t[HX_AN], s16[2]; // s16: each row's sixteen scales as int16
 		for (int k = 0; k < nr * nx; k++) t[k] = _mm256_setzero_si256();
+		for (int r = 0; r < nr; r++) s16[r] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + (size_t)r * rb + (size_t)i * 210 + 192)));
 		for (int h = 0; h < 2; h++) {
 			for (int r = 0; r < nr; r++) {
 				const uint8_t *wb = w + (size_t)r * rb + (size_t)i * 210;
 				if (nr == 2 && h == 0) hx_a2_prefetch(wb, 210);
-				// scales 8h to 8h+7 as int16, in both halves
-				const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wb + 192)));
-				const __m256i sc = h ? _mm256_permute2x128_si256(s16, s16, 0x11) : _mm256_permute2x128_si256(s16, s16, 0x00);
+				// scales 8h to 8h+7, in both halves
+				const __m256i sc = _mm256_permute2x128_si256(s16[r], s16[r], h ? 0x11 : 0x00);
 				const __m256i l0 = _mm256_loadu_si256((const __m256i *)(wb + 64 * h));
 				const __m256i l1 = _mm256_loadu_si256((const __m256i *)(wb + 64 * h + 32));
 				const __m256i hb = _mm256_loadu_si256((const __m256i *)(wb + 128 + 32 * h));
@@ -101,13 +101,11 @@ HX_A2 static inline __attribute__((always_inline)) void hx_a_q6_k_body(const uin
 		}
 		// each pair's 32·Σ scale·x off (at most 2·128·2048·32 a lane), so
 		// its block sum is exact, then one FMA by d·dy
-		for (int r = 0; r < nr; r++) {
-			const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + (size_t)r * rb + (size_t)i * 210 + 192)));
+		for (int r = 0; r < nr; r++)
 			for (int j = 0; j < nx; j++) {
-				const __m256i m = _mm256_madd_epi16(s16, _mm256_load_si256((const __m256i *)xa[(size_t)j * nb + i].bs));
+				const __m256i m = _mm256_madd_epi16(s16[r], _mm256_load_si256((const __m256i *)xa[(size_t)j * nb + i].bs));
 				t[r * nx + j] = _mm256_sub_epi32(t[r * nx + j], _mm256_slli_epi32(m, 5));
 			}
-		}
 		if (nr == 2) {
 			const __m256i u = _mm256_add_epi32(_mm256_unpacklo_epi32(t[0], t[1]), _mm256_unpackhi_epi32(t[0], t[1]));
 			const __m128i v = _mm_add_epi32(_mm256_castsi256_si128(u), _mm256_extracti128_si256(u, 1));
@@ -214,9 +212,12 @@ int hx_avx2_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_t
 	// 39.7 → 41.5, 40.2 → 42.3 (with tiles of eight).
 	_Alignas(32) uint8_t stack[HX_SIDE];
 	const int q8 = type == HX_Q8_0, k4 = type == HX_Q4_K || type == HX_Q5_K;
+	// a K-quant tile of eight takes more a block than four rows of the
+	// plain layout
+	_Static_assert(sizeof(hx_k4il) >= HX_AN * sizeof(hx_k8a) && sizeof(hx_q6il) >= HX_AN * sizeof(hx_k6a), "the side table fits four rows");
 	const size_t need = q8   ? hx_q8x_voff(nb, tile) + (size_t)tile * (size_t)nb * 32
-	                    : k4 ? (size_t)nb * sizeof(hx_k4il) // the larger of hx_k4il and four rows of hx_k8a
-	                         : (size_t)nb * sizeof(hx_q6il); // and of hx_q6il and four rows of hx_k6a
+	                    : k4 ? (size_t)nb * sizeof(hx_k4il)
+	                         : (size_t)nb * sizeof(hx_q6il);
 	uint8_t *side = need <= sizeof stack ? stack : aligned_alloc(32, (need + 31) & ~(size_t)31);
 	if (!side) return 0;
 	const int pre = nx > (q8 ? 16 : 2 * tile); // the weight tables pay off
