@@ -11,7 +11,7 @@ import (
 
 // testWeight builds an m×n weight of type t from 64 distinct random rows
 // repeated (quantizing every row would make the test slow).
-func testWeight(t *testing.T, typ dtype.Type, n, m int) *Weight {
+func testWeight(t testing.TB, typ dtype.Type, n, m int) *Weight {
 	t.Helper()
 	var rows [][]byte
 	for i := 0; i < 64; i++ {
