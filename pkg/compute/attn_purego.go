@@ -31,3 +31,13 @@ func convSiLUVec([]float32, []float32, []float32, []float32, int, int, int, int)
 }
 
 func toF16Vec(vecISA, []uint16, []float32) { panic("compute: vector F16 conversion without cgo") }
+
+func rmsNormVec([]float32, []float32, []float32, int, int, float32) {
+	panic("compute: vector RMSNorm without cgo")
+}
+
+func addVec([]float32, []float32) { panic("compute: vector add without cgo") }
+
+func ropeVec([]float32, int, int, int, []float32, int, bool) {
+	panic("compute: vector RoPE without cgo")
+}

@@ -17,7 +17,7 @@ type CPU struct {
 	pool    *pool
 	xq      []byte    // quantized activations, reused between matmuls
 	reducer Reducer   // tensor-parallel sums (nil on one rank)
-	vec     vecISA    // which C vector kernels attention and SwiGLU run
+	vec     vecISA    // which C vector kernels attention, SwiGLU, RMSNorm, RoPE and Add run
 	decay   []float32 // the delta rule's per-token decays, reused
 	beta    []float32 // and betas
 	// packGrowth is the packed weights' bytes beyond the file's (Prepare)
@@ -224,6 +224,10 @@ func (c *CPU) RMSNorm(xT Tensor, weightV *Vector, eps float32, outT Tensor) {
 	n := len(weight)
 	nRows := len(x) / n
 	c.pool.parallelFor(nRows, grain(n), func(lo, hi int) {
+		if c.vec != vecNone {
+			rmsNormVec(x[lo*n:hi*n], out[lo*n:hi*n], weight, hi-lo, n, eps)
+			return
+		}
 		r := lo
 		// four rows at a time: each row's sum is still taken in order (as
 		// ggml's, in float64), but four of them are in flight, where one

@@ -30,6 +30,10 @@ func (c *CPU) RoPE(xT Tensor, pos []int32, heads, headDim int, r *Rope) {
 	width := heads * headDim
 	cs := c.ropeAngles(r, pos)
 	c.pool.parallelFor(len(pos), grain(4*width), func(lo, hi int) {
+		if c.vec != vecNone && r.Dims > 0 {
+			ropeVec(x[lo*width:hi*width], hi-lo, heads, headDim, cs[lo*r.Dims:hi*r.Dims], r.Dims, r.Mode == RopeNeox)
+			return
+		}
 		for row := lo; row < hi; row++ {
 			rc := cs[row*r.Dims : (row+1)*r.Dims]
 			for h := 0; h < heads; h++ {

@@ -96,7 +96,7 @@ func (c *CPU) NewKV(s KVShape) (KV, error) {
 func (c *CPU) AddRow(x Tensor, bias *Vector) {
 	xs, n := host(x), len(bias.Data)
 	for r := 0; r < x.Rows(); r++ {
-		addSlice(xs[r*n:(r+1)*n], bias.Data)
+		c.add(xs[r*n:(r+1)*n], bias.Data)
 	}
 }
 
@@ -126,13 +126,23 @@ func (c *CPU) SumRowGroups(src Tensor, k int, out Tensor) {
 		dst := o[r*n : (r+1)*n]
 		copy(dst, s[r*k*n:(r*k+1)*n])
 		for j := 1; j < k; j++ {
-			addSlice(dst, s[(r*k+j)*n:(r*k+j+1)*n])
+			c.add(dst, s[(r*k+j)*n:(r*k+j+1)*n])
 		}
 	}
 }
 
 // Add implements Backend.
-func (c *CPU) Add(dst, src Tensor) { addSlice(host(dst), host(src)) }
+func (c *CPU) Add(dst, src Tensor) { c.add(host(dst), host(src)) }
+
+// add adds src to dst (len(dst) values), with the C kernel where the CPU
+// runs one.
+func (c *CPU) add(dst, src []float32) {
+	if c.vec != vecNone && len(dst) > 0 {
+		addVec(dst, src[:len(dst)])
+		return
+	}
+	addSlice(dst, src)
+}
 
 func addSlice(dst, src []float32) {
 	for i := range dst {
