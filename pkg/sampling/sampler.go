@@ -233,20 +233,46 @@ func (s *Sampler) applyPenalties(c []cand) {
 }
 
 // maxFinite returns the index (the lowest on ties) and value m of the
-// largest finite value; ok is false when there is none.
+// largest finite value; ok is false when there is none. Four lanes of
+// maxima (lane k: the values at indices ≡ k mod 4, each lane's lowest
+// index of its maximum) then merged, so that the scan of a 152k-token
+// vocabulary is not one chain of compares and branches: sampling runs on
+// the caller's thread between forward passes.
 func maxFinite(x []float32) (best int32, m float32, ok bool) {
-	m = float32(math.Inf(-1))
-	for i, v := range x {
-		if v > m && !math.IsInf(float64(v), 1) {
-			m = v
-			best = int32(i)
-			ok = true
+	inf := float32(math.Inf(1))
+	ms := [4]float32{-inf, -inf, -inf, -inf}
+	var bs [4]int
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		if v[0] > ms[0] && v[0] != inf {
+			ms[0], bs[0] = v[0], i
+		}
+		if v[1] > ms[1] && v[1] != inf {
+			ms[1], bs[1] = v[1], i+1
+		}
+		if v[2] > ms[2] && v[2] != inf {
+			ms[2], bs[2] = v[2], i+2
+		}
+		if v[3] > ms[3] && v[3] != inf {
+			ms[3], bs[3] = v[3], i+3
 		}
 	}
-	if !ok {
+	m, b := ms[0], bs[0]
+	for k := 1; k < 4; k++ {
+		if ms[k] > m || (ms[k] == m && bs[k] < b) {
+			m, b = ms[k], bs[k]
+		}
+	}
+	for ; i < len(x); i++ { // after every lane's index: only a larger value wins
+		if v := x[i]; v > m && v != inf {
+			m, b = v, i
+		}
+	}
+	if m == -inf {
 		return 0, 0, false
 	}
-	return best, m, true
+	return int32(b), m, true
 }
 
 // sumExpLog returns log(sum(exp(x-m))) over the finite values of x, given
