@@ -134,10 +134,14 @@ func (c *CPU) SumRowGroups(src Tensor, k int, out Tensor) {
 // Add implements Backend.
 func (c *CPU) Add(dst, src Tensor) { c.add(host(dst), host(src)) }
 
+// minVecAdd is the shortest add worth a cgo call (about 40 ns, the Go
+// loop's time for some 30 values).
+const minVecAdd = 64
+
 // add adds src to dst (len(dst) values), with the C kernel where the CPU
 // runs one.
 func (c *CPU) add(dst, src []float32) {
-	if c.vec != vecNone && len(dst) > 0 {
+	if c.vec != vecNone && len(dst) >= minVecAdd {
 		addVec(dst, src[:len(dst)])
 		return
 	}
