@@ -1,6 +1,10 @@
 package compute
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/helexa/helexa/pkg/sampling"
+)
 
 // hostTensor is the CPU's Tensor: a row-major slice in host memory.
 type hostTensor struct {
@@ -129,6 +133,35 @@ func (c *CPU) SumRowGroups(src Tensor, k int, out Tensor) {
 			c.add(dst, s[(r*k+j)*n:(r*k+j+1)*n])
 		}
 	}
+}
+
+var _ ArgMaxBackend = (*CPU)(nil)
+
+// ArgMaxRows implements ArgMaxBackend: the greedy token of each row read
+// where the logits are (sampling.MaxFinite, the sampler's own pick), rows
+// spread over the workers, instead of each row copied out of the tensor
+// and scanned on the caller's thread.
+func (c *CPU) ArgMaxRows(tT Tensor, rows []int32, out []int32) error {
+	t, n := host(tT), tT.Cols()
+	if len(out) < len(rows) {
+		return fmt.Errorf("argmax of %d rows into %d values", len(rows), len(out))
+	}
+	for _, r := range rows {
+		if r < 0 || int(r) >= tT.Rows() {
+			return fmt.Errorf("argmax of row %d of a %d × %d tensor", r, tT.Rows(), n)
+		}
+	}
+	c.pool.parallelFor(len(rows), grain(n), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r := int(rows[i])
+			best, _, ok := sampling.MaxFinite(t[r*n : (r+1)*n])
+			if !ok {
+				best = -1
+			}
+			out[i] = best
+		}
+	})
+	return nil
 }
 
 // Add implements Backend.

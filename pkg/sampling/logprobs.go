@@ -10,7 +10,7 @@ func (s *Sampler) TopLogprobs(logits []float32, n int) []TokenLogprob {
 	if n <= 0 {
 		return nil
 	}
-	_, m, ok := maxFinite(logits)
+	_, m, ok := MaxFinite(logits)
 	if !ok {
 		return nil
 	}

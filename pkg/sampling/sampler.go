@@ -114,7 +114,7 @@ func (s *Sampler) sample(logits []float32, withLogprob bool) (int32, float32, er
 	if len(logits) != s.nVocab {
 		return 0, 0, fmt.Errorf("%w: %d logits for a vocabulary of %d", ErrBadLogits, len(logits), s.nVocab)
 	}
-	best, m, ok := maxFinite(logits)
+	best, m, ok := MaxFinite(logits)
 	if !ok {
 		return 0, 0, fmt.Errorf("%w: no finite logit among %d (NaN/Inf only: the model's output is broken)", ErrBadLogits, len(logits))
 	}
@@ -232,13 +232,15 @@ func (s *Sampler) applyPenalties(c []cand) {
 	}
 }
 
-// maxFinite returns the index (the lowest on ties) and value m of the
-// largest finite value; ok is false when there is none. Four lanes of
+// MaxFinite returns the index (the lowest on ties) and value m of the
+// largest finite value; ok is false when there is none: the greedy token
+// of logits x, as Sample picks it (a backend that finds greedy tokens where
+// the logits are uses it too). Four lanes of
 // maxima (lane k: the values at indices ≡ k mod 4, each lane's lowest
 // index of its maximum) then merged, so that the scan of a 152k-token
 // vocabulary is not one chain of compares and branches: sampling runs on
 // the caller's thread between forward passes.
-func maxFinite(x []float32) (best int32, m float32, ok bool) {
+func MaxFinite(x []float32) (best int32, m float32, ok bool) {
 	inf := float32(math.Inf(1))
 	ms := [4]float32{-inf, -inf, -inf, -inf}
 	var bs [4]int

@@ -233,7 +233,7 @@ func TestIsArgMax(t *testing.T) {
 	}
 }
 
-// TestMaxFiniteMatchesScan: the four-lane maxFinite returns what one scan
+// TestMaxFiniteMatchesScan: the four-lane MaxFinite returns what one scan
 // in order returns (the largest finite value, the lowest index on ties,
 // none among NaN and ±Inf only), over lengths around its lanes and ties
 // between lanes.
@@ -263,10 +263,10 @@ func TestMaxFiniteMatchesScan(t *testing.T) {
 					x[i] = float32(r.IntN(4 + trial%5)) // many ties
 				}
 			}
-			gb, gm, gok := maxFinite(x)
+			gb, gm, gok := MaxFinite(x)
 			wb, wm, wok := scan(x)
 			if gb != wb || gm != wm || gok != wok {
-				t.Fatalf("%v: maxFinite (%d, %v, %v), scan (%d, %v, %v)", x, gb, gm, gok, wb, wm, wok)
+				t.Fatalf("%v: MaxFinite (%d, %v, %v), scan (%d, %v, %v)", x, gb, gm, gok, wb, wm, wok)
 			}
 		}
 	}

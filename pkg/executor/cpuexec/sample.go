@@ -65,7 +65,19 @@ func topLogprobs(s seqSampler, logits []float32, n int) []executor.TokenLogprob 
 // where the logits are (compute.ArgMaxBackend) spares reading them.
 func (l *Executor) argMaxOnly(w *executor.Work) bool {
 	return w.Sample && w.SkipLogprob && w.Allowed == nil && w.TopLogprobs == 0 && w.Logits == executor.LogitsNone &&
-		l.seqs[w.Seq].sampler.IsArgMax()
+		isArgMax(l.seqs[w.Seq].sampler)
+}
+
+// isArgMax asks s whether it picks the argmax. A sampler that panics (a
+// bug) answers no here, outside any one sequence's recovery, and fails only
+// its own sequence when finish samples with it.
+func isArgMax(s seqSampler) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return s.IsArgMax()
 }
 
 // argMaxRows fills in the greedy tokens of the logits rows that need

@@ -37,6 +37,7 @@ func (panicSampler) Sample([]float32) (int32, float32, error) {
 func (panicSampler) SampleToken([]float32) (int32, error) {
 	panic("sampler bug")
 }
+func (panicSampler) IsArgMax() bool { panic("sampler bug") } // asked before the pass's greedy tokens
 
 // TestSamplerPanic: a panic while sampling one sequence fails only that
 // sequence's result, and the model keeps working.
