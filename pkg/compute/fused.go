@@ -1,5 +1,7 @@
 package compute
 
+import "fmt"
+
 // FusedBackend is a backend that runs some pairs of operations as one
 // (a GPU pays for every launch, hundreds of times per decode step): an
 // optional extension; architectures fall back to the separate operations.
@@ -38,4 +40,18 @@ type ArgMaxBackend interface {
 	// of row rows[i] of t (the lowest index on ties), or -1 when the row
 	// has none.
 	ArgMaxRows(t Tensor, rows []int32, out []int32) error
+}
+
+// CheckArgMaxRows is the argument check every ArgMaxRows makes: out has
+// room for a token per row, and each row is one of t's.
+func CheckArgMaxRows(t Tensor, rows, out []int32) error {
+	if len(out) < len(rows) {
+		return fmt.Errorf("argmax of %d rows into %d values", len(rows), len(out))
+	}
+	for _, r := range rows {
+		if r < 0 || int(r) >= t.Rows() {
+			return fmt.Errorf("argmax of row %d of a %d × %d tensor", r, t.Rows(), t.Cols())
+		}
+	}
+	return nil
 }

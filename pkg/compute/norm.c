@@ -43,8 +43,8 @@ static double hx_sumsq_tail(const float *x, int i0, int n, double s) {
 // x to s: eight rows as two chains of additions in flight, where one
 // waits on the latency of each.
 HX_NORM static inline __attribute__((always_inline)) void hx_sumsq(const float *x, int n, int nr, double *s) {
-	const float *r0[4] = {x, x + n, x + 2 * (long)n, x + 3 * (long)n};
-	const float *r1[4] = {x + 4 * (long)n, x + 5 * (long)n, x + 6 * (long)n, x + 7 * (long)n};
+	const float *r0[4], *r1[4]; // rows 0-3 and (nr = 8) 4-7
+	for (int k = 0; k < 4; k++) r0[k] = x + (long)k * n, r1[k] = nr == 8 ? x + (long)(4 + k) * n : x;
 	__m256d a0 = _mm256_setzero_pd(), a1 = a0;
 	int i = 0;
 	for (; i + 4 <= n; i += 4) {

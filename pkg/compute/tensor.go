@@ -142,15 +142,10 @@ var _ ArgMaxBackend = (*CPU)(nil)
 // spread over the workers, instead of each row copied out of the tensor
 // and scanned on the caller's thread.
 func (c *CPU) ArgMaxRows(tT Tensor, rows []int32, out []int32) error {
+	if err := CheckArgMaxRows(tT, rows, out); err != nil {
+		return err
+	}
 	t, n := host(tT), tT.Cols()
-	if len(out) < len(rows) {
-		return fmt.Errorf("argmax of %d rows into %d values", len(rows), len(out))
-	}
-	for _, r := range rows {
-		if r < 0 || int(r) >= tT.Rows() {
-			return fmt.Errorf("argmax of row %d of a %d × %d tensor", r, tT.Rows(), n)
-		}
-	}
 	c.pool.parallelFor(len(rows), grain(n), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			r := int(rows[i])

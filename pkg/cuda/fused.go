@@ -153,13 +153,8 @@ var _ compute.ArgMaxBackend = (*Backend)(nil)
 // decoding downloads one int per sequence instead of its logits.
 func (b *Backend) ArgMaxRows(tT compute.Tensor, rows []int32, out []int32) error {
 	t := dev(tT)
-	if len(out) < len(rows) {
-		return fmt.Errorf("argmax of %d rows into %d values", len(rows), len(out))
-	}
-	for _, r := range rows {
-		if r < 0 || int(r) >= t.rows {
-			return fmt.Errorf("argmax of row %d of a %d × %d tensor", r, t.rows, t.cols)
-		}
+	if err := compute.CheckArgMaxRows(tT, rows, out); err != nil {
+		return err
 	}
 	if len(rows) == 0 {
 		return nil

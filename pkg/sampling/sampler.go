@@ -234,12 +234,11 @@ func (s *Sampler) applyPenalties(c []cand) {
 
 // MaxFinite returns the index (the lowest on ties) and value m of the
 // largest finite value; ok is false when there is none: the greedy token
-// of logits x, as Sample picks it (a backend that finds greedy tokens where
-// the logits are uses it too). Four lanes of
-// maxima (lane k: the values at indices ≡ k mod 4, each lane's lowest
-// index of its maximum) then merged, so that the scan of a 152k-token
-// vocabulary is not one chain of compares and branches: sampling runs on
-// the caller's thread between forward passes.
+// of logits x, as Sample picks it (a backend that finds greedy tokens
+// where the logits are uses it too). It keeps four lanes of maxima (lane
+// k: the values at indices ≡ k mod 4, each lane's lowest index of its
+// maximum), then merges them, so that the scan of a 152k-token vocabulary
+// is not one chain of compares and branches.
 func MaxFinite(x []float32) (best int32, m float32, ok bool) {
 	inf := float32(math.Inf(1))
 	ms := [4]float32{-inf, -inf, -inf, -inf}
