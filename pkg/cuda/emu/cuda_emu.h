@@ -106,6 +106,19 @@ inline int atomicAdd(int* p, int v) {
 	*p = old + v;
 	return old;
 }
+inline float __int_as_float(int i) {
+	float f;
+	memcpy(&f, &i, sizeof f);
+	return f;
+}
+// __byte_perm: byte i of the result is byte (s >> 4i) & 7 of the eight
+// bytes of x (0-3) and y (4-7).
+inline unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s) {
+	const uint64_t b = (uint64_t)x | (uint64_t)y << 32;
+	unsigned int r = 0;
+	for (int i = 0; i < 4; i++) r |= (unsigned int)((b >> (8 * ((s >> (4 * i)) & 7))) & 0xff) << (8 * i);
+	return r;
+}
 inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) {
 	const unsigned long long old = *p;
 	if (v > old) *p = v;

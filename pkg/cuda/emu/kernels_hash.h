@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "af58bc5effef89d4d3a4f4c088f83ce5e9eccf47e5ef108c7bef2c8c5b484742"
+#define HX_KERNELS_SOURCE_SHA256 "9f43d9673b09ecc6fc15b897ffa522919059058c73f0d8e0f6297c14a8e9a6ad"

@@ -74,6 +74,15 @@ __device__ __forceinline__ void hx_prefetch_l2(const void* p, size_t n, int lane
 #endif
 }
 
+// hx_bytef returns byte k (a constant, 0-3) of w minus off, as a float: the
+// byte placed as the low mantissa bits of 2^23 by one byte permute, then
+// 2^23 + off subtracted. Exact for the small integers it is used for, and
+// no integer-to-float conversion (the quantized products decode four
+// values a 32-bit word this way).
+__device__ __forceinline__ float hx_bytef(unsigned int w, int k, float off) {
+	return __int_as_float((int)__byte_perm(w, 0x4B000000u, 0x7650u | (unsigned int)k)) - (8388608.0f + off);
+}
+
 // F16 bits to F32 (exact).
 __device__ __forceinline__ float hx_h2f(unsigned short h) { return __half2float(__ushort_as_half(h)); }
 

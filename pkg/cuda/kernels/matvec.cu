@@ -65,7 +65,7 @@ struct hx_dot {
 // at x (8 floats, row j at x + j·cols): the product of a sub-block's values
 // ds·q − dm.
 template <int NX, bool MIN>
-__device__ __forceinline__ void hx_dot_sub(float* acc, const int* q, float ds, float dm, const float* x, int cols) {
+__device__ __forceinline__ void hx_dot_sub(float* acc, const float* q, float ds, float dm, const float* x, int cols) {
 #pragma unroll
 	for (int j = 0; j < NX; j++) {
 		float xv[8];
@@ -73,7 +73,7 @@ __device__ __forceinline__ void hx_dot_sub(float* acc, const int* q, float ds, f
 		float qx = 0.0f, sx = 0.0f;
 #pragma unroll
 		for (int t = 0; t < 8; t++) {
-			qx += (float)q[t] * xv[t];
+			qx += q[t] * xv[t];
 			sx += xv[t];
 		}
 		acc[j] += MIN ? ds * qx - dm * sx : ds * qx;
@@ -96,11 +96,15 @@ struct hx_dot_k4 {
 		const unsigned char* qp = blk + (H ? 48 : 16) + 32 * (s >> 1) + 8 * k;
 		const unsigned int w0 = hx_u32(qp), w1 = hx_u32(qp + 4), sh = 4 * (s & 1);
 		const unsigned int h0 = H ? hx_u32(blk + 16 + 8 * k) : 0, h1 = H ? hx_u32(blk + 20 + 8 * k) : 0;
-		int q[8];
+		// four values a word: each byte's nibble (and fifth bit), then
+		// each byte as a float (hx_bytef)
+		const unsigned int b0 = ((w0 >> sh) & 0x0F0F0F0Fu) | (H ? ((h0 >> s) & 0x01010101u) << 4 : 0u);
+		const unsigned int b1 = ((w1 >> sh) & 0x0F0F0F0Fu) | (H ? ((h1 >> s) & 0x01010101u) << 4 : 0u);
+		float q[8];
 #pragma unroll
 		for (int t = 0; t < 4; t++) {
-			q[t] = ((w0 >> (8 * t + sh)) & 15) | (((h0 >> (8 * t + s)) & 1) << 4);
-			q[t + 4] = ((w1 >> (8 * t + sh)) & 15) | (((h1 >> (8 * t + s)) & 1) << 4);
+			q[t] = hx_bytef(b0, t, 0.0f);
+			q[t + 4] = hx_bytef(b1, t, 0.0f);
 		}
 		hx_dot_sub<NX, true>(acc, q, ds, dm, xb + 32 * s + 8 * k, cols);
 	}
@@ -133,11 +137,16 @@ struct hx_dot<hx_q6_k> {
 			lw[u] = hx_u16(ql + 2 * u);
 			hw[u] = hx_u16(qh + 2 * u);
 		}
-		int q[8];
+		// four values a word: the low nibbles and the two high bits of each
+		// byte (the bits a shift brings in from the next byte masked off),
+		// then each byte as a float less 32 (hx_bytef)
+		float q[8];
 #pragma unroll
-		for (int t = 0; t < 8; t++) {
-			const unsigned int lb = lw[t >> 1] >> (8 * (t & 1)), hb = hw[t >> 1] >> (8 * (t & 1));
-			q[t] = (((lb >> lsh) & 15) | (((hb >> (2 * g)) & 3) << 4)) - 32;
+		for (int c = 0; c < 2; c++) {
+			const unsigned int l = lw[2 * c] | lw[2 * c + 1] << 16, hb = hw[2 * c] | hw[2 * c + 1] << 16;
+			const unsigned int b = ((l >> lsh) & 0x0F0F0F0Fu) | (((hb >> (2 * g)) & 0x03030303u) << 4);
+#pragma unroll
+			for (int t = 0; t < 4; t++) q[4 * c + t] = hx_bytef(b, t, 32.0f);
 		}
 		hx_dot_sub<NX, false>(acc, q, ds, 0.0f, xb + 128 * h + 32 * g + 8 * k, cols);
 	}
