@@ -21,6 +21,31 @@ func actRound(t dtype.Type) string {
 	return ""
 }
 
+// q8kRecord is the bytes of one Q8_K activation record (HX_Q8K_REC in
+// the kernels): 256 signed bytes and their float scale, padded to 16-byte
+// alignment.
+const q8kRecord = 272
+
+// roundedBytes is the size of n values rounded by kernel: the F32 values,
+// followed for hx_round_q8k by their Q8_K records (n/256 of them, row
+// after row), which the K-quant matvecs multiply.
+func roundedBytes(kernel string, n int) int64 {
+	if kernel == "hx_round_q8k" {
+		return int64(n)*4 + int64(n/256)*q8kRecord
+	}
+	return int64(n) * 4
+}
+
+// q8kRows returns where the Q8_K records of row r of x begin, for x
+// rounded by hx_round_q8k (a whole buffer of roundedBytes), or 0 for any
+// other rounding (the products that take only the F32 values).
+func q8kRows(x *tensor, kernel string, r int) devPtr {
+	if kernel != "hx_round_q8k" {
+		return 0
+	}
+	return x.p + devPtr(x.rows*x.cols*4) + devPtr(r*(x.cols/256)*q8kRecord)
+}
+
 // roundedInput returns x rounded by kernel (actRound) in the backend's
 // buffer for that kernel, or x itself for "" (on the owner goroutine). The
 // buffer is overwritten by the next call with the same kernel.
@@ -34,15 +59,17 @@ func (b *Backend) roundedInput(x *tensor, kernel string) (*tensor, error) {
 		b.rounded[kernel] = buf
 	}
 	n := x.rows * x.cols
-	p, err := buf.ensure(b.d, int64(n)*4)
+	p, err := buf.ensure(b.d, roundedBytes(kernel, n))
 	if err != nil {
 		return nil, err
 	}
 	per := 128 // values per block of 128 threads: four warps of one 32-value block
+	a := newArgs(4).ptr(p)
 	if kernel == "hx_round_q8k" {
 		per = 1024 // four warps of one 256-value block
+		a.ptr(p + devPtr(n*4))
 	}
-	if err := b.d.launch(kernel, [3]int{(n + per - 1) / per, 1, 1}, 128, newArgs(3).ptr(p).ptr(x.p).i32(n)); err != nil {
+	if err := b.d.launch(kernel, [3]int{(n + per - 1) / per, 1, 1}, 128, a.ptr(x.p).i32(n)); err != nil {
 		return nil, err
 	}
 	return &tensor{p: p, rows: x.rows, cols: x.cols}, nil
@@ -65,18 +92,18 @@ type preRounded struct {
 // owner goroutine): kernel, or rounding (which also rounds out as
 // hx_round_q8k would, into n's buffer) when the products after the last
 // norm asked for hx_round_q8k and the rows are whole 256-value blocks.
-// Both kernels take out, [the rounding's buffer,] then what rest adds,
-// over one block of threads per row.
+// Both kernels take out, [the rounding's F32 values and Q8_K records,]
+// then what rest adds, over one block of threads per row.
 func (n *preRounded) launch(b *Backend, out *tensor, rows, cols int, kernel, rounding string, rest func(*args) *args) error {
 	n.out, n.fresh = tensor{p: out.p, rows: out.rows, cols: out.cols}, false
 	a := newArgs(8).ptr(out.p)
 	if n.kernel == "hx_round_q8k" && cols%256 == 0 && out.cols == cols {
-		p, err := n.rounded.ensure(b.d, int64(rows)*int64(cols)*4)
+		p, err := n.rounded.ensure(b.d, roundedBytes("hx_round_q8k", rows*cols))
 		if err != nil {
 			return err
 		}
 		kernel, n.fresh = rounding, true
-		a.ptr(p)
+		a.ptr(p).ptr(p + devPtr(rows*cols*4))
 	}
 	err := b.d.launch(kernel, [3]int{rows, 1, 1}, threads, rest(a))
 	n.at = b.writes.n

@@ -149,7 +149,8 @@ func mvBlocks(rows int) int { return max(1, (rows+3)/4) }
 const tallRows = 32768
 
 // matvec launches the products of one group on the (rounded) input x:
-// hx_mv for one weight, hx_mv3 for several (on the owner goroutine).
+// hx_mv for one weight, hx_mv3 for several (on the owner goroutine). The
+// K-quants read x's Q8_K records (q8kRows), the other formats its values.
 func (b *Backend) matvec(g []mvJob, x *tensor) error {
 	most := 0
 	for _, j := range g {
@@ -157,15 +158,16 @@ func (b *Backend) matvec(g []mvJob, x *tensor) error {
 	}
 	for _, c := range chunks(x.rows) {
 		var a *args
+		xq := q8kRows(x, g[0].round, c[0])
 		kernel, grid := g[0].f.mvKernel(), mvBlocks(most)
 		if len(g) == 1 && c[1] == 1 && most >= tallRows {
 			kernel, grid = g[0].f.mv2Kernel(), (most+7)/8
-			a = newArgs(5).ptr(g[0].out.row(c[0])).ptr(g[0].wp).ptr(x.row(c[0])).i32(most).i32(x.cols)
+			a = newArgs(6).ptr(g[0].out.row(c[0])).ptr(g[0].wp).ptr(x.row(c[0])).ptr(xq).i32(most).i32(x.cols)
 		} else if len(g) == 1 {
-			a = newArgs(6).ptr(g[0].out.row(c[0])).ptr(g[0].wp).ptr(x.row(c[0])).i32(most).i32(x.cols).i32(c[1])
+			a = newArgs(7).ptr(g[0].out.row(c[0])).ptr(g[0].wp).ptr(x.row(c[0])).ptr(xq).i32(most).i32(x.cols).i32(c[1])
 		} else {
 			kernel = g[0].f.mv3Kernel()
-			a = newArgs(3*mv3Max + 3)
+			a = newArgs(3*mv3Max + 4)
 			for i := range mv3Max {
 				if i < len(g) {
 					a.ptr(g[i].out.row(c[0])).ptr(g[i].wp).i32(g[i].w.Rows())
@@ -173,7 +175,7 @@ func (b *Backend) matvec(g []mvJob, x *tensor) error {
 					a.ptr(0).ptr(0).i32(0)
 				}
 			}
-			a.ptr(x.row(c[0])).i32(x.cols).i32(c[1])
+			a.ptr(x.row(c[0])).ptr(xq).i32(x.cols).i32(c[1])
 		}
 		if err := b.d.launch(kernel, [3]int{grid, len(g), 1}, 128, a); err != nil {
 			return err

@@ -97,6 +97,12 @@ inline float __fdiv_rn(float a, float b) { return a / b; }
 // mode; no range checks: callers keep values well inside int).
 inline int __float2int_rn(float f) { return (int)nearbyintf(f); }
 
+// __dp4a: c plus the dot product of the four signed bytes of a and b.
+inline int __dp4a(int a, int b, int c) {
+	for (int i = 0; i < 4; i++) c += (int)(signed char)(a >> (8 * i)) * (int)(signed char)(b >> (8 * i));
+	return c;
+}
+
 // Atomics, fences and cache-bypassing loads: the blocks of a launch run
 // one after another, and the threads of a block take turns on one OS
 // thread, so a plain read-modify-write is atomic, and there is nothing to
@@ -105,19 +111,6 @@ inline int atomicAdd(int* p, int v) {
 	const int old = *p;
 	*p = old + v;
 	return old;
-}
-inline float __int_as_float(int i) {
-	float f;
-	memcpy(&f, &i, sizeof f);
-	return f;
-}
-// __byte_perm: byte i of the result is byte (s >> 4i) & 7 of the eight
-// bytes of x (0-3) and y (4-7).
-inline unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s) {
-	const uint64_t b = (uint64_t)x | (uint64_t)y << 32;
-	unsigned int r = 0;
-	for (int i = 0; i < 4; i++) r |= (unsigned int)((b >> (8 * ((s >> (4 * i)) & 7))) & 0xff) << (8 * i);
-	return r;
 }
 inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) {
 	const unsigned long long old = *p;

@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -41,18 +42,21 @@ func TestAddRMSNorm(t *testing.T) {
 			continue
 		}
 		// hx_add_rmsnorm_q8k: the same, and out rounded as hx_round_q8k
-		wantR := nanVec(rows * cols)
-		must(t, Launch("hx_round_q8k", dim((rows*cols+1023)/1024), dim(128), wantR, wantOut, rows*cols))
-		gotX, gotOut, gotR := append([]float32(nil), x...), nanVec(rows*cols), nanVec(rows*cols)
-		must(t, Launch("hx_add_rmsnorm_q8k", dim(rows), dim(256), gotOut, gotR, gotX, y, w, cols, float32(eps)))
+		// (values and records)
+		wantR, wantQ := nanVec(rows*cols), q8kRecords(rows*cols)
+		must(t, Launch("hx_round_q8k", dim((rows*cols+1023)/1024), dim(128), wantR, wantQ, wantOut, rows*cols))
+		gotX, gotOut, gotR, gotQ := append([]float32(nil), x...), nanVec(rows*cols), nanVec(rows*cols), q8kRecords(rows*cols)
+		must(t, Launch("hx_add_rmsnorm_q8k", dim(rows), dim(256), gotOut, gotR, gotQ, gotX, y, w, cols, float32(eps)))
 		sameBits(t, name+" q8k x", gotX, wantX)
 		sameBits(t, name+" q8k out", gotOut, wantOut)
 		sameBits(t, name+" q8k rounded", gotR, wantR)
+		sameRecords(t, name+" q8k records", gotQ, wantQ)
 		// hx_rmsnorm_q8k: hx_rmsnorm, and out rounded
-		gotOut, gotR = nanVec(rows*cols), nanVec(rows*cols)
-		must(t, Launch("hx_rmsnorm_q8k", dim(rows), dim(256), gotOut, gotR, wantX, w, cols, float32(eps)))
+		gotOut, gotR, gotQ = nanVec(rows*cols), nanVec(rows*cols), q8kRecords(rows*cols)
+		must(t, Launch("hx_rmsnorm_q8k", dim(rows), dim(256), gotOut, gotR, gotQ, wantX, w, cols, float32(eps)))
 		sameBits(t, name+" rmsnorm q8k out", gotOut, wantOut)
 		sameBits(t, name+" rmsnorm q8k rounded", gotR, wantR)
+		sameRecords(t, name+" rmsnorm q8k records", gotQ, wantQ)
 	}
 }
 
@@ -239,6 +243,28 @@ func TestArgMaxRows(t *testing.T) {
 // TestRoundActivations: hx_round_* give the CPU's activations
 // (quant.QuantizeActivations, then dequantized) bit for bit, including
 // zero blocks, ties for the largest magnitude and outliers.
+// q8kRecord is the size of one Q8_K activation record (HX_Q8K_REC).
+const q8kRecord = 272
+
+// q8kRecords returns room for the Q8_K records of n values, filled with a
+// byte no rounding writes everywhere (-128) so that a record left unwritten
+// shows.
+func q8kRecords(n int) []byte {
+	return bytes.Repeat([]byte{0x80}, n/256*q8kRecord)
+}
+
+// sameRecords fails the test unless the Q8_K records got and want have the
+// same bytes and scales (the padding aside).
+func sameRecords(t *testing.T, name string, got, want []byte) {
+	t.Helper()
+	for b := 0; b < len(want)/q8kRecord; b++ {
+		g, w := got[b*q8kRecord:][:260], want[b*q8kRecord:][:260]
+		if !bytes.Equal(g, w) {
+			t.Fatalf("%s: record %d differs", name, b)
+		}
+	}
+}
+
 func TestRoundActivations(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 5))
 	for _, tt := range []struct {
@@ -272,8 +298,23 @@ func TestRoundActivations(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := nanVec(n)
-			must(t, Launch(tt.kernel, dim(tt.grid(n)), dim(128), got, x, n))
-			sameBits(t, fmt.Sprintf("%s for %s, n=%d", tt.kernel, tt.weight, n), got, want)
+			name := fmt.Sprintf("%s for %s, n=%d", tt.kernel, tt.weight, n)
+			if act != dtype.Q8_K {
+				must(t, Launch(tt.kernel, dim(tt.grid(n)), dim(128), got, x, n))
+				sameBits(t, name, got, want)
+				continue
+			}
+			// Q8_K: also the records, byte for byte the CPU's blocks
+			// ({f32 d; i8 qs[256]; i16 bsums[16]}) without the sums
+			recs := q8kRecords(n)
+			must(t, Launch(tt.kernel, dim(tt.grid(n)), dim(128), got, recs, x, n))
+			sameBits(t, name, got, want)
+			for b := 0; b < n/256; b++ {
+				rec, blk := recs[b*q8kRecord:], q[b*292:]
+				if !bytes.Equal(rec[:256], blk[4:260]) || !bytes.Equal(rec[256:260], blk[:4]) {
+					t.Fatalf("%s: record %d differs from the CPU's Q8_K block", name, b)
+				}
+			}
 		}
 	}
 }

@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "9f43d9673b09ecc6fc15b897ffa522919059058c73f0d8e0f6297c14a8e9a6ad"
+#define HX_KERNELS_SOURCE_SHA256 "d390fefe85d59c04a9108c844cb01ad01a3f089c25c349a6422b9f871575f3b9"

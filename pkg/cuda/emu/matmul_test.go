@@ -85,6 +85,22 @@ func weightArg(w *compute.Weight) Arg {
 	return h
 }
 
+// activations returns what the matvec kernels of typ take for the
+// activation rows x: for the K-quants, x rounded by hx_round_q8k and its
+// Q8_K records, which they multiply (so the exact product to compare with
+// is that of the rounded values); for the other formats x itself and no
+// records.
+func activations(t *testing.T, typ dtype.Type, x []float32) ([]float32, Arg) {
+	t.Helper()
+	if quant.VecDotType(typ) != dtype.Q8_K {
+		return x, nil
+	}
+	n := len(x)
+	xr, recs := nanVec(n), q8kRecords(n)
+	must(t, Launch("hx_round_q8k", dim((n+1023)/1024), dim(128), xr, recs, x, n))
+	return xr, recs
+}
+
 func TestMatVec(t *testing.T) {
 	be := newCPU(t)
 	r := rand.New(rand.NewPCG(9, 1))
@@ -94,9 +110,9 @@ func TestMatVec(t *testing.T) {
 				w, deq := randWeight(t, r, wt.typ, rows, cols)
 				for _, nx := range []int{1, 2, 3, 4, 5, 6, 7, 8, 11} {
 					name := fmt.Sprintf("%s %d×%d nx=%d", wt.typ, rows, cols, nx)
-					x := randVec(r, nx*cols, 2)
+					x, xq := activations(t, wt.typ, randVec(r, nx*cols, 2))
 					got := nanVec(nx * rows)
-					must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4+1), dim(128), got, weightArg(w), x, rows, cols, nx))
+					must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4+1), dim(128), got, weightArg(w), x, xq, rows, cols, nx))
 
 					xt, ot := tensor(t, be, nx, cols, x), tensor(t, be, nx, rows, nil)
 					if err := be.MatMul(w, xt, ot); err != nil {
@@ -189,14 +205,14 @@ func TestMatVec3(t *testing.T) {
 		for _, rowSet := range [][]int{{6, 13}, {13, 1, 6}} {
 			for _, nx := range []int{1, 3, 8, 11} {
 				name := fmt.Sprintf("%s rows %v × %d nx=%d", wt.typ, rowSet, cols, nx)
-				x := randVec(r, nx*cols, 2)
+				x, xq := activations(t, wt.typ, randVec(r, nx*cols, 2))
 				var args []Arg
 				var want, got [][]float32
 				most := 0
 				for _, rows := range rowSet {
 					w, _ := randWeight(t, r, wt.typ, rows, cols)
 					one := nanVec(nx * rows)
-					must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4), dim(128), one, weightArg(w), x, rows, cols, nx))
+					must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4), dim(128), one, weightArg(w), x, xq, rows, cols, nx))
 					out := nanVec(nx*rows + 1) // the last value must stay NaN
 					want, got = append(want, one), append(got, out)
 					args = append(args, out, weightArg(w), rows)
@@ -205,7 +221,7 @@ func TestMatVec3(t *testing.T) {
 				for len(args) < 9 {
 					args = append(args, nil, nil, 0)
 				}
-				args = append(args, x, cols, nx)
+				args = append(args, x, xq, cols, nx)
 				must(t, Launch("hx_mv3_"+wt.suffix, [3]int{(most+3)/4 + 1, len(rowSet), 1}, dim(128), args...))
 				for i := range want {
 					for k, v := range want[i] {
@@ -231,16 +247,16 @@ func TestGatedMatVec(t *testing.T) {
 		for _, rows := range []int{1, 13} {
 			for _, nx := range []int{1, 3, 8, 11} {
 				name := fmt.Sprintf("%s %d×%d nx=%d", wt.typ, rows, cols, nx)
-				x := randVec(r, nx*cols, 2)
+				x, xq := activations(t, wt.typ, randVec(r, nx*cols, 2))
 				wg, _ := randWeight(t, r, wt.typ, rows, cols)
 				wu, _ := randWeight(t, r, wt.typ, rows, cols)
 				g, u, want := nanVec(nx*rows), nanVec(nx*rows), nanVec(nx*rows)
-				must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4), dim(128), g, weightArg(wg), x, rows, cols, nx))
-				must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4), dim(128), u, weightArg(wu), x, rows, cols, nx))
+				must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4), dim(128), g, weightArg(wg), x, xq, rows, cols, nx))
+				must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4), dim(128), u, weightArg(wu), x, xq, rows, cols, nx))
 				must(t, Launch("hx_swiglu", grid1D(nx*rows), dim(256), want, g, u, nx*rows))
 				got := nanVec(nx * rows)
-				must(t, Launch("hx_mvg_"+wt.suffix, dim((rows+3)/4+1), dim(128), got, weightArg(wg), weightArg(wu), x, rows,
-					cols, nx))
+				must(t, Launch("hx_mvg_"+wt.suffix, dim((rows+3)/4+1), dim(128), got, weightArg(wg), weightArg(wu), x, xq,
+					rows, cols, nx))
 				for k, v := range want {
 					if math.Float32bits(got[k]) != math.Float32bits(v) {
 						t.Fatalf("%s: value %d = %g, hx_mv_%s twice and hx_swiglu %g", name, k, got[k], wt.suffix, v)
@@ -259,11 +275,11 @@ func TestTallMatVec(t *testing.T) {
 		for _, cols := range wt.cols {
 			for _, rows := range []int{1, 2, 13, 14, 37} {
 				name := fmt.Sprintf("%s %d×%d", wt.typ, rows, cols)
-				x := randVec(r, cols, 2)
+				x, xq := activations(t, wt.typ, randVec(r, cols, 2))
 				w, _ := randWeight(t, r, wt.typ, rows, cols)
 				want, got := nanVec(rows), nanVec(rows+1) // the last value must stay NaN
-				must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4), dim(128), want, weightArg(w), x, rows, cols, 1))
-				must(t, Launch("hx_mv2_"+wt.suffix, dim((rows+7)/8+1), dim(128), got, weightArg(w), x, rows, cols))
+				must(t, Launch("hx_mv_"+wt.suffix, dim((rows+3)/4), dim(128), want, weightArg(w), x, xq, rows, cols, 1))
+				must(t, Launch("hx_mv2_"+wt.suffix, dim((rows+7)/8+1), dim(128), got, weightArg(w), x, xq, rows, cols))
 				for k, v := range want {
 					if math.Float32bits(got[k]) != math.Float32bits(v) {
 						t.Fatalf("%s: row %d = %g, hx_mv_%s %g", name, k, got[k], wt.suffix, v)

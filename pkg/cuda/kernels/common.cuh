@@ -6,7 +6,8 @@
 // CPU in tests. Kernels therefore use only what the shim implements: the
 // thread indices, __syncthreads, the full-warp shuffles (every lane of a
 // warp must call them), the F16 conversions below, __fmul_rn/__fadd_rn/
-// __fsub_rn and the IEEE math functions (no fast-math intrinsics).
+// __fsub_rn, __dp4a and the IEEE math functions (no fast-math
+// intrinsics).
 #pragma once
 
 #include <cuda_fp16.h>
@@ -74,15 +75,6 @@ __device__ __forceinline__ void hx_prefetch_l2(const void* p, size_t n, int lane
 #endif
 }
 
-// hx_bytef returns byte k (a constant, 0-3) of w minus off, as a float: the
-// byte placed as the low mantissa bits of 2^23 by one byte permute, then
-// 2^23 + off subtracted. Exact for the small integers it is used for, and
-// no integer-to-float conversion (the quantized products decode four
-// values a 32-bit word this way).
-__device__ __forceinline__ float hx_bytef(unsigned int w, int k, float off) {
-	return __int_as_float((int)__byte_perm(w, 0x4B000000u, 0x7650u | (unsigned int)k)) - (8388608.0f + off);
-}
-
 // F16 bits to F32 (exact).
 __device__ __forceinline__ float hx_h2f(unsigned short h) { return __half2float(__ushort_as_half(h)); }
 
@@ -100,16 +92,32 @@ __device__ __forceinline__ unsigned int hx_u32(const unsigned char* p) {
 	return *(const unsigned int*)p;
 }
 
-// hx_ld8 reads the 8 floats at p (16-byte aligned) into v.
-__device__ __forceinline__ void hx_ld8(const float* p, float* v) {
+// hx_ld2u32 reads the two 32-bit words at p (8-byte aligned) with one
+// load.
+__device__ __forceinline__ void hx_ld2u32(const unsigned char* p, unsigned int* a, unsigned int* b) {
 #ifdef __CUDACC__
-	const float4 a = ((const float4*)p)[0], b = ((const float4*)p)[1];
-	v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+	const uint2 v = *(const uint2*)p;
+	*a = v.x, *b = v.y;
 #else
-	if ((uintptr_t)p & 15) __trap();
-	for (int i = 0; i < 8; i++) v[i] = p[i];
+	if ((uintptr_t)p & 7) __trap();
+	*a = ((const unsigned int*)p)[0], *b = ((const unsigned int*)p)[1];
 #endif
 }
+
+// hx_dp4a returns c plus the dot product of the four signed bytes of a
+// with those of b (one dp4a instruction on the GPU).
+__device__ __forceinline__ int hx_dp4a(unsigned int a, unsigned int b, int c) {
+	return __dp4a((int)a, (int)b, c);
+}
+
+// Q8_K activation records (hx_round_q8k, the rounding norms): 256 values
+// as signed bytes q, the float scale d at byte 256 (the values are q·d),
+// padded to HX_Q8K_REC bytes so that every record starts 16-byte aligned;
+// a row of cols values is cols/256 records, rows one after another.
+#define HX_Q8K_REC 272
+
+// hx_q8k_rs is the bytes of one row of Q8_K records.
+__device__ __forceinline__ size_t hx_q8k_rs(int cols) { return (size_t)(cols / 256) * HX_Q8K_REC; }
 
 // hx_half reads the F16 value at p (2-byte aligned) as F32.
 __device__ __forceinline__ float hx_half(const unsigned char* p) { return hx_h2f(*(const unsigned short*)p); }

@@ -1,6 +1,9 @@
 // Matrix-vector products with F32, F16 and quantized weights (decode): out is
 // nx × rows (out[j·rows + row]), x is nx × cols, the weight rows × cols in
-// its format. Grid (ceil(rows/4)), block 128: warp w of block b computes
+// its format. The K-quants (Q4_K, Q5_K, Q6_K) take the activations as Q8_K
+// records instead (xq: the same values, rounded by hx_round_q8k or a
+// rounding norm) and multiply bytes by bytes with dp4a, as the CPU
+// multiplies them; the other formats take x. Grid (ceil(rows/4)), block 128: warp w of block b computes
 // row 4b + w for every activation row (up to 8 at once, more in groups of
 // 8), reading each weight block once and keeping one partial sum per
 // activation row; F32 activations and accumulation, a warp reduction at
@@ -38,45 +41,69 @@ __device__ __forceinline__ void hx_mv_finish(float* acc, float* out, int row, in
 	}
 }
 
-// hx_dot adds to acc[j] the lanes' shares of the product of one block of a
-// quantized format T with activation row j (xb: the block's first value of
-// row 0; rows cols apart). Lane l decodes elements 32i + l of the block
-// (T::lane) and multiplies them with their activations; the K-quants
-// below instead give each lane 8 consecutive elements of one sub-block, so
-// that it decodes one scale and factors it out of its sum.
+// hx_act is a product's activations: x, rows of cols floats (row j at x +
+// j·cols), and q, the same rows as Q8_K records (HX_Q8K_REC; null where
+// the weight's format takes x).
+struct hx_act {
+	const float* x;
+	const unsigned char* q;
+	int cols;
+};
+
+// hx_dot adds to acc[j] the lanes' shares of the product of block b of a
+// quantized format T (at blk) with activation row j. Lane l decodes
+// elements 32i + l of the block (T::lane) and multiplies them with their
+// activations in x; the K-quants below instead give each lane 8
+// consecutive elements of one sub-block, so that it decodes one scale and
+// factors it out of its sum, and take the activations' Q8_K records.
 template <class T>
 struct hx_dot {
 	template <int NX>
-	__device__ __forceinline__ static void add(float* acc, const unsigned char* blk, const float* xb, int cols,
-	                                           int lane) {
+	__device__ __forceinline__ static void add(float* acc, const unsigned char* blk, const hx_act& a, int b, int lane) {
 		constexpr int PL = T::BS / 32;
+		const float* xb = a.x + (size_t)b * T::BS;
 		float v[PL];
 		T::lane(blk, lane, v);
 #pragma unroll
 		for (int i = 0; i < PL; i++) {
 #pragma unroll
-			for (int j = 0; j < NX; j++) acc[j] += v[i] * xb[(size_t)j * cols + 32 * i + lane];
+			for (int j = 0; j < NX; j++) acc[j] += v[i] * xb[(size_t)j * a.cols + 32 * i + lane];
 		}
 	}
 };
 
-// hx_dot_sub adds to acc[j], for each activation row j, ds·Σ q[t]·x[t] −
-// dm·Σ x[t] (MIN; else without the second term) over the lane's 8 elements
-// at x (8 floats, row j at x + j·cols): the product of a sub-block's values
-// ds·q − dm.
-template <int NX, bool MIN>
-__device__ __forceinline__ void hx_dot_sub(float* acc, const float* q, float ds, float dm, const float* x, int cols) {
+// How hx_dot_q8 weighs a lane's integer sums: the weight bytes q as they
+// are (scale only), q with the sub-block's min (ds·q − dm), or q − 32
+// (Q6_K).
+#define HX_Q_PLAIN 0
+#define HX_Q_MIN 1
+#define HX_Q_OFF32 2
+
+// hx_dot_q8 adds to acc[j], for each activation row j, the product of the
+// lane's 8 weight values (the unsigned bytes q of w0 and w1, weighed by
+// MODE: ds·q, ds·q − dm or ds·(q − 32)) with their activations: the bytes
+// a at off … off+7 of the Q8_K record at rec + j·rs and its scale d. The
+// sums Σ q·a and Σ a are integers (dp4a, exact), so each row costs one
+// float expression: d·(ds·Σ q·a − dm·Σ a).
+template <int NX, int MODE>
+__device__ __forceinline__ void hx_dot_q8(float* acc, unsigned int w0, unsigned int w1, float ds, float dm,
+                                          const unsigned char* rec, size_t rs, int off) {
 #pragma unroll
 	for (int j = 0; j < NX; j++) {
-		float xv[8];
-		hx_ld8(x + (size_t)j * cols, xv);
-		float qx = 0.0f, sx = 0.0f;
-#pragma unroll
-		for (int t = 0; t < 8; t++) {
-			qx += q[t] * xv[t];
-			sx += xv[t];
+		const unsigned char* r = rec + j * rs;
+		unsigned int a0, a1;
+		hx_ld2u32(r + off, &a0, &a1);
+		const float d = *(const float*)(r + 256);
+		const int qa = hx_dp4a(w1, a1, hx_dp4a(w0, a0, 0));
+		if (MODE == HX_Q_PLAIN) {
+			acc[j] += d * (ds * (float)qa);
+		} else {
+			const int sa = hx_dp4a(0x01010101u, a1, hx_dp4a(0x01010101u, a0, 0));
+			if (MODE == HX_Q_MIN)
+				acc[j] += d * (ds * (float)qa - dm * (float)sa);
+			else
+				acc[j] += d * (ds * (float)(qa - 32 * sa));
 		}
-		acc[j] += MIN ? ds * qx - dm * sx : ds * qx;
 	}
 }
 
@@ -87,8 +114,7 @@ __device__ __forceinline__ void hx_dot_sub(float* acc, const float* q, float ds,
 template <bool H>
 struct hx_dot_k4 {
 	template <int NX>
-	__device__ __forceinline__ static void add(float* acc, const unsigned char* blk, const float* xb, int cols,
-	                                           int lane) {
+	__device__ __forceinline__ static void add(float* acc, const unsigned char* blk, const hx_act& a, int b, int lane) {
 		const int s = lane >> 2, k = lane & 3;
 		int sc, m;
 		hx_scale_min_k4(s, blk + 4, &sc, &m);
@@ -96,17 +122,10 @@ struct hx_dot_k4 {
 		const unsigned char* qp = blk + (H ? 48 : 16) + 32 * (s >> 1) + 8 * k;
 		const unsigned int w0 = hx_u32(qp), w1 = hx_u32(qp + 4), sh = 4 * (s & 1);
 		const unsigned int h0 = H ? hx_u32(blk + 16 + 8 * k) : 0, h1 = H ? hx_u32(blk + 20 + 8 * k) : 0;
-		// four values a word: each byte's nibble (and fifth bit), then
-		// each byte as a float (hx_bytef)
+		// four values a word: each byte's nibble (and fifth bit)
 		const unsigned int b0 = ((w0 >> sh) & 0x0F0F0F0Fu) | (H ? ((h0 >> s) & 0x01010101u) << 4 : 0u);
 		const unsigned int b1 = ((w1 >> sh) & 0x0F0F0F0Fu) | (H ? ((h1 >> s) & 0x01010101u) << 4 : 0u);
-		float q[8];
-#pragma unroll
-		for (int t = 0; t < 4; t++) {
-			q[t] = hx_bytef(b0, t, 0.0f);
-			q[t + 4] = hx_bytef(b1, t, 0.0f);
-		}
-		hx_dot_sub<NX, true>(acc, q, ds, dm, xb + 32 * s + 8 * k, cols);
+		hx_dot_q8<NX, HX_Q_MIN>(acc, b0, b1, ds, dm, a.q + (size_t)b * HX_Q8K_REC, hx_q8k_rs(a.cols), 32 * s + 8 * k);
 	}
 };
 
@@ -122,8 +141,7 @@ struct hx_dot<hx_q5_k> : hx_dot_k4<true> {};
 template <>
 struct hx_dot<hx_q6_k> {
 	template <int NX>
-	__device__ __forceinline__ static void add(float* acc, const unsigned char* blk, const float* xb, int cols,
-	                                           int lane) {
+	__device__ __forceinline__ static void add(float* acc, const unsigned char* blk, const hx_act& a, int b, int lane) {
 		const int h = lane >> 4, g = (lane >> 2) & 3, k = lane & 3;
 		const float ds = __fmul_rn(hx_half(blk + 208), (float)(signed char)blk[192 + 8 * h + 2 * g + (k >> 1)]);
 		const unsigned char* ql = blk + 64 * h + 32 * (g & 1) + 8 * k;
@@ -138,17 +156,15 @@ struct hx_dot<hx_q6_k> {
 			hw[u] = hx_u16(qh + 2 * u);
 		}
 		// four values a word: the low nibbles and the two high bits of each
-		// byte (the bits a shift brings in from the next byte masked off),
-		// then each byte as a float less 32 (hx_bytef)
-		float q[8];
+		// byte (the bits a shift brings in from the next byte masked off)
+		unsigned int q[2];
 #pragma unroll
 		for (int c = 0; c < 2; c++) {
 			const unsigned int l = lw[2 * c] | lw[2 * c + 1] << 16, hb = hw[2 * c] | hw[2 * c + 1] << 16;
-			const unsigned int b = ((l >> lsh) & 0x0F0F0F0Fu) | (((hb >> (2 * g)) & 0x03030303u) << 4);
-#pragma unroll
-			for (int t = 0; t < 4; t++) q[4 * c + t] = hx_bytef(b, t, 32.0f);
+			q[c] = ((l >> lsh) & 0x0F0F0F0Fu) | (((hb >> (2 * g)) & 0x03030303u) << 4);
 		}
-		hx_dot_sub<NX, false>(acc, q, ds, 0.0f, xb + 128 * h + 32 * g + 8 * k, cols);
+		hx_dot_q8<NX, HX_Q_OFF32>(acc, q[0], q[1], ds, 0.0f, a.q + (size_t)b * HX_Q8K_REC, hx_q8k_rs(a.cols),
+		                          128 * h + 32 * g + 8 * k);
 	}
 };
 
@@ -158,22 +174,21 @@ struct hx_dot<hx_q6_k> {
 // added block after block.
 template <class T, int NX, int U, bool TWO = false>
 __device__ __forceinline__ void hx_blocks_step(float* acc, float* acc2, const unsigned char* __restrict__ wr,
-                                               const unsigned char* __restrict__ wr2, const float* __restrict__ x,
-                                               int b, int cols, int lane) {
+                                               const unsigned char* __restrict__ wr2, const hx_act& a, int b,
+                                               int lane) {
 #pragma unroll
 	for (int u = 0; u < U; u++) {
-		hx_dot<T>::template add<NX>(acc, wr + (size_t)(b + u) * T::TS, x + (size_t)(b + u) * T::BS, cols, lane);
-		if (TWO)
-			hx_dot<T>::template add<NX>(acc2, wr2 + (size_t)(b + u) * T::TS, x + (size_t)(b + u) * T::BS, cols, lane);
+		hx_dot<T>::template add<NX>(acc, wr + (size_t)(b + u) * T::TS, a, b + u, lane);
+		if (TWO) hx_dot<T>::template add<NX>(acc2, wr2 + (size_t)(b + u) * T::TS, a, b + u, lane);
 	}
 }
 
 // hx_mv_blocks_acc leaves in acc each lane's partial sums of the product
 // for NX activation rows with a quantized format T (hx_dot per block).
 template <class T, int NX>
-__device__ __forceinline__ void hx_mv_blocks_acc(float* acc, const unsigned char* __restrict__ w,
-                                                 const float* __restrict__ x, int row, int cols, int lane) {
-	const int nb = cols / T::BS;
+__device__ __forceinline__ void hx_mv_blocks_acc(float* acc, const unsigned char* __restrict__ w, const hx_act& a,
+                                                 int row, int lane) {
+	const int nb = a.cols / T::BS;
 	const unsigned char* wr = w + (size_t)row * nb * T::TS;
 #pragma unroll
 	for (int j = 0; j < NX; j++) acc[j] = 0.0f;
@@ -183,19 +198,19 @@ __device__ __forceinline__ void hx_mv_blocks_acc(float* acc, const unsigned char
 	// else four
 	int b = 0;
 	if (NX <= 2) {
-		for (; b + 8 <= nb; b += 8) hx_blocks_step<T, NX, 8>(acc, nullptr, wr, nullptr, x, b, cols, lane);
+		for (; b + 8 <= nb; b += 8) hx_blocks_step<T, NX, 8>(acc, nullptr, wr, nullptr, a, b, lane);
 	}
-	for (; b + 4 <= nb; b += 4) hx_blocks_step<T, NX, 4>(acc, nullptr, wr, nullptr, x, b, cols, lane);
-	for (; b < nb; b++) hx_blocks_step<T, NX, 1>(acc, nullptr, wr, nullptr, x, b, cols, lane);
+	for (; b + 4 <= nb; b += 4) hx_blocks_step<T, NX, 4>(acc, nullptr, wr, nullptr, a, b, lane);
+	for (; b < nb; b++) hx_blocks_step<T, NX, 1>(acc, nullptr, wr, nullptr, a, b, lane);
 }
 
 // hx_mv_blocks is the product for NX activation rows with a quantized
 // format T.
 template <class T, int NX>
 __device__ __forceinline__ void hx_mv_blocks(float* __restrict__ out, const unsigned char* __restrict__ w,
-                                             const float* __restrict__ x, int row, int rows, int cols, int lane) {
+                                             const hx_act& a, int row, int rows, int lane) {
 	float acc[NX];
-	hx_mv_blocks_acc<T, NX>(acc, w, x, row, cols, lane);
+	hx_mv_blocks_acc<T, NX>(acc, w, a, row, lane);
 	hx_mv_finish<NX>(acc, out, row, rows, lane);
 }
 
@@ -205,8 +220,10 @@ __device__ __forceinline__ float hx_w_at(const float* p) { return *p; }
 // hx_mv_dense_acc is hx_mv_blocks_acc for F16 or F32 weights (W): lane l
 // takes elements l, l+32, … of the row (any cols).
 template <class W, int NX>
-__device__ __forceinline__ void hx_mv_dense_acc(float* acc, const W* __restrict__ w, const float* __restrict__ x,
-                                                int row, int cols, int lane) {
+__device__ __forceinline__ void hx_mv_dense_acc(float* acc, const W* __restrict__ w, const hx_act& a, int row,
+                                                int lane) {
+	const int cols = a.cols;
+	const float* __restrict__ x = a.x;
 	const W* wr = w + (size_t)row * cols;
 #pragma unroll
 	for (int j = 0; j < NX; j++) acc[j] = 0.0f;
@@ -221,17 +238,18 @@ __device__ __forceinline__ void hx_mv_dense_acc(float* acc, const W* __restrict_
 // hx_mv_dense is the product for NX activation rows with F16 or F32
 // weights.
 template <class W, int NX>
-__device__ __forceinline__ void hx_mv_dense(float* __restrict__ out, const W* __restrict__ w,
-                                            const float* __restrict__ x, int row, int rows, int cols, int lane) {
+__device__ __forceinline__ void hx_mv_dense(float* __restrict__ out, const W* __restrict__ w, const hx_act& a, int row,
+                                            int rows, int lane) {
 	float acc[NX];
-	hx_mv_dense_acc<W, NX>(acc, w, x, row, cols, lane);
+	hx_mv_dense_acc<W, NX>(acc, w, a, row, lane);
 	hx_mv_finish<NX>(acc, out, row, rows, lane);
 }
 
 // hx_mv runs the product for every group of up to HX_MV_NX activation rows;
 // body is hx_mv_blocks<T, NX> or hx_mv_dense<W, NX> by way of the functor F.
 template <class F, class W>
-__device__ __forceinline__ void hx_mv(float* out, const W* w, const float* x, int rows, int cols, int nx) {
+__device__ __forceinline__ void hx_mv(float* out, const W* w, const float* x, const unsigned char* xq, int rows,
+                                      int cols, int nx) {
 	const int lane = threadIdx.x & 31;
 	const int row = blockIdx.x * HX_MV_ROWS + (threadIdx.x >> 5);
 	if (row >= rows) return; // the whole warp leaves together
@@ -239,9 +257,9 @@ __device__ __forceinline__ void hx_mv(float* out, const W* w, const float* x, in
 	hx_prefetch_l2((const char*)w + (size_t)row * rb, rb, lane);
 	hx_grid_wait();
 	for (int j0 = 0; j0 < nx; j0 += HX_MV_NX) {
-		const float* xj = x + (size_t)j0 * cols;
+		const hx_act aj = {x + (size_t)j0 * cols, xq ? xq + j0 * hx_q8k_rs(cols) : nullptr, cols};
 		float* oj = out + (size_t)j0 * rows;
-#define HX_MV_CALL(N) F::template run<N>(oj, w, xj, row, rows, cols, lane)
+#define HX_MV_CALL(N) F::template run<N>(oj, w, aj, row, rows, lane)
 		HX_NX_DISPATCH(nx - j0 < HX_MV_NX ? nx - j0 : HX_MV_NX, HX_MV_CALL);
 #undef HX_MV_CALL
 	}
@@ -266,9 +284,9 @@ template <class T>
 struct hx_mv_quant {
 	__device__ __forceinline__ static size_t row_bytes(int cols) { return hx_row_bytes<T>(cols); }
 	template <int NX>
-	__device__ __forceinline__ static void run(float* out, const unsigned char* w, const float* x, int row, int rows,
-	                                           int cols, int lane) {
-		hx_mv_blocks<T, NX>(out, w, x, row, rows, cols, lane);
+	__device__ __forceinline__ static void run(float* out, const unsigned char* w, const hx_act& a, int row, int rows,
+	                                           int lane) {
+		hx_mv_blocks<T, NX>(out, w, a, row, rows, lane);
 	}
 };
 
@@ -276,23 +294,27 @@ template <class W>
 struct hx_mv_dense_body {
 	__device__ __forceinline__ static size_t row_bytes(int cols) { return hx_row_bytes<W>(cols); }
 	template <int NX>
-	__device__ __forceinline__ static void run(float* out, const W* w, const float* x, int row, int rows, int cols,
-	                                           int lane) {
-		hx_mv_dense<W, NX>(out, w, x, row, rows, cols, lane);
+	__device__ __forceinline__ static void run(float* out, const W* w, const hx_act& a, int row, int rows, int lane) {
+		hx_mv_dense<W, NX>(out, w, a, row, rows, lane);
 	}
 };
 
-extern "C" __global__ void hx_mv_f16(float* out, const unsigned short* w, const float* x, int rows, int cols, int nx) {
-	hx_mv<hx_mv_dense_body<unsigned short>>(out, w, x, rows, cols, nx);
+// Every product kernel takes both x and xq (null where its format does
+// not read it), so that the host passes the same arguments to all.
+extern "C" __global__ void hx_mv_f16(float* out, const unsigned short* w, const float* x, const unsigned char* xq,
+                                     int rows, int cols, int nx) {
+	hx_mv<hx_mv_dense_body<unsigned short>>(out, w, x, xq, rows, cols, nx);
 }
 
-extern "C" __global__ void hx_mv_f32(float* out, const float* w, const float* x, int rows, int cols, int nx) {
-	hx_mv<hx_mv_dense_body<float>>(out, w, x, rows, cols, nx);
+extern "C" __global__ void hx_mv_f32(float* out, const float* w, const float* x, const unsigned char* xq, int rows,
+                                     int cols, int nx) {
+	hx_mv<hx_mv_dense_body<float>>(out, w, x, xq, rows, cols, nx);
 }
 
-#define HX_MV_KERNEL(name, T)                                                                                    \
-	extern "C" __global__ void name(float* out, const unsigned char* w, const float* x, int rows, int cols, int nx) { \
-		hx_mv<hx_mv_quant<T>>(out, w, x, rows, cols, nx);                                                        \
+#define HX_MV_KERNEL(name, T)                                                                              \
+	extern "C" __global__ void name(float* out, const unsigned char* w, const float* x, const unsigned char* xq, \
+	                                int rows, int cols, int nx) {                                              \
+		hx_mv<hx_mv_quant<T>>(out, w, x, xq, rows, cols, nx);                                              \
 	}
 
 HX_MV_KERNEL(hx_mv_q8_0, hx_q8_0)
@@ -306,18 +328,19 @@ HX_MV_KERNEL(hx_mv_q6_k, hx_q6_k)
 // blockIdx.y; grid (ceil(max rows/4), count). Unused slots have rows 0.
 template <class F, class W>
 __device__ __forceinline__ void hx_mv3(float* o0, const W* w0, int r0, float* o1, const W* w1, int r1, float* o2,
-                                       const W* w2, int r2, const float* x, int cols, int nx) {
+                                       const W* w2, int r2, const float* x, const unsigned char* xq, int cols, int nx) {
 	float* o = blockIdx.y == 0 ? o0 : blockIdx.y == 1 ? o1 : o2;
 	const W* w = blockIdx.y == 0 ? w0 : blockIdx.y == 1 ? w1 : w2;
 	const int rows = blockIdx.y == 0 ? r0 : blockIdx.y == 1 ? r1 : r2;
 	if ((int)blockIdx.x * HX_MV_ROWS >= rows) return; // the whole block leaves together
-	hx_mv<F>(o, w, x, rows, cols, nx);
+	hx_mv<F>(o, w, x, xq, rows, cols, nx);
 }
 
 #define HX_MV3_KERNEL(name, F, W)                                                                               \
 	extern "C" __global__ void name(float* o0, const W* w0, int r0, float* o1, const W* w1, int r1, float* o2,   \
-	                                const W* w2, int r2, const float* x, int cols, int nx) {                     \
-		hx_mv3<F>(o0, w0, r0, o1, w1, r1, o2, w2, r2, x, cols, nx);                                             \
+	                                const W* w2, int r2, const float* x, const unsigned char* xq, int cols,      \
+	                                int nx) {                                                                    \
+		hx_mv3<F>(o0, w0, r0, o1, w1, r1, o2, w2, r2, x, xq, cols, nx);                                         \
 	}
 
 HX_MV3_KERNEL(hx_mv3_f16, hx_mv_dense_body<unsigned short>, unsigned short)
@@ -342,19 +365,19 @@ struct hx_acc_quant {
 	// block.
 	template <int NX>
 	__device__ __forceinline__ static void acc2(float* g, float* u, const unsigned char* __restrict__ wg,
-	                                            const unsigned char* __restrict__ wu, const float* __restrict__ x,
-	                                            int row, int cols, int lane) {
-		const int nb = cols / T::BS;
+	                                            const unsigned char* __restrict__ wu, const hx_act& a, int row,
+	                                            int lane) {
+		const int nb = a.cols / T::BS;
 		const unsigned char* gr = wg + (size_t)row * nb * T::TS;
 		const unsigned char* ur = wu + (size_t)row * nb * T::TS;
 #pragma unroll
 		for (int j = 0; j < NX; j++) g[j] = u[j] = 0.0f;
 		int b = 0;
 		if (NX <= 2) {
-			for (; b + 4 <= nb; b += 4) hx_blocks_step<T, NX, 4, true>(g, u, gr, ur, x, b, cols, lane);
+			for (; b + 4 <= nb; b += 4) hx_blocks_step<T, NX, 4, true>(g, u, gr, ur, a, b, lane);
 		}
-		for (; b + 2 <= nb; b += 2) hx_blocks_step<T, NX, 2, true>(g, u, gr, ur, x, b, cols, lane);
-		for (; b < nb; b++) hx_blocks_step<T, NX, 1, true>(g, u, gr, ur, x, b, cols, lane);
+		for (; b + 2 <= nb; b += 2) hx_blocks_step<T, NX, 2, true>(g, u, gr, ur, a, b, lane);
+		for (; b < nb; b++) hx_blocks_step<T, NX, 1, true>(g, u, gr, ur, a, b, lane);
 	}
 };
 
@@ -362,18 +385,18 @@ template <class W>
 struct hx_acc_dense {
 	__device__ __forceinline__ static size_t row_bytes(int cols) { return hx_row_bytes<W>(cols); }
 	template <int NX>
-	__device__ __forceinline__ static void acc2(float* g, float* u, const W* wg, const W* wu, const float* x, int row,
-	                                            int cols, int lane) {
-		hx_mv_dense_acc<W, NX>(g, wg, x, row, cols, lane);
-		hx_mv_dense_acc<W, NX>(u, wu, x, row, cols, lane);
+	__device__ __forceinline__ static void acc2(float* g, float* u, const W* wg, const W* wu, const hx_act& a, int row,
+	                                            int lane) {
+		hx_mv_dense_acc<W, NX>(g, wg, a, row, lane);
+		hx_mv_dense_acc<W, NX>(u, wu, a, row, lane);
 	}
 };
 
 template <class A, class W, int NX>
-__device__ __forceinline__ void hx_mvg_rows(float* out, const W* wg, const W* wu, const float* x, int row, int rows,
-                                            int cols, int lane) {
+__device__ __forceinline__ void hx_mvg_rows(float* out, const W* wg, const W* wu, const hx_act& a, int row, int rows,
+                                            int lane) {
 	float g[NX], u[NX];
-	A::template acc2<NX>(g, u, wg, wu, x, row, cols, lane);
+	A::template acc2<NX>(g, u, wg, wu, a, row, lane);
 #pragma unroll
 	for (int j = 0; j < NX; j++) {
 		const float gs = hx_warp_sum(g[j]), us = hx_warp_sum(u[j]);
@@ -382,8 +405,8 @@ __device__ __forceinline__ void hx_mvg_rows(float* out, const W* wg, const W* wu
 }
 
 template <class A, class W>
-__device__ __forceinline__ void hx_mvg(float* out, const W* wg, const W* wu, const float* x, int rows, int cols,
-                                       int nx) {
+__device__ __forceinline__ void hx_mvg(float* out, const W* wg, const W* wu, const float* x, const unsigned char* xq,
+                                       int rows, int cols, int nx) {
 	const int lane = threadIdx.x & 31;
 	const int row = blockIdx.x * HX_MV_ROWS + (threadIdx.x >> 5);
 	if (row >= rows) return;
@@ -392,18 +415,18 @@ __device__ __forceinline__ void hx_mvg(float* out, const W* wg, const W* wu, con
 	hx_prefetch_l2((const char*)wu + (size_t)row * rb, rb, lane);
 	hx_grid_wait();
 	for (int j0 = 0; j0 < nx; j0 += HX_MV_NX) {
-		const float* xj = x + (size_t)j0 * cols;
+		const hx_act aj = {x + (size_t)j0 * cols, xq ? xq + j0 * hx_q8k_rs(cols) : nullptr, cols};
 		float* oj = out + (size_t)j0 * rows;
-#define HX_MVG_CALL(N) hx_mvg_rows<A, W, N>(oj, wg, wu, xj, row, rows, cols, lane)
+#define HX_MVG_CALL(N) hx_mvg_rows<A, W, N>(oj, wg, wu, aj, row, rows, lane)
 		HX_NX_DISPATCH(nx - j0 < HX_MV_NX ? nx - j0 : HX_MV_NX, HX_MVG_CALL);
 #undef HX_MVG_CALL
 	}
 }
 
 #define HX_MVG_KERNEL(name, A, W)                                                                               \
-	extern "C" __global__ void name(float* out, const W* wg, const W* wu, const float* x, int rows, int cols,    \
-	                                int nx) {                                                                    \
-		hx_mvg<A, W>(out, wg, wu, x, rows, cols, nx);                                                           \
+	extern "C" __global__ void name(float* out, const W* wg, const W* wu, const float* x, const unsigned char* xq, \
+	                                int rows, int cols, int nx) {                                                \
+		hx_mvg<A, W>(out, wg, wu, x, xq, rows, cols, nx);                                                       \
 	}
 
 HX_MVG_KERNEL(hx_mvg_f16, hx_acc_dense<unsigned short>, unsigned short)
@@ -421,7 +444,8 @@ HX_MVG_KERNEL(hx_mvg_q6_k, hx_acc_quant<hx_q6_k>, unsigned char)
 // the blocks. Each row's sums are hx_mv's, in the same order: the same
 // bits. Grid ceil(rows/8), block 128.
 template <class A, class W>
-__device__ __forceinline__ void hx_mv2(float* out, const W* w, const float* x, int rows, int cols) {
+__device__ __forceinline__ void hx_mv2(float* out, const W* w, const float* x, const unsigned char* xq, int rows,
+                                       int cols) {
 	const int lane = threadIdx.x & 31;
 	const int row = 2 * (blockIdx.x * HX_MV_ROWS + (threadIdx.x >> 5));
 	if (row >= rows) return;
@@ -433,15 +457,17 @@ __device__ __forceinline__ void hx_mv2(float* out, const W* w, const float* x, i
 	// takes its own row again, and does not write it
 	const W* w1 = two ? (const W*)((const char*)w + rb) : w;
 	float s0[1], s1[1];
-	A::template acc2<1>(s0, s1, w, w1, x, row, cols, lane);
+	const hx_act act = {x, xq, cols};
+	A::template acc2<1>(s0, s1, w, w1, act, row, lane);
 	const float a = hx_warp_sum(s0[0]), b = hx_warp_sum(s1[0]);
 	if (lane == 0) out[row] = a;
 	if (lane == 1 && two) out[row + 1] = b;
 }
 
 #define HX_MV2_KERNEL(name, A, W)                                                                       \
-	extern "C" __global__ void name(float* out, const W* w, const float* x, int rows, int cols) { \
-		hx_mv2<A, W>(out, w, x, rows, cols);                                                         \
+	extern "C" __global__ void name(float* out, const W* w, const float* x, const unsigned char* xq, int rows, \
+	                                int cols) {                                                                  \
+		hx_mv2<A, W>(out, w, x, xq, rows, cols);                                                                 \
 	}
 
 HX_MV2_KERNEL(hx_mv2_f16, hx_acc_dense<unsigned short>, unsigned short)

@@ -201,13 +201,17 @@ extern "C" __global__ void hx_argmax_rows(unsigned long long* keys, const float*
 // Activation rounding: x rounded the way the CPU quantizes activations for
 // a quantized weight (pkg/compute/quant.QuantizeActivations), returned as
 // F32 values q·d, so that a float product with the dequantized weight is
-// the CPU's integer dot product up to summation order.
+// the CPU's integer dot product up to summation order; the Q8_K roundings
+// also write the bytes q and scales d as records (HX_Q8K_REC), which the
+// K-quant matvecs multiply as the CPU does.
 
 // hx_round_q8k_block rounds the 256 values at xb into ob as
 // quantize_row_q8_K_ref: max the signed value of largest magnitude (the
 // first on ties), iscale = -127/max, q = min(127, nearest(iscale·x)), d =
-// 1/iscale. Called by a whole warp, lane l taking values l + 32i.
-__device__ __forceinline__ void hx_round_q8k_block(float* __restrict__ ob, const float* __restrict__ xb, int lane) {
+// 1/iscale; the record at qb gets q and d. Called by a whole warp, lane l
+// taking values l + 32i.
+__device__ __forceinline__ void hx_round_q8k_block(float* __restrict__ ob, unsigned char* __restrict__ qb,
+                                                   const float* __restrict__ xb, int lane) {
 	float v[8];
 	float a = -1.0f;
 	int ai = 0;
@@ -229,9 +233,11 @@ __device__ __forceinline__ void hx_round_q8k_block(float* __restrict__ ob, const
 			ai = oi;
 		}
 	}
+	signed char* q8 = (signed char*)qb;
 	if (a == 0.0f) {
 #pragma unroll
-		for (int i = 0; i < 8; i++) ob[lane + 32 * i] = 0.0f;
+		for (int i = 0; i < 8; i++) ob[lane + 32 * i] = 0.0f, q8[lane + 32 * i] = 0;
+		if (lane == 0) *(float*)(qb + 256) = 0.0f;
 		return;
 	}
 	const float iscale = __fdiv_rn(-127.0f, xb[ai]);
@@ -240,57 +246,64 @@ __device__ __forceinline__ void hx_round_q8k_block(float* __restrict__ ob, const
 	for (int i = 0; i < 8; i++) {
 		const int q = min(127, __float2int_rn(__fmul_rn(iscale, v[i])));
 		ob[lane + 32 * i] = __fmul_rn((float)q, d);
+		q8[lane + 32 * i] = (signed char)q;
 	}
+	if (lane == 0) *(float*)(qb + 256) = d;
 }
 
-// hx_round_q8k rounds 256-value blocks (hx_round_q8k_block), one warp per
-// block. Grid ceil(n/1024), block 128.
-extern "C" __global__ void hx_round_q8k(float* __restrict__ out, const float* __restrict__ x, int n) {
+// hx_round_q8k rounds 256-value blocks (hx_round_q8k_block) into out and
+// the records q (n/256 of them), one warp per block. Grid ceil(n/1024),
+// block 128.
+extern "C" __global__ void hx_round_q8k(float* __restrict__ out, unsigned char* __restrict__ q,
+                                        const float* __restrict__ x, int n) {
 	hx_grid_wait();
 	const int blk = blockIdx.x * 4 + (threadIdx.x >> 5);
 	if (blk * 256 >= n) return;
-	hx_round_q8k_block(out + (size_t)blk * 256, x + (size_t)blk * 256, threadIdx.x & 31);
+	hx_round_q8k_block(out + (size_t)blk * 256, q + (size_t)blk * HX_Q8K_REC, x + (size_t)blk * 256, threadIdx.x & 31);
 }
 
-// hx_norm_round rounds a normalised row as hx_round_q8k would, one warp
-// per 256 values (cols a multiple of 256): from row when the norm left the
-// values there (sh), else from orow.
-__device__ __forceinline__ void hx_norm_round(float* outr, const float* orow, const float* row, bool sh, int cols) {
+// hx_norm_round rounds a normalised row as hx_round_q8k would (into outr
+// and the row's records outq), one warp per 256 values (cols a multiple of
+// 256): from row when the norm left the values there (sh), else from orow.
+__device__ __forceinline__ void hx_norm_round(float* outr, unsigned char* outq, const float* orow, const float* row,
+                                              bool sh, int cols) {
 	__syncthreads(); // the row's normalised values, written by every thread
 	const float* src = sh ? row : orow;
 	const int nw = blockDim.x >> 5;
 	for (int b = threadIdx.x >> 5; b < cols / 256; b += nw) {
-		hx_round_q8k_block(outr + (size_t)b * 256, src + (size_t)b * 256, threadIdx.x & 31);
+		hx_round_q8k_block(outr + (size_t)b * 256, outq + (size_t)b * HX_Q8K_REC, src + (size_t)b * 256,
+		                   threadIdx.x & 31);
 	}
 }
 
 // hx_add_rmsnorm_q8k is hx_add_rmsnorm that also writes out rounded as
-// hx_round_q8k would into outr (cols a multiple of 256): the input of the
-// products that follow the norm, rounded in the same launch. Grid (rows),
-// block 256.
-extern "C" __global__ void hx_add_rmsnorm_q8k(float* out, float* outr, float* x, const float* __restrict__ y,
-                                              const float* __restrict__ w, int cols, float eps) {
+// hx_round_q8k would into outr and outq (cols a multiple of 256): the
+// input of the products that follow the norm, rounded in the same launch.
+// Grid (rows), block 256.
+extern "C" __global__ void hx_add_rmsnorm_q8k(float* out, float* outr, unsigned char* outq, float* x,
+                                              const float* __restrict__ y, const float* __restrict__ w, int cols,
+                                              float eps) {
 	hx_grid_wait();
 	__shared__ float red[32];
 	__shared__ float row[HX_NORM_ROW];
 	const size_t r = (size_t)blockIdx.x * cols;
 	const bool sh = cols <= HX_NORM_ROW && cols <= HX_NORM_PER * (int)blockDim.x;
 	hx_norm_row(out + r, x + r, y + r, w, cols, eps, sh ? row : nullptr, red);
-	hx_norm_round(outr + r, out + r, row, sh, cols);
+	hx_norm_round(outr + r, outq + blockIdx.x * hx_q8k_rs(cols), out + r, row, sh, cols);
 }
 
 // hx_rmsnorm_q8k is hx_rmsnorm that also writes out rounded as
-// hx_round_q8k would into outr (cols a multiple of 256). Grid (rows),
-// block 256.
-extern "C" __global__ void hx_rmsnorm_q8k(float* out, float* outr, const float* x, const float* __restrict__ w, int cols,
-                                          float eps) {
+// hx_round_q8k would into outr and outq (cols a multiple of 256). Grid
+// (rows), block 256.
+extern "C" __global__ void hx_rmsnorm_q8k(float* out, float* outr, unsigned char* outq, const float* x,
+                                          const float* __restrict__ w, int cols, float eps) {
 	hx_grid_wait();
 	__shared__ float red[32];
 	__shared__ float row[HX_NORM_ROW];
 	const size_t r = (size_t)blockIdx.x * cols;
 	const bool sh = cols <= HX_NORM_ROW && cols <= HX_NORM_PER * (int)blockDim.x;
 	hx_norm_row(out + r, (float*)x + r, nullptr, w, cols, eps, sh ? row : nullptr, red);
-	hx_norm_round(outr + r, out + r, row, sh, cols);
+	hx_norm_round(outr + r, outq + blockIdx.x * hx_q8k_rs(cols), out + r, row, sh, cols);
 }
 
 // hx_round_q8_0 rounds 32-value blocks as ggml-cpu's x86 quantize_row_q8_0
