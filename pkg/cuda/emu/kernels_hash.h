@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "d390fefe85d59c04a9108c844cb01ad01a3f089c25c349a6422b9f871575f3b9"
+#define HX_KERNELS_SOURCE_SHA256 "6bc09fe4a92285cb0c2704f00912d4ff8069928e2e1943e48c6b5ce48145ade0"
