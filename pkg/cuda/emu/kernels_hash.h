@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "6bc09fe4a92285cb0c2704f00912d4ff8069928e2e1943e48c6b5ce48145ade0"
+#define HX_KERNELS_SOURCE_SHA256 "9db60e1d0017337c6257b86700f20291e7652ba48190f75b6b9c09f9ad35cb28"

@@ -104,6 +104,18 @@ __device__ __forceinline__ void hx_ld2u32(const unsigned char* p, unsigned int* 
 #endif
 }
 
+// hx_ld4u32 reads the four 32-bit words at p (16-byte aligned) into u with
+// one load.
+__device__ __forceinline__ void hx_ld4u32(const unsigned char* p, unsigned int* u) {
+#ifdef __CUDACC__
+	const uint4 v = *(const uint4*)p;
+	u[0] = v.x, u[1] = v.y, u[2] = v.z, u[3] = v.w;
+#else
+	if ((uintptr_t)p & 15) __trap();
+	for (int i = 0; i < 4; i++) u[i] = ((const unsigned int*)p)[i];
+#endif
+}
+
 // hx_dp4a returns c plus the dot product of the four signed bytes of a
 // with those of b (one dp4a instruction on the GPU).
 __device__ __forceinline__ int hx_dp4a(unsigned int a, unsigned int b, int c) {
@@ -160,6 +172,17 @@ __device__ __forceinline__ void hx_scale_min_k4(int j, const unsigned char* q, i
 		*sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
 		*m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
 	}
+}
+
+// hx_scale_min_k4w is hx_scale_min_k4 from the 12 scale bytes as three
+// little-endian words s0, s1, s2, without a branch on j (lanes of one warp
+// take different sub-blocks).
+__device__ __forceinline__ void hx_scale_min_k4w(int j, unsigned int s0, unsigned int s1, unsigned int s2, int* sc,
+                                                 int* m) {
+	const int sh = 8 * (j & 3);
+	const int b0 = (s0 >> sh) & 0xFF, b1 = (s1 >> sh) & 0xFF, b2 = (s2 >> sh) & 0xFF;
+	*sc = j < 4 ? b0 & 63 : (b2 & 15) | (b0 >> 6) << 4;
+	*m = j < 4 ? b1 & 63 : (b2 >> 4) | (b1 >> 6) << 4;
 }
 
 // Q4_K: { half d; half dmin; u8 scales[12]; u8 qs[128]; }: element

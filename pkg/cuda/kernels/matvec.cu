@@ -116,12 +116,19 @@ struct hx_dot_k4 {
 	template <int NX>
 	__device__ __forceinline__ static void add(float* acc, const unsigned char* blk, const hx_act& a, int b, int lane) {
 		const int s = lane >> 2, k = lane & 3;
+		// the block's first 16 bytes (d, dmin, the 12 scale bytes) in one
+		// load, the same for every lane (blocks of 144 and 176 bytes keep
+		// 16-byte alignment), and the lane's 8 quant bytes (and fifth bits)
+		// in one load each
+		unsigned int hd[4], w0, w1, h0 = 0, h1 = 0;
+		hx_ld4u32(blk, hd);
+		hx_ld2u32(blk + (H ? 48 : 16) + 32 * (s >> 1) + 8 * k, &w0, &w1);
+		if (H) hx_ld2u32(blk + 16 + 8 * k, &h0, &h1);
 		int sc, m;
-		hx_scale_min_k4(s, blk + 4, &sc, &m);
-		const float ds = __fmul_rn(hx_half(blk), (float)sc), dm = __fmul_rn(hx_half(blk + 2), (float)m);
-		const unsigned char* qp = blk + (H ? 48 : 16) + 32 * (s >> 1) + 8 * k;
-		const unsigned int w0 = hx_u32(qp), w1 = hx_u32(qp + 4), sh = 4 * (s & 1);
-		const unsigned int h0 = H ? hx_u32(blk + 16 + 8 * k) : 0, h1 = H ? hx_u32(blk + 20 + 8 * k) : 0;
+		hx_scale_min_k4w(s, hd[1], hd[2], hd[3], &sc, &m);
+		const float ds = __fmul_rn(hx_h2f((unsigned short)hd[0]), (float)sc);
+		const float dm = __fmul_rn(hx_h2f((unsigned short)(hd[0] >> 16)), (float)m);
+		const unsigned int sh = 4 * (s & 1);
 		// four values a word: each byte's nibble (and fifth bit)
 		const unsigned int b0 = ((w0 >> sh) & 0x0F0F0F0Fu) | (H ? ((h0 >> s) & 0x01010101u) << 4 : 0u);
 		const unsigned int b1 = ((w1 >> sh) & 0x0F0F0F0Fu) | (H ? ((h1 >> s) & 0x01010101u) << 4 : 0u);
