@@ -131,7 +131,7 @@ func (b *Backend) GatedMatMul(gate, up *compute.Weight, xT, g, u, hT compute.Ten
 		for _, c := range chunks(x.rows) {
 			a := newArgs(8).ptr(h.row(c[0])).ptr(gj.wp).ptr(uj.wp).ptr(x.row(c[0])).ptr(q8kRows(x, gj.round, c[0])).
 				i32(rows).i32(x.cols).i32(c[1])
-			if err := b.d.launch(gj.f.mvgKernel(c[1]), [3]int{mvBlocks(rows), 1, 1}, 128, a); err != nil {
+			if err := b.d.launch(gj.f.mvgKernel(), [3]int{mvBlocks(rows), 1, 1}, 128, a); err != nil {
 				return err
 			}
 		}

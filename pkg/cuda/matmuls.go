@@ -159,14 +159,14 @@ func (b *Backend) matvec(g []mvJob, x *tensor) error {
 	for _, c := range chunks(x.rows) {
 		var a *args
 		xq := q8kRows(x, g[0].round, c[0])
-		kernel, grid := g[0].f.mvKernel(c[1]), mvBlocks(most)
+		kernel, grid := g[0].f.mvKernel(), mvBlocks(most)
 		if len(g) == 1 && c[1] == 1 && most >= tallRows {
 			kernel, grid = g[0].f.mv2Kernel(), (most+7)/8
 			a = newArgs(6).ptr(g[0].out.row(c[0])).ptr(g[0].wp).ptr(x.row(c[0])).ptr(xq).i32(most).i32(x.cols)
 		} else if len(g) == 1 {
 			a = newArgs(7).ptr(g[0].out.row(c[0])).ptr(g[0].wp).ptr(x.row(c[0])).ptr(xq).i32(most).i32(x.cols).i32(c[1])
 		} else {
-			kernel = g[0].f.mv3Kernel(c[1])
+			kernel = g[0].f.mv3Kernel()
 			a = newArgs(3*mv3Max + 4)
 			for i := range mv3Max {
 				if i < len(g) {

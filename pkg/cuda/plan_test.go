@@ -171,14 +171,8 @@ func TestDeviceFormat(t *testing.T) {
 		{dtype.F32, true, "hx_mv_f32", ""},
 	} {
 		f := deviceFormat(tc.t)
-		if f.native != tc.native || f.mvKernel(2) != tc.mv || f.dqKernel() != tc.dq {
-			t.Errorf("%s: %+v (%s, %s)", tc.t, f, f.mvKernel(2), f.dqKernel())
-		}
-		// one activation row: the kernels compiled for one row
-		one := strings.Replace(tc.mv, "hx_mv_", "hx_mv1_", 1)
-		if f.mvKernel(1) != one || f.mv3Kernel(1) != strings.Replace(one, "mv1", "mv31", 1) ||
-			f.mvgKernel(1) != strings.Replace(one, "mv1", "mvg1", 1) {
-			t.Errorf("%s, one row: %s, %s, %s", tc.t, f.mvKernel(1), f.mv3Kernel(1), f.mvgKernel(1))
+		if f.native != tc.native || f.mvKernel() != tc.mv || f.dqKernel() != tc.dq {
+			t.Errorf("%s: %+v (%s, %s)", tc.t, f, f.mvKernel(), f.dqKernel())
 		}
 	}
 }
@@ -318,7 +312,7 @@ func TestTallMatVecDispatch(t *testing.T) {
 	}{
 		{tallRows, 1, fmt.Sprintf("launch hx_mv2_q8_0 %d", tallRows/8)},
 		{tallRows + 3, 1, fmt.Sprintf("launch hx_mv2_q8_0 %d", tallRows/8+1)},
-		{tallRows - 1, 1, fmt.Sprintf("launch hx_mv1_q8_0 %d", tallRows/4)},
+		{tallRows - 1, 1, fmt.Sprintf("launch hx_mv_q8_0 %d", tallRows/4)},
 		{tallRows, 2, fmt.Sprintf("launch hx_mv_q8_0 %d", tallRows/4)},
 	} {
 		ld := &logDriver{}

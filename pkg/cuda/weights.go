@@ -36,28 +36,17 @@ func deviceFormat(t dtype.Type) format {
 }
 
 // The format's kernel names; dqKernel dequantizes to F32 ("" for F16 and
-// F32, which GEMMs take as they are). The decode products of nx
-// activation rows take the kernels compiled for one row when nx is 1
-// (hx_mv1_*, hx_mv31_*, hx_mvg1_*: fewer registers, so more warps in
-// flight).
-func (f format) mvKernel(nx int) string  { return "hx_mv" + one(nx) + "_" + f.suffix }
-func (f format) mv3Kernel(nx int) string { return "hx_mv3" + one(nx) + "_" + f.suffix }
-func (f format) mvgKernel(nx int) string { return "hx_mvg" + one(nx) + "_" + f.suffix }
-func (f format) mv2Kernel() string       { return "hx_mv2_" + f.suffix }
-func (f format) rowsKernel() string      { return "hx_rows_" + f.suffix }
+// F32, which GEMMs take as they are).
+func (f format) mvKernel() string   { return "hx_mv_" + f.suffix }
+func (f format) mv3Kernel() string  { return "hx_mv3_" + f.suffix }
+func (f format) mvgKernel() string  { return "hx_mvg_" + f.suffix }
+func (f format) mv2Kernel() string  { return "hx_mv2_" + f.suffix }
+func (f format) rowsKernel() string { return "hx_rows_" + f.suffix }
 func (f format) dqKernel() string {
 	if f.suffix == "f16" || f.suffix == "f32" {
 		return ""
 	}
 	return "hx_dq32_" + f.suffix
-}
-
-// one is the suffix of the kernels of one activation row for nx rows.
-func one(nx int) string {
-	if nx == 1 {
-		return "1"
-	}
-	return ""
 }
 
 // deviceBytes is what w takes in device memory.

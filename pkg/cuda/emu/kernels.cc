@@ -78,27 +78,6 @@
 #define hx_mv3_q4_k hxemu_hx_mv3_q4_k
 #define hx_mv3_q5_k hxemu_hx_mv3_q5_k
 #define hx_mv3_q6_k hxemu_hx_mv3_q6_k
-#define hx_mv1_f32 hxemu_hx_mv1_f32
-#define hx_mv1_f16 hxemu_hx_mv1_f16
-#define hx_mv1_q8_0 hxemu_hx_mv1_q8_0
-#define hx_mv1_q4_0 hxemu_hx_mv1_q4_0
-#define hx_mv1_q4_k hxemu_hx_mv1_q4_k
-#define hx_mv1_q5_k hxemu_hx_mv1_q5_k
-#define hx_mv1_q6_k hxemu_hx_mv1_q6_k
-#define hx_mv31_f32 hxemu_hx_mv31_f32
-#define hx_mv31_f16 hxemu_hx_mv31_f16
-#define hx_mv31_q8_0 hxemu_hx_mv31_q8_0
-#define hx_mv31_q4_0 hxemu_hx_mv31_q4_0
-#define hx_mv31_q4_k hxemu_hx_mv31_q4_k
-#define hx_mv31_q5_k hxemu_hx_mv31_q5_k
-#define hx_mv31_q6_k hxemu_hx_mv31_q6_k
-#define hx_mvg1_f32 hxemu_hx_mvg1_f32
-#define hx_mvg1_f16 hxemu_hx_mvg1_f16
-#define hx_mvg1_q8_0 hxemu_hx_mvg1_q8_0
-#define hx_mvg1_q4_0 hxemu_hx_mvg1_q4_0
-#define hx_mvg1_q4_k hxemu_hx_mvg1_q4_k
-#define hx_mvg1_q5_k hxemu_hx_mvg1_q5_k
-#define hx_mvg1_q6_k hxemu_hx_mvg1_q6_k
 
 #include "../kernels/all.cu"
 
@@ -250,9 +229,6 @@ const KernelInfo kKernels[] = {
     HX_K(hx_mvg_f16), HX_K(hx_mvg_f32), HX_K(hx_mvg_q8_0), HX_K(hx_mvg_q4_0), HX_K(hx_mvg_q4_k), HX_K(hx_mvg_q5_k), HX_K(hx_mvg_q6_k),
     HX_K(hx_mv3_f16), HX_K(hx_mv3_f32), HX_K(hx_mv3_q8_0), HX_K(hx_mv3_q4_0), HX_K(hx_mv3_q4_k), HX_K(hx_mv3_q5_k), HX_K(hx_mv3_q6_k),
     HX_K(hx_mv2_f16), HX_K(hx_mv2_f32), HX_K(hx_mv2_q8_0), HX_K(hx_mv2_q4_0), HX_K(hx_mv2_q4_k), HX_K(hx_mv2_q5_k), HX_K(hx_mv2_q6_k),
-    HX_K(hx_mv1_f32), HX_K(hx_mv1_f16), HX_K(hx_mv1_q8_0), HX_K(hx_mv1_q4_0), HX_K(hx_mv1_q4_k), HX_K(hx_mv1_q5_k), HX_K(hx_mv1_q6_k),
-    HX_K(hx_mv31_f32), HX_K(hx_mv31_f16), HX_K(hx_mv31_q8_0), HX_K(hx_mv31_q4_0), HX_K(hx_mv31_q4_k), HX_K(hx_mv31_q5_k), HX_K(hx_mv31_q6_k),
-    HX_K(hx_mvg1_f32), HX_K(hx_mvg1_f16), HX_K(hx_mvg1_q8_0), HX_K(hx_mvg1_q4_0), HX_K(hx_mvg1_q4_k), HX_K(hx_mvg1_q5_k), HX_K(hx_mvg1_q6_k),
 
     HX_K(emu_test_shuffles), HX_K(emu_test_shared), HX_K(emu_test_early_return), HX_K(emu_test_half_warp),
     HX_K(emu_test_write),    HX_K(emu_test_const_write),

@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "9db60e1d0017337c6257b86700f20291e7652ba48190f75b6b9c09f9ad35cb28"
+#define HX_KERNELS_SOURCE_SHA256 "8029ef666f737020fc9dee42334bb86b6113d5b2aae035279149be592997e3ca"

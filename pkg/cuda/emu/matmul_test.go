@@ -292,39 +292,3 @@ func TestTallMatVec(t *testing.T) {
 		}
 	}
 }
-
-// TestOneRowKernels: hx_mv1_*, hx_mv31_* and hx_mvg1_* (compiled for one
-// activation row) give the bits of hx_mv_*, hx_mv3_* and hx_mvg_*, for one
-// row and for several (which they take one at a time).
-func TestOneRowKernels(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 6))
-	for _, wt := range weightTypes {
-		cols := wt.cols[len(wt.cols)-1]
-		const rows = 13
-		for _, nx := range []int{1, 3} {
-			name := fmt.Sprintf("%s %d×%d nx=%d", wt.typ, rows, cols, nx)
-			x, xq := activations(t, wt.typ, randVec(r, nx*cols, 2))
-			w0, _ := randWeight(t, r, wt.typ, rows, cols)
-			w1, _ := randWeight(t, r, wt.typ, rows, cols)
-			grid, n := dim((rows+3)/4+1), nx*rows
-			for _, k := range []struct {
-				wide, one string
-				args      func(out []float32) []Arg
-				grid      [3]int
-			}{
-				{"hx_mv_", "hx_mv1_", func(o []float32) []Arg { return []Arg{o, weightArg(w0), x, xq, rows, cols, nx} }, grid},
-				{"hx_mvg_", "hx_mvg1_", func(o []float32) []Arg {
-					return []Arg{o, weightArg(w0), weightArg(w1), x, xq, rows, cols, nx}
-				}, grid},
-				{"hx_mv3_", "hx_mv31_", func(o []float32) []Arg {
-					return []Arg{o, weightArg(w0), rows, nil, nil, 0, nil, nil, 0, x, xq, cols, nx}
-				}, [3]int{(rows+3)/4 + 1, 1, 1}},
-			} {
-				want, got := nanVec(n), nanVec(n)
-				must(t, Launch(k.wide+wt.suffix, k.grid, dim(128), k.args(want)...))
-				must(t, Launch(k.one+wt.suffix, k.grid, dim(128), k.args(got)...))
-				sameBits(t, name+" "+k.one+wt.suffix, got, want)
-			}
-		}
-	}
-}

@@ -100,10 +100,6 @@ func Names() []string {
 		"hx_mv3_f32", "hx_mv3_f16", "hx_mv3_q8_0", "hx_mv3_q4_0", "hx_mv3_q4_k", "hx_mv3_q5_k", "hx_mv3_q6_k",
 		// SwiGLU of two decode matmuls of one format: grid ceil(rows/4), block 128
 		"hx_mvg_f32", "hx_mvg_f16", "hx_mvg_q8_0", "hx_mvg_q4_0", "hx_mvg_q4_k", "hx_mvg_q5_k", "hx_mvg_q6_k",
-		// hx_mv, hx_mv3 and hx_mvg for one activation row (the same grids)
-		"hx_mv1_f32", "hx_mv1_f16", "hx_mv1_q8_0", "hx_mv1_q4_0", "hx_mv1_q4_k", "hx_mv1_q5_k", "hx_mv1_q6_k",
-		"hx_mv31_f32", "hx_mv31_f16", "hx_mv31_q8_0", "hx_mv31_q4_0", "hx_mv31_q4_k", "hx_mv31_q5_k", "hx_mv31_q6_k",
-		"hx_mvg1_f32", "hx_mvg1_f16", "hx_mvg1_q8_0", "hx_mvg1_q4_0", "hx_mvg1_q4_k", "hx_mvg1_q5_k", "hx_mvg1_q6_k",
 		// tall decode matmuls of one activation row, two rows a warp: grid ceil(rows/8), block 128
 		"hx_mv2_f32", "hx_mv2_f16", "hx_mv2_q8_0", "hx_mv2_q4_0", "hx_mv2_q4_k", "hx_mv2_q5_k", "hx_mv2_q6_k",
 		// dequantization to F32: grid rows, block 256

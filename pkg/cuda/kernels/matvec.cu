@@ -252,20 +252,9 @@ __device__ __forceinline__ void hx_mv_dense(float* __restrict__ out, const W* __
 	hx_mv_finish<NX>(acc, out, row, rows, lane);
 }
 
-// HX_NX_GROUP calls CALL(N) for the N = min(n, MAXNX) activation rows of
-// a group: through HX_NX_DISPATCH, or for MAXNX 1 (the kernels of one
-// activation row, whose registers then hold one row's sums) directly.
-#define HX_NX_GROUP(MAXNX, n, CALL)                              \
-	do {                                                         \
-		if (MAXNX == 1)                                          \
-			CALL(1);                                             \
-		else                                                     \
-			HX_NX_DISPATCH(n < MAXNX ? n : MAXNX, CALL);         \
-	} while (0)
-
-// hx_mv runs the product for every group of up to MAXNX activation rows;
+// hx_mv runs the product for every group of up to HX_MV_NX activation rows;
 // body is hx_mv_blocks<T, NX> or hx_mv_dense<W, NX> by way of the functor F.
-template <class F, class W, int MAXNX = HX_MV_NX>
+template <class F, class W>
 __device__ __forceinline__ void hx_mv(float* out, const W* w, const float* x, const unsigned char* xq, int rows,
                                       int cols, int nx) {
 	const int lane = threadIdx.x & 31;
@@ -274,11 +263,11 @@ __device__ __forceinline__ void hx_mv(float* out, const W* w, const float* x, co
 	const size_t rb = F::row_bytes(cols);
 	hx_prefetch_l2((const char*)w + (size_t)row * rb, rb, lane);
 	hx_grid_wait();
-	for (int j0 = 0; j0 < nx; j0 += MAXNX) {
+	for (int j0 = 0; j0 < nx; j0 += HX_MV_NX) {
 		const hx_act aj = {x + (size_t)j0 * cols, xq ? xq + j0 * hx_q8k_rs(cols) : nullptr, cols};
 		float* oj = out + (size_t)j0 * rows;
 #define HX_MV_CALL(N) F::template run<N>(oj, w, aj, row, rows, lane)
-		HX_NX_GROUP(MAXNX, nx - j0, HX_MV_CALL);
+		HX_NX_DISPATCH(nx - j0 < HX_MV_NX ? nx - j0 : HX_MV_NX, HX_MV_CALL);
 #undef HX_MV_CALL
 	}
 }
@@ -344,14 +333,14 @@ HX_MV_KERNEL(hx_mv_q6_k, hx_q6_k)
 // Multi-weight products (compute.MultiMatMulBackend): up to three weights
 // of one format times the same activations in one launch, weight
 // blockIdx.y; grid (ceil(max rows/4), count). Unused slots have rows 0.
-template <class F, class W, int MAXNX = HX_MV_NX>
+template <class F, class W>
 __device__ __forceinline__ void hx_mv3(float* o0, const W* w0, int r0, float* o1, const W* w1, int r1, float* o2,
                                        const W* w2, int r2, const float* x, const unsigned char* xq, int cols, int nx) {
 	float* o = blockIdx.y == 0 ? o0 : blockIdx.y == 1 ? o1 : o2;
 	const W* w = blockIdx.y == 0 ? w0 : blockIdx.y == 1 ? w1 : w2;
 	const int rows = blockIdx.y == 0 ? r0 : blockIdx.y == 1 ? r1 : r2;
 	if ((int)blockIdx.x * HX_MV_ROWS >= rows) return; // the whole block leaves together
-	hx_mv<F, W, MAXNX>(o, w, x, xq, rows, cols, nx);
+	hx_mv<F>(o, w, x, xq, rows, cols, nx);
 }
 
 #define HX_MV3_KERNEL(name, F, W)                                                                               \
@@ -422,7 +411,7 @@ __device__ __forceinline__ void hx_mvg_rows(float* out, const W* wg, const W* wu
 	}
 }
 
-template <class A, class W, int MAXNX = HX_MV_NX>
+template <class A, class W>
 __device__ __forceinline__ void hx_mvg(float* out, const W* wg, const W* wu, const float* x, const unsigned char* xq,
                                        int rows, int cols, int nx) {
 	const int lane = threadIdx.x & 31;
@@ -432,11 +421,11 @@ __device__ __forceinline__ void hx_mvg(float* out, const W* wg, const W* wu, con
 	hx_prefetch_l2((const char*)wg + (size_t)row * rb, rb, lane);
 	hx_prefetch_l2((const char*)wu + (size_t)row * rb, rb, lane);
 	hx_grid_wait();
-	for (int j0 = 0; j0 < nx; j0 += MAXNX) {
+	for (int j0 = 0; j0 < nx; j0 += HX_MV_NX) {
 		const hx_act aj = {x + (size_t)j0 * cols, xq ? xq + j0 * hx_q8k_rs(cols) : nullptr, cols};
 		float* oj = out + (size_t)j0 * rows;
 #define HX_MVG_CALL(N) hx_mvg_rows<A, W, N>(oj, wg, wu, aj, row, rows, lane)
-		HX_NX_GROUP(MAXNX, nx - j0, HX_MVG_CALL);
+		HX_NX_DISPATCH(nx - j0 < HX_MV_NX ? nx - j0 : HX_MV_NX, HX_MVG_CALL);
 #undef HX_MVG_CALL
 	}
 }
@@ -454,34 +443,6 @@ HX_MVG_KERNEL(hx_mvg_q4_0, hx_acc_quant<hx_q4_0>, unsigned char)
 HX_MVG_KERNEL(hx_mvg_q4_k, hx_acc_quant<hx_q4_k>, unsigned char)
 HX_MVG_KERNEL(hx_mvg_q5_k, hx_acc_quant<hx_q5_k>, unsigned char)
 HX_MVG_KERNEL(hx_mvg_q6_k, hx_acc_quant<hx_q6_k>, unsigned char)
-
-// One activation row (single-stream decode): hx_mv1_*, hx_mv31_* and
-// hx_mvg1_* are hx_mv_*, hx_mv3_* and hx_mvg_* compiled for groups of one
-// row, the same sums in the same order (nx may still be any count). The
-// wide kernels' registers are those of eight rows' sums, which caps how
-// many warps an SM holds even when one row runs.
-#define HX_MV1_KERNELS(sfx, F, A, W)                                                                            \
-	extern "C" __global__ void hx_mv1_##sfx(float* out, const W* w, const float* x, const unsigned char* xq,       \
-	                                        int rows, int cols, int nx) {                                          \
-		hx_mv<F, W, 1>(out, w, x, xq, rows, cols, nx);                                                         \
-	}                                                                                                           \
-	extern "C" __global__ void hx_mv31_##sfx(float* o0, const W* w0, int r0, float* o1, const W* w1, int r1,       \
-	                                         float* o2, const W* w2, int r2, const float* x,                      \
-	                                         const unsigned char* xq, int cols, int nx) {                         \
-		hx_mv3<F, W, 1>(o0, w0, r0, o1, w1, r1, o2, w2, r2, x, xq, cols, nx);                                  \
-	}                                                                                                           \
-	extern "C" __global__ void hx_mvg1_##sfx(float* out, const W* wg, const W* wu, const float* x,                 \
-	                                         const unsigned char* xq, int rows, int cols, int nx) {               \
-		hx_mvg<A, W, 1>(out, wg, wu, x, xq, rows, cols, nx);                                                   \
-	}
-
-HX_MV1_KERNELS(f16, hx_mv_dense_body<unsigned short>, hx_acc_dense<unsigned short>, unsigned short)
-HX_MV1_KERNELS(f32, hx_mv_dense_body<float>, hx_acc_dense<float>, float)
-HX_MV1_KERNELS(q8_0, hx_mv_quant<hx_q8_0>, hx_acc_quant<hx_q8_0>, unsigned char)
-HX_MV1_KERNELS(q4_0, hx_mv_quant<hx_q4_0>, hx_acc_quant<hx_q4_0>, unsigned char)
-HX_MV1_KERNELS(q4_k, hx_mv_quant<hx_q4_k>, hx_acc_quant<hx_q4_k>, unsigned char)
-HX_MV1_KERNELS(q5_k, hx_mv_quant<hx_q5_k>, hx_acc_quant<hx_q5_k>, unsigned char)
-HX_MV1_KERNELS(q6_k, hx_mv_quant<hx_q6_k>, hx_acc_quant<hx_q6_k>, unsigned char)
 
 // Tall products (an output head: one activation row, tens of thousands of
 // weight rows): each warp computes two consecutive rows, taking both rows'
