@@ -8,9 +8,10 @@ import (
 // actRound names the kernel that rounds the activations of a product with
 // a weight of type t the way the CPU quantizes them for it
 // (quant.VecDotType: Q8_K for the K-quants, Q8_0 or Q8_1 for the legacy
-// types), so that the GPU's float products give the CPU's integer ones up
-// to summation order; "" for F32, F16 and BF16 weights, whose products
-// take the activations as they are.
+// types), so that the GPU's products give the CPU's integer ones up to
+// summation order (the K-quant matvecs multiply the Q8_K records' bytes,
+// everything else the rounded F32 values); "" for F32, F16 and BF16
+// weights, whose products take the activations as they are.
 func actRound(t dtype.Type) string {
 	switch quant.VecDotType(t) {
 	case dtype.Q8_K:
