@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "8029ef666f737020fc9dee42334bb86b6113d5b2aae035279149be592997e3ca"
+#define HX_KERNELS_SOURCE_SHA256 "20de3319f8f02cf709323026a993090219008efea7c638604533e2b161a64b4d"

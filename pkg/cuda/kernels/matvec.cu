@@ -1,13 +1,13 @@
 // Matrix-vector products with F32, F16 and quantized weights (decode): out is
 // nx × rows (out[j·rows + row]), x is nx × cols, the weight rows × cols in
-// its format. The K-quants (Q4_K, Q5_K, Q6_K) take the activations as Q8_K
-// records instead (xq: the same values, rounded by hx_round_q8k or a
-// rounding norm) and multiply bytes by bytes with dp4a, as the CPU
-// multiplies them; the other formats take x. Grid (ceil(rows/4)), block 128: warp w of block b computes
+// its format. Grid (ceil(rows/4)), block 128: warp w of block b computes
 // row 4b + w for every activation row (up to 8 at once, more in groups of
 // 8), reading each weight block once and keeping one partial sum per
-// activation row; F32 activations and accumulation, a warp reduction at
-// the end. cols is a multiple of the format's block size.
+// activation row; F32 accumulation, a warp reduction at the end. cols is a
+// multiple of the format's block size. The K-quants (Q4_K, Q5_K, Q6_K)
+// take the activations as Q8_K records (xq: the same values, rounded by
+// hx_round_q8k or a rounding norm) and multiply bytes by bytes with dp4a,
+// as the CPU does; the other formats multiply the F32 activations x.
 #include "common.cuh"
 
 // HX_MV_ROWS is the rows of a block (one per warp); HX_MV_NX the
@@ -72,16 +72,14 @@ struct hx_dot {
 	}
 };
 
-// How hx_dot_q8 weighs a lane's integer sums: the weight bytes q as they
-// are (scale only), q with the sub-block's min (ds·q − dm), or q − 32
-// (Q6_K).
-#define HX_Q_PLAIN 0
+// How hx_dot_q8 weighs a lane's integer sums: the weight bytes q with the
+// sub-block's min (ds·q − dm: Q4_K, Q5_K), or q − 32 (ds·(q − 32): Q6_K).
 #define HX_Q_MIN 1
 #define HX_Q_OFF32 2
 
 // hx_dot_q8 adds to acc[j], for each activation row j, the product of the
 // lane's 8 weight values (the unsigned bytes q of w0 and w1, weighed by
-// MODE: ds·q, ds·q − dm or ds·(q − 32)) with their activations: the bytes
+// MODE: ds·q − dm or ds·(q − 32)) with their activations: the bytes
 // a at off … off+7 of the Q8_K record at rec + j·rs and its scale d. The
 // sums Σ q·a and Σ a are integers (dp4a, exact), so each row costs one
 // float expression: d·(ds·Σ q·a − dm·Σ a).
@@ -95,15 +93,11 @@ __device__ __forceinline__ void hx_dot_q8(float* acc, unsigned int w0, unsigned 
 		hx_ld2u32(r + off, &a0, &a1);
 		const float d = *(const float*)(r + 256);
 		const int qa = hx_dp4a(w1, a1, hx_dp4a(w0, a0, 0));
-		if (MODE == HX_Q_PLAIN) {
-			acc[j] += d * (ds * (float)qa);
-		} else {
-			const int sa = hx_dp4a(0x01010101u, a1, hx_dp4a(0x01010101u, a0, 0));
-			if (MODE == HX_Q_MIN)
-				acc[j] += d * (ds * (float)qa - dm * (float)sa);
-			else
-				acc[j] += d * (ds * (float)(qa - 32 * sa));
-		}
+		const int sa = hx_dp4a(0x01010101u, a1, hx_dp4a(0x01010101u, a0, 0));
+		if (MODE == HX_Q_MIN)
+			acc[j] += d * (ds * (float)qa - dm * (float)sa);
+		else
+			acc[j] += d * (ds * (float)(qa - 32 * sa));
 	}
 }
 
