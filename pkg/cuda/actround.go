@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"github.com/helexa/helexa/pkg/compute/quant"
+	"github.com/helexa/helexa/pkg/cuda/emu"
 	"github.com/helexa/helexa/pkg/dtype"
 )
 
@@ -22,10 +23,8 @@ func actRound(t dtype.Type) string {
 	return ""
 }
 
-// q8kRecord is the bytes of one Q8_K activation record (HX_Q8K_REC in
-// the kernels): 256 signed bytes and their float scale, padded to 16-byte
-// alignment.
-const q8kRecord = 272
+// q8kRecord is the bytes of one Q8_K activation record.
+const q8kRecord = emu.Q8KRecord
 
 // roundedBytes is the size of n values rounded by kernel: the F32 values,
 // followed for hx_round_q8k by their Q8_K records (n/256 of them, row

@@ -28,6 +28,10 @@ func Names() []string {
 	return names
 }
 
+// q8kRecord is HX_Q8K_REC as compiled into the emulator (TestQ8KRecord
+// compares it with Q8KRecord).
+func q8kRecord() int { return int(C.hx_emu_q8k_record()) }
+
 // SourceHash is kernels.SourceHash of the sources compiled into the
 // emulator (as scripts/build-ptx.sh recorded it in kernels_hash.h).
 func SourceHash() string { return C.GoString(C.hx_emu_source_hash()) }

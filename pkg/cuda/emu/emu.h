@@ -47,6 +47,9 @@ unsigned short hx_emu_f2h(float f);
 // The source hash of the kernels compiled in (kernels_hash.h).
 const char *hx_emu_source_hash(void);
 
+// HX_Q8K_REC of the kernels compiled in.
+int hx_emu_q8k_record(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -42,3 +42,6 @@ func (m *Mem) Free() {}
 // the tests' hooks (the tests skip without cgo)
 func halfToFloat(uint16) float32 { return 0 }
 func floatToHalf(float32) uint16 { return 0 }
+
+// q8kRecord is Q8KRecord without cgo (no kernels to ask).
+func q8kRecord() int { return Q8KRecord }

@@ -243,25 +243,29 @@ func TestArgMaxRows(t *testing.T) {
 // TestRoundActivations: hx_round_* give the CPU's activations
 // (quant.QuantizeActivations, then dequantized) bit for bit, including
 // zero blocks, ties for the largest magnitude and outliers.
-// q8kRecord is the size of one Q8_K activation record (HX_Q8K_REC).
-const q8kRecord = 272
-
 // q8kRecords returns room for the Q8_K records of n values, filled with a
 // byte no rounding writes everywhere (-128) so that a record left unwritten
 // shows.
 func q8kRecords(n int) []byte {
-	return bytes.Repeat([]byte{0x80}, n/256*q8kRecord)
+	return bytes.Repeat([]byte{0x80}, n/256*Q8KRecord)
 }
 
 // sameRecords fails the test unless the Q8_K records got and want have the
 // same bytes and scales (the padding aside).
 func sameRecords(t *testing.T, name string, got, want []byte) {
 	t.Helper()
-	for b := 0; b < len(want)/q8kRecord; b++ {
-		g, w := got[b*q8kRecord:][:260], want[b*q8kRecord:][:260]
+	for b := 0; b < len(want)/Q8KRecord; b++ {
+		g, w := got[b*Q8KRecord:][:260], want[b*Q8KRecord:][:260]
 		if !bytes.Equal(g, w) {
 			t.Fatalf("%s: record %d differs", name, b)
 		}
+	}
+}
+
+// TestQ8KRecord: the Go constant is the kernels' HX_Q8K_REC.
+func TestQ8KRecord(t *testing.T) {
+	if got := q8kRecord(); got != Q8KRecord {
+		t.Fatalf("HX_Q8K_REC is %d, Q8KRecord %d", got, Q8KRecord)
 	}
 }
 
@@ -310,7 +314,7 @@ func TestRoundActivations(t *testing.T) {
 			must(t, Launch(tt.kernel, dim(tt.grid(n)), dim(128), got, recs, x, n))
 			sameBits(t, name, got, want)
 			for b := 0; b < n/256; b++ {
-				rec, blk := recs[b*q8kRecord:], q[b*292:]
+				rec, blk := recs[b*Q8KRecord:], q[b*292:]
 				if !bytes.Equal(rec[:256], blk[4:260]) || !bytes.Equal(rec[256:260], blk[:4]) {
 					t.Fatalf("%s: record %d differs from the CPU's Q8_K block", name, b)
 				}

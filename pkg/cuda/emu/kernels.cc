@@ -236,3 +236,6 @@ const KernelInfo kKernels[] = {
 const int kKernelCount = sizeof kKernels / sizeof kKernels[0];
 
 } // namespace hxemu
+
+// HX_Q8K_REC, for the Go constant's test (Q8KRecord).
+extern "C" int hx_emu_q8k_record(void) { return HX_Q8K_REC; }

@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "20de3319f8f02cf709323026a993090219008efea7c638604533e2b161a64b4d"
+#define HX_KERNELS_SOURCE_SHA256 "1eede50bbc3bf50a9fd6cb968dcfb77212bdf16c978ab025ba2f189cfca8a748"

@@ -162,27 +162,22 @@ struct hx_q4_0 {
 	}
 };
 
-// hx_scale_min_k4 is ggml's get_scale_min_k4: the 6-bit scale and min of
-// sub-block j (0..7) of a Q4_K/Q5_K block from its 12 packed bytes q.
-__device__ __forceinline__ void hx_scale_min_k4(int j, const unsigned char* q, int* sc, int* m) {
-	if (j < 4) {
-		*sc = q[j] & 63;
-		*m = q[j + 4] & 63;
-	} else {
-		*sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-		*m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-	}
-}
-
-// hx_scale_min_k4w is hx_scale_min_k4 from the 12 scale bytes as three
-// little-endian words s0, s1, s2, without a branch on j (lanes of one warp
-// take different sub-blocks).
+// hx_scale_min_k4w is ggml's get_scale_min_k4: the 6-bit scale and min of
+// sub-block j (0..7) of a Q4_K/Q5_K block from its 12 packed scale bytes,
+// given as three little-endian words s0, s1, s2; without a branch on j
+// (the lanes of one warp may take different sub-blocks).
 __device__ __forceinline__ void hx_scale_min_k4w(int j, unsigned int s0, unsigned int s1, unsigned int s2, int* sc,
                                                  int* m) {
 	const int sh = 8 * (j & 3);
 	const int b0 = (s0 >> sh) & 0xFF, b1 = (s1 >> sh) & 0xFF, b2 = (s2 >> sh) & 0xFF;
 	*sc = j < 4 ? b0 & 63 : (b2 & 15) | (b0 >> 6) << 4;
 	*m = j < 4 ? b1 & 63 : (b2 >> 4) | (b1 >> 6) << 4;
+}
+
+// hx_scale_min_k4 is hx_scale_min_k4w of the 12 scale bytes at q
+// (4-byte aligned: a block's byte 4).
+__device__ __forceinline__ void hx_scale_min_k4(int j, const unsigned char* q, int* sc, int* m) {
+	hx_scale_min_k4w(j, hx_u32(q), hx_u32(q + 4), hx_u32(q + 8), sc, m);
 }
 
 // Q4_K: { half d; half dmin; u8 scales[12]; u8 qs[128]; }: element

@@ -50,6 +50,12 @@ struct hx_act {
 	int cols;
 };
 
+// hx_act_from is the activations x (F32) and xq (Q8_K records, or null) of
+// cols values a row, from row j0 on.
+__device__ __forceinline__ hx_act hx_act_from(const float* x, const unsigned char* xq, int cols, int j0) {
+	return {x + (size_t)j0 * cols, xq ? xq + j0 * hx_q8k_rs(cols) : nullptr, cols};
+}
+
 // hx_dot adds to acc[j] the lanes' shares of the product of block b of a
 // quantized format T (at blk) with activation row j. Lane l decodes
 // elements 32i + l of the block (T::lane) and multiplies them with their
@@ -258,7 +264,7 @@ __device__ __forceinline__ void hx_mv(float* out, const W* w, const float* x, co
 	hx_prefetch_l2((const char*)w + (size_t)row * rb, rb, lane);
 	hx_grid_wait();
 	for (int j0 = 0; j0 < nx; j0 += HX_MV_NX) {
-		const hx_act aj = {x + (size_t)j0 * cols, xq ? xq + j0 * hx_q8k_rs(cols) : nullptr, cols};
+		const hx_act aj = hx_act_from(x, xq, cols, j0);
 		float* oj = out + (size_t)j0 * rows;
 #define HX_MV_CALL(N) F::template run<N>(oj, w, aj, row, rows, lane)
 		HX_NX_DISPATCH(nx - j0 < HX_MV_NX ? nx - j0 : HX_MV_NX, HX_MV_CALL);
@@ -416,7 +422,7 @@ __device__ __forceinline__ void hx_mvg(float* out, const W* wg, const W* wu, con
 	hx_prefetch_l2((const char*)wu + (size_t)row * rb, rb, lane);
 	hx_grid_wait();
 	for (int j0 = 0; j0 < nx; j0 += HX_MV_NX) {
-		const hx_act aj = {x + (size_t)j0 * cols, xq ? xq + j0 * hx_q8k_rs(cols) : nullptr, cols};
+		const hx_act aj = hx_act_from(x, xq, cols, j0);
 		float* oj = out + (size_t)j0 * rows;
 #define HX_MVG_CALL(N) hx_mvg_rows<A, W, N>(oj, wg, wu, aj, row, rows, lane)
 		HX_NX_DISPATCH(nx - j0 < HX_MV_NX ? nx - j0 : HX_MV_NX, HX_MVG_CALL);
@@ -458,7 +464,7 @@ __device__ __forceinline__ void hx_mv2(float* out, const W* w, const float* x, c
 	// takes its own row again, and does not write it
 	const W* w1 = two ? (const W*)((const char*)w + rb) : w;
 	float s0[1], s1[1];
-	const hx_act act = {x, xq, cols};
+	const hx_act act = hx_act_from(x, xq, cols, 0);
 	A::template acc2<1>(s0, s1, w, w1, act, row, lane);
 	const float a = hx_warp_sum(s0[0]), b = hx_warp_sum(s1[0]);
 	if (lane == 0) out[row] = a;
