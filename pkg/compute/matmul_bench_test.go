@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/helexa/helexa/pkg/compute/quant"
 	"github.com/helexa/helexa/pkg/dtype"
 )
 
@@ -14,7 +15,8 @@ import (
 // do), on one thread and on two. The figure is weight bytes per second.
 // Unlike two processes of quant's BenchmarkDecodeRows at once, whose
 // sub-benchmarks need not overlap, the two threads here share the memory
-// for the whole measurement.
+// for the whole measurement. The packed variants time the layout Prepare
+// gives a mapped model's weights at the AVX-512 VNNI level.
 func BenchmarkMatMulDecode(b *testing.B) {
 	const n, m, mats = 2048, 8192, 10
 	for _, typ := range []dtype.Type{dtype.Q4_K, dtype.Q6_K, dtype.Q8_0} {
@@ -23,10 +25,25 @@ func BenchmarkMatMulDecode(b *testing.B) {
 			ws[i] = testWeight(b, typ, n, m)
 		}
 		x, out := randVec(n, 1), make([]float32, m)
-		for _, threads := range []int{1, 2} {
-			b.Run(fmt.Sprintf("%s/threads%d", typ, threads), func(b *testing.B) {
+		for _, v := range []struct {
+			threads int
+			packed  bool
+		}{{1, false}, {2, false}, {1, true}, {2, true}} {
+			if v.packed && !quant.CanPack(typ, m, n) {
+				continue
+			}
+			threads := v.threads
+			name := fmt.Sprintf("%s/threads%d", typ, threads)
+			if v.packed {
+				name = fmt.Sprintf("%s/packed/threads%d", typ, threads)
+			}
+			b.Run(name, func(b *testing.B) {
 				c := NewCPU(threads)
 				defer c.Close()
+				ws := ws
+				if v.packed {
+					ws = packedCopies(b, c, ws)
+				}
 				b.SetBytes(int64(len(ws[0].Data)))
 				i := 0
 				for b.Loop() {
@@ -38,4 +55,24 @@ func BenchmarkMatMulDecode(b *testing.B) {
 			})
 		}
 	}
+}
+
+// packedCopies packs a copy of each weight as Prepare packs a mapped
+// model's. The copies pose as mapped: Prepare gives back the pages of
+// their own bytes, which nothing reads again.
+func packedCopies(b *testing.B, c *CPU, ws []*Weight) []*Weight {
+	b.Helper()
+	out := make([]*Weight, len(ws))
+	for i, w := range ws {
+		cp, err := NewWeight(w.Name, w.Type, []int{w.Cols(), w.Rows()}, append([]byte(nil), w.Data...))
+		if err != nil {
+			b.Fatal(err)
+		}
+		cp.Mapped = true
+		if err := c.Prepare(cp); err != nil {
+			b.Fatal(err)
+		}
+		out[i] = cp
+	}
+	return out
 }
