@@ -155,7 +155,6 @@ HX_VNNI void hx_r16_pack(int type, const uint8_t *w, size_t rb, int ng, int n, u
 	}
 }
 
-
 HX_VNNI static inline __m512i hx_bcast(const uint8_t *p) {
 	int32_t v;
 	memcpy(&v, p, 4);
