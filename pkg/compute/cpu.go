@@ -160,9 +160,42 @@ func (c *CPU) quantizeRows(w *Weight, x []float32, nRows int) ([]byte, int, erro
 // (about half of a typical L2 cache).
 const matMulTileBytes = 256 << 10
 
+// callBytes bounds the weight bytes times activation rows of one kernel
+// call in a product of fewer than callRowsMax activation rows (decode and
+// batched decode): about 10 µs of streaming. Go's sysmon takes the P of a
+// goroutine it finds in the same cgo call on two of its ticks (20 µs apart
+// while it finds work) and starts a thread to run it, which on a machine
+// with as many cores as workers preempts a worker. Whole chunks in one
+// call (up to a quarter of a product, hundreds of microseconds) did that
+// on most calls: a 256-token Llama-3.2-1B Q4_K_M decode switched context
+// 240–330 K times against 70–100 K, and decoded 5–13 % slower. 128 KB
+// calls were slower again, 512 KB ones the same.
+const (
+	callBytes   = 256 << 10
+	callRowsMax = 32
+)
+
 // matMulRange computes out[r*m+i] for weight rows i in [lo, hi) and every
-// activation row r.
+// activation row r, in calls of at most callBytes (times activation rows)
+// at multiples of their size.
 func matMulRange(w *Weight, xq []byte, ab, nRows int, out []float32, lo, hi int) error {
+	if nRows >= callRowsMax {
+		return matMulCall(w, xq, ab, nRows, out, lo, hi)
+	}
+	step := max(1, callBytes/(nRows*w.RowBytes()*quant.PackRows)) * quant.PackRows
+	for a := lo; a < hi; {
+		b := min(hi, (a/step+1)*step)
+		if err := matMulCall(w, xq, ab, nRows, out, a, b); err != nil {
+			return err
+		}
+		a = b
+	}
+	return nil
+}
+
+// matMulCall is matMulRange in one kernel call (three where the range's
+// edges are not whole packed groups).
+func matMulCall(w *Weight, xq []byte, ab, nRows int, out []float32, lo, hi int) error {
 	m := w.Rows()
 	if w.packed != nil {
 		// whole groups from the packed copy; a range that is not (beside a

@@ -124,3 +124,47 @@ func mappedWeight(t *testing.T, w *Weight) *Weight {
 	mw.Mapped = true
 	return mw
 }
+
+// TestMatMulRangeSplits: a decode-sized range longer than one kernel call
+// (callBytes) gives what one call over it gives, bit for bit, packed and
+// from the file, whatever the range's edges.
+func TestMatMulRangeSplits(t *testing.T) {
+	c := NewCPU(1)
+	defer c.Close()
+	const n, m = 512, 4096
+	for _, packed := range []bool{false, true} {
+		w := testWeight(t, dtype.Q4_K, n, m)
+		if packed {
+			w = mappedWeight(t, w)
+			if err := c.Prepare(w); err != nil {
+				t.Fatal(err)
+			}
+			if w.packed == nil && quant.CanPack(dtype.Q4_K, m, n) {
+				t.Fatal("not packed")
+			}
+		}
+		for _, nRows := range []int{1, 3} {
+			if step := callBytes / (nRows * w.RowBytes()); step >= m/2 {
+				t.Fatalf("%d rows: %d rows a call do not split a weight of %d", nRows, step, m)
+			}
+			xq, ab, err := c.quantizeRows(w, randVec(nRows*n, 3), nRows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range [][2]int{{0, m}, {5, m - 3}, {900, 3000}} {
+				got, want := make([]float32, nRows*m), make([]float32, nRows*m)
+				if err := matMulRange(w, xq, ab, nRows, got, r[0], r[1]); err != nil {
+					t.Fatal(err)
+				}
+				if err := matMulCall(w, xq, ab, nRows, want, r[0], r[1]); err != nil {
+					t.Fatal(err)
+				}
+				for k := range got {
+					if got[k] != want[k] {
+						t.Fatalf("packed %v, %d rows, range %v: output %d is %g in calls, %g in one", packed, nRows, r, k, got[k], want[k])
+					}
+				}
+			}
+		}
+	}
+}
