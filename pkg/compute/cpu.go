@@ -16,6 +16,7 @@ import (
 type CPU struct {
 	pool    *pool
 	xq      []byte    // quantized activations, reused between matmuls
+	xqOff   []int     // where each input's rows start in xq (MatMulPairs)
 	reducer Reducer   // tensor-parallel sums (nil on one rank)
 	vec     vecISA    // which C vector kernels attention, SwiGLU, RMSNorm, RoPE and Add run
 	decay   []float32 // the delta rule's per-token decays, reused
@@ -85,11 +86,20 @@ func (c *CPU) Embed(table *Weight, tokens []int32, outT Tensor) error {
 // over them (each weight block is decoded once per group of activation
 // rows).
 func (c *CPU) MatMul(w *Weight, xT, outT Tensor) error {
+	if err := matMulShape(w, xT, outT); err != nil {
+		return err
+	}
+	return c.matMul(w, host(xT), xT.Rows(), host(outT))
+}
+
+// matMulShape checks that x (rows × w's inputs) times w fits out (rows ×
+// w's outputs).
+func matMulShape(w *Weight, xT, outT Tensor) error {
 	if xT.Cols() != w.Cols() || outT.Cols() != w.Rows() || outT.Rows() != xT.Rows() {
 		return fmt.Errorf("matmul %s (%d → %d): input %d × %d, output %d × %d", w.Name, w.Cols(), w.Rows(),
 			xT.Rows(), xT.Cols(), outT.Rows(), outT.Cols())
 	}
-	return c.matMul(w, host(xT), xT.Rows(), host(outT))
+	return nil
 }
 
 // matMul is MatMul over host slices: x is nRows × w.Cols(), out nRows ×

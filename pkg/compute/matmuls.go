@@ -17,7 +17,20 @@ type MultiMatMulBackend interface {
 	MatMuls(ws []*Weight, x Tensor, outs []Tensor) error
 }
 
-var _ MultiMatMulBackend = (*CPU)(nil)
+// PairedMatMulBackend is a backend that multiplies several weights, each
+// by its own input, in one pass: an optional extension of Backend. A
+// decode step's routed experts use it for their down projections (each
+// expert's input is its own SwiGLU output): one synchronisation for all
+// of them instead of one each.
+type PairedMatMulBackend interface {
+	// MatMulPairs computes outs[i] = MatMul(ws[i], xs[i]) for every i.
+	MatMulPairs(ws []*Weight, xs, outs []Tensor) error
+}
+
+var (
+	_ MultiMatMulBackend  = (*CPU)(nil)
+	_ PairedMatMulBackend = (*CPU)(nil)
+)
 
 // MatMuls implements MultiMatMulBackend. Weights whose activations are
 // quantized differently (a Q8_0 weight beside K-quants) run one by one.
@@ -26,9 +39,8 @@ func (c *CPU) MatMuls(ws []*Weight, xT Tensor, outs []Tensor) error {
 		return fmt.Errorf("matmuls: %d weights, %d outputs", len(ws), len(outs))
 	}
 	for i, w := range ws {
-		if xT.Cols() != w.Cols() || outs[i].Cols() != w.Rows() || outs[i].Rows() != xT.Rows() {
-			return fmt.Errorf("matmul %s (%d → %d): input %d × %d, output %d × %d", w.Name, w.Cols(), w.Rows(),
-				xT.Rows(), xT.Cols(), outs[i].Rows(), outs[i].Cols())
+		if err := matMulShape(w, xT, outs[i]); err != nil {
+			return err
 		}
 		if quant.VecDotType(w.Type) != quant.VecDotType(ws[0].Type) {
 			for j, w := range ws {
@@ -42,23 +54,76 @@ func (c *CPU) MatMuls(ws []*Weight, xT Tensor, outs []Tensor) error {
 	if len(ws) == 0 || xT.Rows() == 0 {
 		return nil
 	}
-	x, nRows, n := host(xT), xT.Rows(), xT.Cols()
-	xq, ab, err := c.quantizeRows(ws[0], x, nRows)
+	xq, ab, err := c.quantizeRows(ws[0], host(xT), xT.Rows())
 	if err != nil {
 		return err
 	}
+	return c.mulShared(ws, xT.Rows(), outs, func(int) ([]byte, int) { return xq, ab })
+}
+
+// MatMulPairs implements PairedMatMulBackend. Inputs of different row
+// counts, or weights whose activations are quantized differently, run one
+// by one.
+func (c *CPU) MatMulPairs(ws []*Weight, xs, outs []Tensor) error {
+	if len(ws) != len(xs) || len(ws) != len(outs) {
+		return fmt.Errorf("matmul pairs: %d weights, %d inputs, %d outputs", len(ws), len(xs), len(outs))
+	}
+	size := 0
+	for i, w := range ws {
+		if err := matMulShape(w, xs[i], outs[i]); err != nil {
+			return err
+		}
+		if xs[i].Rows() != xs[0].Rows() || quant.VecDotType(w.Type) != quant.VecDotType(ws[0].Type) {
+			for j, w := range ws {
+				if err := c.MatMul(w, xs[j], outs[j]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		size += xs[i].Rows() * quant.ActivationBytes(w.Type, w.Cols())
+	}
+	if len(ws) == 0 || xs[0].Rows() == 0 {
+		return nil
+	}
+	nRows := xs[0].Rows()
+	if cap(c.xq) < size {
+		c.xq = make([]byte, size)
+	}
+	buf := c.xq[:size]
+	c.xqOff = append(c.xqOff[:0], 0)
+	for i, w := range ws {
+		n, ab := w.Cols(), quant.ActivationBytes(w.Type, w.Cols())
+		x, xq := host(xs[i]), buf[c.xqOff[i]:c.xqOff[i]+nRows*ab]
+		for r := 0; r < nRows; r++ {
+			if err := quant.QuantizeActivations(w.Type, x[r*n:(r+1)*n], xq[r*ab:(r+1)*ab]); err != nil {
+				return fmt.Errorf("matmul %s: %w", w.Name, err)
+			}
+		}
+		c.xqOff = append(c.xqOff, c.xqOff[i]+nRows*ab)
+	}
+	return c.mulShared(ws, nRows, outs, func(i int) ([]byte, int) {
+		return buf[c.xqOff[i]:c.xqOff[i+1]], (c.xqOff[i+1] - c.xqOff[i]) / nRows
+	})
+}
+
+// mulShared runs the products of every weight in one parallel loop over
+// all their rows; act gives weight i's quantized activation rows and the
+// bytes of one.
+func (c *CPU) mulShared(ws []*Weight, nRows int, outs []Tensor, act func(i int) ([]byte, int)) error {
 	total := 0
 	for _, w := range ws {
 		total += w.Rows()
 	}
 	var fail firstError
 	u := rowUnit(ws...)
-	c.pool.parallelFor(total/u, matMulChunk(n, nRows, u, ws[0].RowBytes()), func(lo, hi int) {
+	c.pool.parallelFor(total/u, matMulChunk(ws[0].Cols(), nRows, u, ws[0].RowBytes()), func(lo, hi int) {
 		lo, hi = lo*u, hi*u
 		off := 0
 		for i, w := range ws {
 			a, b := max(lo, off), min(hi, off+w.Rows())
 			if a < b {
+				xq, ab := act(i)
 				fail.set(matMulRange(w, xq, ab, nRows, host(outs[i]), a-off, b-off))
 			}
 			off += w.Rows()

@@ -54,3 +54,56 @@ func TestMatMulsMatchesMatMul(t *testing.T) {
 		t.Error("a wrong output shape was accepted")
 	}
 }
+
+// TestMatMulPairsMatchesMatMul: several weights, each times its own input,
+// in one pass give bit for bit what one MatMul per pair gives: weights of
+// different widths sharing an activation format, a mix that does not
+// (run one by one), and inputs of different row counts (one by one).
+func TestMatMulPairsMatchesMatMul(t *testing.T) {
+	c := NewCPU(2)
+	defer c.Close()
+	type pair struct {
+		typ        dtype.Type
+		n, m, rows int
+	}
+	for _, ps := range [][]pair{
+		{{dtype.Q4_K, 256, 40, 1}, {dtype.Q6_K, 512, 77, 1}, {dtype.Q4_K, 256, 64, 1}},
+		{{dtype.Q8_0, 256, 40, 3}, {dtype.Q8_0, 512, 48, 3}},
+		{{dtype.Q8_0, 256, 40, 1}, {dtype.Q4_K, 256, 33, 1}},
+		{{dtype.Q4_K, 256, 40, 1}, {dtype.Q4_K, 256, 33, 2}},
+	} {
+		t.Run(fmt.Sprint(ps), func(t *testing.T) {
+			var ws []*Weight
+			var xs, outs, want []Tensor
+			for i, p := range ps {
+				w := testWeight(t, p.typ, p.n, p.m)
+				x, _ := c.NewTensor(p.rows, p.n)
+				copy(host(x), randVec(p.rows*p.n, uint64(20+i)))
+				o, _ := c.NewTensor(p.rows, p.m)
+				wo, _ := c.NewTensor(p.rows, p.m)
+				if err := c.MatMul(w, x, wo); err != nil {
+					t.Fatal(err)
+				}
+				ws, xs, outs, want = append(ws, w), append(xs, x), append(outs, o), append(want, wo)
+			}
+			if err := c.MatMulPairs(ws, xs, outs); err != nil {
+				t.Fatal(err)
+			}
+			for i := range ws {
+				for j, v := range host(outs[i]) {
+					if math.Float32bits(v) != math.Float32bits(host(want[i])[j]) {
+						t.Fatalf("pair %d value %d: %g, MatMul %g", i, j, v, host(want[i])[j])
+					}
+				}
+			}
+		})
+	}
+	x, _ := c.NewTensor(1, 256)
+	bad, _ := c.NewTensor(1, 3)
+	if err := c.MatMulPairs([]*Weight{testWeight(t, dtype.Q8_0, 256, 4)}, []Tensor{x}, []Tensor{bad}); err == nil {
+		t.Error("a wrong output shape was accepted")
+	}
+	if err := c.MatMulPairs([]*Weight{testWeight(t, dtype.Q8_0, 256, 4)}, nil, []Tensor{bad}); err == nil {
+		t.Error("a missing input was accepted")
+	}
+}

@@ -177,6 +177,69 @@ func TestForwardBatchIndependence(t *testing.T) {
 	}
 }
 
+// TestDecodeStepBatchIndependence: a decode step of one sequence (one row:
+// the routed experts of a MoE model run in two passes for all of them)
+// gives the logits the same step gives beside another sequence's (two
+// rows: expert by expert), bit for bit.
+func TestDecodeStepBatchIndependence(t *testing.T) {
+	for _, a := range arch.Supported() {
+		t.Run(a, func(t *testing.T) {
+			m, err := load(t, archtest.Config{Arch: a, Type: dtype.Q8_0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Recurrent() {
+				t.Skip("a recurrent state advances with each step: the step cannot run twice")
+			}
+			be := compute.NewCPU(2)
+			defer be.Close()
+			if err := m.Prepare(be); err != nil {
+				t.Fatal(err)
+			}
+			kv, s := cachesFor(t, m, be, 4, 8), &arch.Scratch{}
+			nv := m.HP.NVocab
+			logits := func(b *arch.Batch) [][]float32 {
+				out, err := m.Forward(be, kv, withStates(t, m, be, b), s, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var rows [][]float32
+				for r := range out.Logits.Rows() {
+					row := make([]float32, nv)
+					if err := be.ReadRow(out.Logits, r, row); err != nil {
+						t.Fatal(err)
+					}
+					rows = append(rows, row)
+				}
+				return rows
+			}
+			logits(batchOf(spanTokens{[]int32{1, 5, 9, 13}, []int32{0}}))
+			logits(batchOf(spanTokens{[]int32{7, 3, 3}, []int32{1}}))
+			stepA, stepB := decodeStep{2, 4, []int32{0}}, decodeStep{11, 3, []int32{1}}
+			alone := logits(stepsOf(stepA))[0]
+			if both := logits(stepsOf(stepA, stepB)); !equal(both[0], alone) {
+				t.Error("a decode step's logits differ beside another sequence's step")
+			}
+		})
+	}
+}
+
+// decodeStep is one sequence's next token at its position.
+type decodeStep struct {
+	token, pos int32
+	blocks     []int32
+}
+
+// stepsOf builds a batch of decode steps asking for every row's logits.
+func stepsOf(steps ...decodeStep) *arch.Batch {
+	b := &arch.Batch{}
+	for i, s := range steps {
+		b.Spans = append(b.Spans, compute.SeqSpan{Row: i, N: 1, Pos: int(s.pos), Blocks: s.blocks})
+		b.Tokens, b.Pos, b.LogitRows = append(b.Tokens, s.token), append(b.Pos, s.pos), append(b.LogitRows, i)
+	}
+	return b
+}
+
 type spanTokens struct{ tokens, blocks []int32 }
 
 // cachesFor allocates the model's KV stores: the full one, and a window

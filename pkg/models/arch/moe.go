@@ -102,6 +102,12 @@ type moeScratch struct {
 	weights, probs []float32
 	from, to       []int32
 	scale          []float32
+	// names, jobs, downs, hs and outs are oneRow's, reused: its scratch
+	// tensors' names per rank (gate, up, hidden, out) and its products.
+	names    [][4]string
+	jobs     []mm
+	downs    []*compute.Weight
+	hs, outs []compute.Tensor
 }
 
 func growInts(buf *[]int32, n int) []int32 {
@@ -153,12 +159,63 @@ func (b *moe) forward(p *pass, il int, x, out compute.Tensor, hook RoutingHook) 
 	if err != nil {
 		return err
 	}
-	for e := 0; e < ne; e++ {
-		if err := b.runExpert(p, e, x, slots); err != nil {
+	if pb, ok := be.(compute.PairedMatMulBackend); ok && rows == 1 {
+		if err := b.oneRow(p, pb, x, slots); err != nil {
 			return err
+		}
+	} else {
+		for e := 0; e < ne; e++ {
+			if err := b.runExpert(p, e, x, slots); err != nil {
+				return err
+			}
 		}
 	}
 	be.SumRowGroups(slots, k, out)
+	return nil
+}
+
+// oneRow runs the k experts of a single row (a decode step's) in two
+// parallel passes instead of two per expert: every expert's gate and up
+// in one, every down, each of its own input, in the other. Each expert's
+// output, scaled by its routing weight, goes to the slot of its rank, as
+// runExpert puts it.
+func (b *moe) oneRow(p *pass, pb compute.PairedMatMulBackend, x, slots compute.Tensor) error {
+	be, ms, k, d, nff := p.be, &p.s.moe, p.m.HP.NExpertUse, p.m.HP.NEmbd, b.width()
+	for len(ms.names) < k {
+		i := len(ms.names)
+		ms.names = append(ms.names, [4]string{fmt.Sprintf("moe.g%d", i), fmt.Sprintf("moe.u%d", i), fmt.Sprintf("moe.h%d", i), fmt.Sprintf("moe.o%d", i)})
+	}
+	ms.jobs, ms.downs, ms.hs, ms.outs = ms.jobs[:0], ms.downs[:0], ms.hs[:0], ms.outs[:0]
+	ms.to = ms.to[:0]
+	for i, e := range ms.experts {
+		var t [4]compute.Tensor
+		for j, name := range ms.names[i] {
+			cols := nff
+			if j == 3 {
+				cols = d
+			}
+			var err error
+			if t[j], err = p.s.get(be, name, 1, cols); err != nil {
+				return err
+			}
+		}
+		gate, up, down := b.expert(int(e))
+		ms.jobs = append(ms.jobs, mm{gate, t[0]}, mm{up, t[1]})
+		ms.downs, ms.hs, ms.outs = append(ms.downs, down), append(ms.hs, t[2]), append(ms.outs, t[3])
+		ms.to = append(ms.to, int32(i))
+	}
+	if err := p.matmuls(x, ms.jobs...); err != nil {
+		return err
+	}
+	for i := range k {
+		be.SwiGLU(ms.jobs[2*i].out, ms.jobs[2*i+1].out, ms.hs[i])
+	}
+	if err := pb.MatMulPairs(ms.downs, ms.hs, ms.outs); err != nil {
+		return err
+	}
+	for i := range k {
+		be.ScaleRowsTo(ms.outs[i], ms.to[i:i+1], ms.weights[i:i+1], slots)
+	}
 	return nil
 }
 
