@@ -76,3 +76,50 @@ func packedCopies(b *testing.B, c *CPU, ws []*Weight) []*Weight {
 	}
 	return out
 }
+
+// BenchmarkDecodeProducts is one Llama-3.2-1B Q4_K_M decode token's matrix
+// products in the order the model runs them, through the backend's pool on
+// two threads: per layer q·k·v in one pass, o, gate·up in one pass and
+// down (attn_v and ffn_down in Q6_K every other layer, as the file's mix
+// has them), for 16 layers, then the 128 256-row Q6_K output head; the
+// packed layout where this CPU packs. 800 MB a token, so every product
+// streams from memory as in the model; the figure is weight bytes per
+// second and tokens per second of products alone (no norms, attention or
+// sampling between them). The products read at the rates they read in the
+// model, which is what makes this the place to time the pool and the
+// kernels' calls.
+func BenchmarkDecodeProducts(b *testing.B) {
+	c := NewCPU(2)
+	defer c.Close()
+	mk := func(typ dtype.Type, n, m int) *Weight { return packedCopies(b, c, []*Weight{testWeight(b, typ, n, m)})[0] }
+	var steps [][]*Weight
+	var bytes int64
+	for i := range 16 {
+		q6 := dtype.Q4_K
+		if i%2 == 0 {
+			q6 = dtype.Q6_K
+		}
+		steps = append(steps, []*Weight{mk(dtype.Q4_K, 2048, 2048), mk(dtype.Q4_K, 2048, 512), mk(q6, 2048, 512)},
+			[]*Weight{mk(dtype.Q4_K, 2048, 2048)}, []*Weight{mk(dtype.Q4_K, 2048, 8192), mk(dtype.Q4_K, 2048, 8192)},
+			[]*Weight{mk(q6, 8192, 2048)})
+	}
+	steps = append(steps, []*Weight{mk(dtype.Q6_K, 2048, 128256)})
+	outs := make([][]Tensor, len(steps))
+	xs := make([]Tensor, len(steps))
+	for i, ws := range steps {
+		xs[i] = &hostTensor{randVec(ws[0].Cols(), uint64(i)), 1, ws[0].Cols()}
+		for _, w := range ws {
+			outs[i] = append(outs[i], &hostTensor{make([]float32, w.Rows()), 1, w.Rows()})
+			bytes += int64(len(w.Data))
+		}
+	}
+	b.SetBytes(bytes)
+	for b.Loop() {
+		for i, ws := range steps {
+			if err := c.MatMuls(ws, xs[i], outs[i]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+}
