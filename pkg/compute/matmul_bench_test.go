@@ -91,7 +91,9 @@ func packedCopies(b *testing.B, c *CPU, ws []*Weight) []*Weight {
 func BenchmarkDecodeProducts(b *testing.B) {
 	c := NewCPU(2)
 	defer c.Close()
-	mk := func(typ dtype.Type, n, m int) *Weight { return packedCopies(b, c, []*Weight{testWeight(b, typ, n, m)})[0] }
+	mk := func(typ dtype.Type, n, m int) *Weight {
+		return packedCopies(b, c, []*Weight{testWeight(b, typ, n, m)})[0]
+	}
 	var steps [][]*Weight
 	var bytes int64
 	for i := range 16 {
