@@ -38,13 +38,7 @@ func TestMatMulsMatchesMatMul(t *testing.T) {
 				if err := c.MatMuls(ws, x, outs); err != nil {
 					t.Fatal(err)
 				}
-				for i := range ws {
-					for j, v := range host(outs[i]) {
-						if math.Float32bits(v) != math.Float32bits(host(want[i])[j]) {
-							t.Fatalf("weight %d value %d: %g, MatMul %g", i, j, v, host(want[i])[j])
-						}
-					}
-				}
+				sameProducts(t, "weight", outs, want)
 			})
 		}
 	}
@@ -89,13 +83,7 @@ func TestMatMulPairsMatchesMatMul(t *testing.T) {
 			if err := c.MatMulPairs(ws, xs, outs); err != nil {
 				t.Fatal(err)
 			}
-			for i := range ws {
-				for j, v := range host(outs[i]) {
-					if math.Float32bits(v) != math.Float32bits(host(want[i])[j]) {
-						t.Fatalf("pair %d value %d: %g, MatMul %g", i, j, v, host(want[i])[j])
-					}
-				}
-			}
+			sameProducts(t, "pair", outs, want)
 		})
 	}
 	x, _ := c.NewTensor(1, 256)
@@ -105,5 +93,18 @@ func TestMatMulPairsMatchesMatMul(t *testing.T) {
 	}
 	if err := c.MatMulPairs([]*Weight{testWeight(t, dtype.Q8_0, 256, 4)}, nil, []Tensor{bad}); err == nil {
 		t.Error("a missing input was accepted")
+	}
+}
+
+// sameProducts fails the test unless every got[i] holds what want[i] holds, bit
+// for bit (want from one MatMul per product).
+func sameProducts(t *testing.T, what string, got, want []Tensor) {
+	t.Helper()
+	for i := range got {
+		for j, v := range host(got[i]) {
+			if math.Float32bits(v) != math.Float32bits(host(want[i])[j]) {
+				t.Fatalf("%s %d value %d: %g, MatMul %g", what, i, j, v, host(want[i])[j])
+			}
+		}
 	}
 }

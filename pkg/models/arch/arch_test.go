@@ -132,29 +132,9 @@ func TestLoadHParams(t *testing.T) {
 func TestForwardBatchIndependence(t *testing.T) {
 	for _, a := range arch.Supported() {
 		t.Run(a, func(t *testing.T) {
-			m, err := load(t, archtest.Config{Arch: a, Type: dtype.Q8_0})
-			if err != nil {
-				t.Fatal(err)
-			}
-			be := compute.NewCPU(2)
-			defer be.Close()
-			if err := m.Prepare(be); err != nil {
-				t.Fatal(err)
-			}
+			m, be := preparedQ8(t, a)
 			kv := cachesFor(t, m, be, 4, 8)
-			nv := m.HP.NVocab
-			rowsOf := func(o *arch.Output) [][]float32 {
-				out := o.Logits
-				var rows [][]float32
-				for r := range out.Rows() {
-					row := make([]float32, nv)
-					if err := be.ReadRow(out, r, row); err != nil {
-						t.Fatal(err)
-					}
-					rows = append(rows, row)
-				}
-				return rows
-			}
+			rowsOf := func(o *arch.Output) [][]float32 { return logitRows(t, m, be, o) }
 			seqA, seqB := []int32{1, 5, 9, 13, 2}, []int32{7, 3, 3}
 			single := func(tokens []int32, blocks []int32) []float32 {
 				b := withStates(t, m, be, batchOf(spanTokens{tokens, blocks}))
@@ -184,34 +164,17 @@ func TestForwardBatchIndependence(t *testing.T) {
 func TestDecodeStepBatchIndependence(t *testing.T) {
 	for _, a := range arch.Supported() {
 		t.Run(a, func(t *testing.T) {
-			m, err := load(t, archtest.Config{Arch: a, Type: dtype.Q8_0})
-			if err != nil {
-				t.Fatal(err)
-			}
+			m, be := preparedQ8(t, a)
 			if m.Recurrent() {
 				t.Skip("a recurrent state advances with each step: the step cannot run twice")
 			}
-			be := compute.NewCPU(2)
-			defer be.Close()
-			if err := m.Prepare(be); err != nil {
-				t.Fatal(err)
-			}
 			kv, s := cachesFor(t, m, be, 4, 8), &arch.Scratch{}
-			nv := m.HP.NVocab
 			logits := func(b *arch.Batch) [][]float32 {
 				out, err := m.Forward(be, kv, withStates(t, m, be, b), s, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				var rows [][]float32
-				for r := range out.Logits.Rows() {
-					row := make([]float32, nv)
-					if err := be.ReadRow(out.Logits, r, row); err != nil {
-						t.Fatal(err)
-					}
-					rows = append(rows, row)
-				}
-				return rows
+				return logitRows(t, m, be, out)
 			}
 			logits(batchOf(spanTokens{[]int32{1, 5, 9, 13}, []int32{0}}))
 			logits(batchOf(spanTokens{[]int32{7, 3, 3}, []int32{1}}))
@@ -238,6 +201,36 @@ func stepsOf(steps ...decodeStep) *arch.Batch {
 		b.Tokens, b.Pos, b.LogitRows = append(b.Tokens, s.token), append(b.Pos, s.pos), append(b.LogitRows, i)
 	}
 	return b
+}
+
+// preparedQ8 is a random-weight Q8_0 model of architecture a, prepared
+// for a two-thread CPU backend that the test closes.
+func preparedQ8(t *testing.T, a string) (*arch.Model, *compute.CPU) {
+	t.Helper()
+	m, err := load(t, archtest.Config{Arch: a, Type: dtype.Q8_0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := compute.NewCPU(2)
+	t.Cleanup(func() { be.Close() })
+	if err := m.Prepare(be); err != nil {
+		t.Fatal(err)
+	}
+	return m, be
+}
+
+// logitRows reads every row of a pass's logits.
+func logitRows(t *testing.T, m *arch.Model, be compute.Backend, o *arch.Output) [][]float32 {
+	t.Helper()
+	var rows [][]float32
+	for r := range o.Logits.Rows() {
+		row := make([]float32, m.HP.NVocab)
+		if err := be.ReadRow(o.Logits, r, row); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 type spanTokens struct{ tokens, blocks []int32 }
