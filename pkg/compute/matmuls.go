@@ -58,22 +58,22 @@ func (c *CPU) MatMuls(ws []*Weight, xT Tensor, outs []Tensor) error {
 	if err != nil {
 		return err
 	}
-	return c.mulShared(ws, xT.Rows(), outs, func(int) ([]byte, int) { return xq, ab })
+	return c.mulShared(ws, xT.Rows(), outs, func(int) ([]byte, int, int) { return xq, ab, xT.Rows() })
 }
 
-// MatMulPairs implements PairedMatMulBackend. Inputs of different row
-// counts, or weights whose activations are quantized differently, run one
-// by one.
+// MatMulPairs implements PairedMatMulBackend. Inputs may have different
+// row counts; an input that is the previous pair's too is quantized once.
+// Weights whose activations are quantized differently run one by one.
 func (c *CPU) MatMulPairs(ws []*Weight, xs, outs []Tensor) error {
 	if len(ws) != len(xs) || len(ws) != len(outs) {
 		return fmt.Errorf("matmul pairs: %d weights, %d inputs, %d outputs", len(ws), len(xs), len(outs))
 	}
-	size := 0
+	size, rows := 0, 0
 	for i, w := range ws {
 		if err := matMulShape(w, xs[i], outs[i]); err != nil {
 			return err
 		}
-		if xs[i].Rows() != xs[0].Rows() || quant.VecDotType(w.Type) != quant.VecDotType(ws[0].Type) {
+		if quant.VecDotType(w.Type) != quant.VecDotType(ws[0].Type) {
 			for j, w := range ws {
 				if err := c.MatMul(w, xs[j], outs[j]); err != nil {
 					return err
@@ -82,35 +82,45 @@ func (c *CPU) MatMulPairs(ws []*Weight, xs, outs []Tensor) error {
 			return nil
 		}
 		size += xs[i].Rows() * quant.ActivationBytes(w.Type, w.Cols())
+		rows = max(rows, xs[i].Rows())
 	}
-	if len(ws) == 0 || xs[0].Rows() == 0 {
+	if rows == 0 {
 		return nil
 	}
-	nRows := xs[0].Rows()
 	if cap(c.xq) < size {
 		c.xq = make([]byte, size)
 	}
 	buf := c.xq[:size]
 	c.xqOff = append(c.xqOff[:0], 0)
 	for i, w := range ws {
-		n, ab := w.Cols(), quant.ActivationBytes(w.Type, w.Cols())
-		x, xq := host(xs[i]), buf[c.xqOff[i]:c.xqOff[i]+nRows*ab]
-		for r := 0; r < nRows; r++ {
+		n, nr, ab := w.Cols(), xs[i].Rows(), quant.ActivationBytes(w.Type, w.Cols())
+		if i > 0 && sameRows(xs[i], xs[i-1]) && n == ws[i-1].Cols() && ab == quant.ActivationBytes(ws[i-1].Type, n) {
+			c.xqOff = append(c.xqOff, c.xqOff[2*i-1], c.xqOff[2*i]) // the previous pair's rows
+			continue
+		}
+		start := c.xqOff[len(c.xqOff)-1]
+		x, xq := host(xs[i]), buf[start:start+nr*ab]
+		for r := 0; r < nr; r++ {
 			if err := quant.QuantizeActivations(w.Type, x[r*n:(r+1)*n], xq[r*ab:(r+1)*ab]); err != nil {
 				return fmt.Errorf("matmul %s: %w", w.Name, err)
 			}
 		}
-		c.xqOff = append(c.xqOff, c.xqOff[i]+nRows*ab)
+		c.xqOff = append(c.xqOff, start, start+nr*ab)
 	}
-	return c.mulShared(ws, nRows, outs, func(i int) ([]byte, int) {
-		return buf[c.xqOff[i]:c.xqOff[i+1]], (c.xqOff[i+1] - c.xqOff[i]) / nRows
+	return c.mulShared(ws, rows, outs, func(i int) ([]byte, int, int) {
+		nr := xs[i].Rows()
+		a, b := c.xqOff[2*i+1], c.xqOff[2*i+2]
+		if nr == 0 {
+			return nil, 0, 0
+		}
+		return buf[a:b], (b - a) / nr, nr
 	})
 }
 
 // mulShared runs the products of every weight in one parallel loop over
-// all their rows; act gives weight i's quantized activation rows and the
-// bytes of one.
-func (c *CPU) mulShared(ws []*Weight, nRows int, outs []Tensor, act func(i int) ([]byte, int)) error {
+// all their rows; act gives weight i's quantized activation rows, the
+// bytes of one and how many (at most nRows, which sizes the chunks).
+func (c *CPU) mulShared(ws []*Weight, nRows int, outs []Tensor, act func(i int) ([]byte, int, int)) error {
 	total := 0
 	for _, w := range ws {
 		total += w.Rows()
@@ -123,8 +133,9 @@ func (c *CPU) mulShared(ws []*Weight, nRows int, outs []Tensor, act func(i int) 
 		for i, w := range ws {
 			a, b := max(lo, off), min(hi, off+w.Rows())
 			if a < b {
-				xq, ab := act(i)
-				fail.set(matMulRange(w, xq, ab, nRows, host(outs[i]), a-off, b-off))
+				if xq, ab, nr := act(i); nr > 0 {
+					fail.set(matMulRange(w, xq, ab, nr, host(outs[i]), a-off, b-off))
+				}
 			}
 			off += w.Rows()
 		}
@@ -133,4 +144,10 @@ func (c *CPU) mulShared(ws []*Weight, nRows int, outs []Tensor, act func(i int) 
 		return fmt.Errorf("matmuls %s…: %w", ws[0].Name, fail.err)
 	}
 	return nil
+}
+
+// sameRows reports whether a and b are the same rows of the same memory.
+func sameRows(a, b Tensor) bool {
+	x, y := host(a), host(b)
+	return a.Rows() == b.Rows() && len(x) > 0 && len(x) == len(y) && &x[0] == &y[0]
 }

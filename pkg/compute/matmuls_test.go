@@ -51,20 +51,23 @@ func TestMatMulsMatchesMatMul(t *testing.T) {
 
 // TestMatMulPairsMatchesMatMul: several weights, each times its own input,
 // in one pass give bit for bit what one MatMul per pair gives: weights of
-// different widths sharing an activation format, a mix that does not
-// (run one by one), and inputs of different row counts (one by one).
+// different widths sharing an activation format, inputs of different row
+// counts, inputs shared by consecutive pairs, and a mix of activation
+// formats (run one by one).
 func TestMatMulPairsMatchesMatMul(t *testing.T) {
 	c := NewCPU(2)
 	defer c.Close()
 	type pair struct {
 		typ        dtype.Type
 		n, m, rows int
+		again      bool // the previous pair's input
 	}
 	for _, ps := range [][]pair{
-		{{dtype.Q4_K, 256, 40, 1}, {dtype.Q6_K, 512, 77, 1}, {dtype.Q4_K, 256, 64, 1}},
-		{{dtype.Q8_0, 256, 40, 3}, {dtype.Q8_0, 512, 48, 3}},
-		{{dtype.Q8_0, 256, 40, 1}, {dtype.Q4_K, 256, 33, 1}},
-		{{dtype.Q4_K, 256, 40, 1}, {dtype.Q4_K, 256, 33, 2}},
+		{{dtype.Q4_K, 256, 40, 1, false}, {dtype.Q6_K, 512, 77, 1, false}, {dtype.Q4_K, 256, 64, 1, false}},
+		{{dtype.Q8_0, 256, 40, 3, false}, {dtype.Q8_0, 512, 48, 3, false}},
+		{{dtype.Q8_0, 256, 40, 1, false}, {dtype.Q4_K, 256, 33, 1, false}},
+		{{dtype.Q4_K, 256, 40, 1, false}, {dtype.Q4_K, 256, 33, 2, false}},
+		{{dtype.Q4_K, 256, 40, 2, false}, {dtype.Q6_K, 256, 33, 2, true}, {dtype.Q4_K, 512, 16, 3, false}, {dtype.Q4_K, 512, 48, 3, true}},
 	} {
 		t.Run(fmt.Sprint(ps), func(t *testing.T) {
 			var ws []*Weight
@@ -73,6 +76,9 @@ func TestMatMulPairsMatchesMatMul(t *testing.T) {
 				w := testWeight(t, p.typ, p.n, p.m)
 				x, _ := c.NewTensor(p.rows, p.n)
 				copy(host(x), randVec(p.rows*p.n, uint64(20+i)))
+				if p.again {
+					x = xs[i-1]
+				}
 				o, _ := c.NewTensor(p.rows, p.m)
 				wo, _ := c.NewTensor(p.rows, p.m)
 				if err := c.MatMul(w, x, wo); err != nil {

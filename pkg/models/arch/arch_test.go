@@ -157,10 +157,8 @@ func TestForwardBatchIndependence(t *testing.T) {
 	}
 }
 
-// TestDecodeStepBatchIndependence: a decode step of one sequence (one row:
-// the routed experts of a MoE model run in two passes for all of them)
-// gives the logits the same step gives beside another sequence's (two
-// rows: expert by expert), bit for bit.
+// TestDecodeStepBatchIndependence: a decode step of one sequence gives
+// the logits the same step gives beside another sequence's, bit for bit.
 func TestDecodeStepBatchIndependence(t *testing.T) {
 	for _, a := range arch.Supported() {
 		t.Run(a, func(t *testing.T) {
@@ -182,6 +180,46 @@ func TestDecodeStepBatchIndependence(t *testing.T) {
 			alone := logits(stepsOf(stepA))[0]
 			if both := logits(stepsOf(stepA, stepB)); !equal(both[0], alone) {
 				t.Error("a decode step's logits differ beside another sequence's step")
+			}
+		})
+	}
+}
+
+// TestPairedExpertsMatchPerExpert: qwen3moe's routed experts give the same
+// logits, bit for bit, run in two passes for all of them (a backend with
+// MatMulPairs, up to pairedRows rows) and expert by expert (a backend
+// without it), for a batch of two sequences and for a decode step.
+func TestPairedExpertsMatchPerExpert(t *testing.T) {
+	m, be := preparedQ8(t, "qwen3moe")
+	perExpert := struct {
+		compute.Backend
+		compute.MultiMatMulBackend
+	}{be, be}
+	if _, ok := compute.Backend(perExpert).(compute.PairedMatMulBackend); ok {
+		t.Fatal("the per-expert backend has MatMulPairs")
+	}
+	for _, tc := range []struct {
+		name string
+		b    func() *arch.Batch
+	}{
+		{"two sequences", func() *arch.Batch {
+			return batchOf(spanTokens{[]int32{1, 5, 9, 13, 2}, []int32{0}}, spanTokens{[]int32{7, 3, 3}, []int32{1}})
+		}},
+		{"decode step", func() *arch.Batch { return batchOf(spanTokens{[]int32{4}, []int32{0}}) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got [2][][]float32
+			for i, b := range []compute.Backend{be, perExpert} {
+				out, err := m.Forward(b, cachesFor(t, m, be, 4, 8), tc.b(), &arch.Scratch{}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[i] = logitRows(t, m, be, out)
+			}
+			for r := range got[0] {
+				if !equal(got[0][r], got[1][r]) {
+					t.Errorf("row %d: the paired experts' logits differ from expert by expert", r)
+				}
 			}
 		})
 	}

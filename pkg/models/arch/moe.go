@@ -102,12 +102,13 @@ type moeScratch struct {
 	weights, probs []float32
 	from, to       []int32
 	scale          []float32
-	// names, jobs, downs, hs and outs are oneRow's, reused: its scratch
-	// tensors' names per rank (gate, up, hidden, out) and its products.
-	names    [][4]string
-	jobs     []mm
-	downs    []*compute.Weight
-	hs, outs []compute.Tensor
+	// the rest are fewRows's, reused: the active experts, where each one's
+	// rows start in from/to/scale, its scratch tensors' names and the
+	// operands of its two passes
+	active, starts           []int32
+	names                    [][5]string
+	pairW, downs             []*compute.Weight
+	pairX, pairOut, hs, outs []compute.Tensor
 }
 
 func growInts(buf *[]int32, n int) []int32 {
@@ -159,8 +160,8 @@ func (b *moe) forward(p *pass, il int, x, out compute.Tensor, hook RoutingHook) 
 	if err != nil {
 		return err
 	}
-	if pb, ok := be.(compute.PairedMatMulBackend); ok && rows == 1 {
-		if err := b.oneRow(p, pb, x, slots); err != nil {
+	if pb, ok := be.(compute.PairedMatMulBackend); ok && rows <= pairedRows {
+		if err := b.fewRows(p, pb, x, slots); err != nil {
 			return err
 		}
 	} else {
@@ -174,49 +175,86 @@ func (b *moe) forward(p *pass, il int, x, out compute.Tensor, hook RoutingHook) 
 	return nil
 }
 
-// oneRow runs the k experts of a single row (a decode step's) in two
-// parallel passes instead of two per expert: every expert's gate and up
-// in one, every down, each of its own input, in the other. Each expert's
-// output, scaled by its routing weight, goes to the slot of its rank, as
-// runExpert puts it.
-func (b *moe) oneRow(p *pass, pb compute.PairedMatMulBackend, x, slots compute.Tensor) error {
-	be, ms, k, d, nff := p.be, &p.s.moe, p.m.HP.NExpertUse, p.m.HP.NEmbd, b.width()
-	for len(ms.names) < k {
-		i := len(ms.names)
-		ms.names = append(ms.names, [4]string{fmt.Sprintf("moe.g%d", i), fmt.Sprintf("moe.u%d", i), fmt.Sprintf("moe.h%d", i), fmt.Sprintf("moe.o%d", i)})
-	}
-	ms.jobs, ms.downs, ms.hs, ms.outs = ms.jobs[:0], ms.downs[:0], ms.hs[:0], ms.outs[:0]
-	ms.to = ms.to[:0]
-	for i, e := range ms.experts {
-		var t [4]compute.Tensor
-		for j, name := range ms.names[i] {
-			cols := nff
-			if j == 3 {
-				cols = d
-			}
-			var err error
-			if t[j], err = p.s.get(be, name, 1, cols); err != nil {
-				return err
+// pairedRows is the most rows whose routed experts run as fewRows does:
+// up to it, each expert gets a few rows and its products are short, so one
+// parallel pass for all of them pays fewer synchronisations than two per
+// expert; above it (prefill), each expert's rows share its weights best in
+// passes of their own.
+const pairedRows = 16
+
+// fewRows runs the routed experts of a few rows (decode steps) in two
+// parallel passes instead of two per expert: every active expert's gate
+// and up, each over its own gathered rows, in one, and every down in the
+// other. Each result, scaled by its routing weight, goes to its row's
+// slot of its rank, as runExpert puts it.
+func (b *moe) fewRows(p *pass, pb compute.PairedMatMulBackend, x, slots compute.Tensor) error {
+	be, ms, k := p.be, &p.s.moe, p.m.HP.NExpertUse
+	ms.from, ms.to, ms.scale, ms.starts = ms.from[:0], ms.to[:0], ms.scale[:0], ms.starts[:0]
+	ms.active = ms.active[:0]
+	for e := 0; e < b.count(); e++ { // the experts in order, each with its rows
+		n := len(ms.from)
+		for i, ex := range ms.experts {
+			if int(ex) == e {
+				ms.from, ms.to, ms.scale = append(ms.from, int32(i/k)), append(ms.to, int32(i)), append(ms.scale, ms.weights[i])
 			}
 		}
-		gate, up, down := b.expert(int(e))
-		ms.jobs = append(ms.jobs, mm{gate, t[0]}, mm{up, t[1]})
-		ms.downs, ms.hs, ms.outs = append(ms.downs, down), append(ms.hs, t[2]), append(ms.outs, t[3])
-		ms.to = append(ms.to, int32(i))
+		if len(ms.from) > n {
+			ms.active, ms.starts = append(ms.active, int32(e)), append(ms.starts, int32(n))
+		}
 	}
-	if err := p.matmuls(x, ms.jobs...); err != nil {
+	ms.starts = append(ms.starts, int32(len(ms.from)))
+	ms.pairW, ms.pairX, ms.pairOut = ms.pairW[:0], ms.pairX[:0], ms.pairOut[:0]
+	ms.downs, ms.hs, ms.outs = ms.downs[:0], ms.hs[:0], ms.outs[:0]
+	for a, e := range ms.active {
+		t, err := b.expertTensors(p, a, int(ms.starts[a+1]-ms.starts[a]))
+		if err != nil {
+			return err
+		}
+		be.GatherRows(x, ms.from[ms.starts[a]:ms.starts[a+1]], t[0])
+		gate, up, down := b.expert(int(e))
+		ms.pairW, ms.pairX, ms.pairOut = append(ms.pairW, gate, up), append(ms.pairX, t[0], t[0]), append(ms.pairOut, t[1], t[2])
+		ms.downs, ms.hs, ms.outs = append(ms.downs, down), append(ms.hs, t[3]), append(ms.outs, t[4])
+	}
+	if err := pb.MatMulPairs(ms.pairW, ms.pairX, ms.pairOut); err != nil {
 		return err
 	}
-	for i := range k {
-		be.SwiGLU(ms.jobs[2*i].out, ms.jobs[2*i+1].out, ms.hs[i])
+	for a := range ms.active {
+		be.SwiGLU(ms.pairOut[2*a], ms.pairOut[2*a+1], ms.hs[a])
 	}
 	if err := pb.MatMulPairs(ms.downs, ms.hs, ms.outs); err != nil {
 		return err
 	}
-	for i := range k {
-		be.ScaleRowsTo(ms.outs[i], ms.to[i:i+1], ms.weights[i:i+1], slots)
+	for a := range ms.active {
+		lo, hi := ms.starts[a], ms.starts[a+1]
+		be.ScaleRowsTo(ms.outs[a], ms.to[lo:hi], ms.scale[lo:hi], slots)
 	}
 	return nil
+}
+
+// expertTensors returns the scratch tensors of fewRows's a-th active
+// expert for n rows: its gathered input, gate, up, hidden and output.
+func (b *moe) expertTensors(p *pass, a, n int) ([5]compute.Tensor, error) {
+	ms, d, nff := &p.s.moe, p.m.HP.NEmbd, b.width()
+	for len(ms.names) <= a {
+		i := len(ms.names)
+		var names [5]string
+		for j, part := range []string{"in", "g", "u", "h", "o"} {
+			names[j] = fmt.Sprintf("moe.%s%d", part, i)
+		}
+		ms.names = append(ms.names, names)
+	}
+	var t [5]compute.Tensor
+	for j, name := range ms.names[a] {
+		cols := nff
+		if j == 0 || j == 4 {
+			cols = d
+		}
+		var err error
+		if t[j], err = p.s.get(p.be, name, n, cols); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
 }
 
 // runExpert runs expert e over the rows routed to it, writing each result,
