@@ -18,10 +18,10 @@ type MultiMatMulBackend interface {
 }
 
 // PairedMatMulBackend is a backend that multiplies several weights, each
-// by its own input, in one pass: an optional extension of Backend. A
-// decode step's routed experts use it for their down projections (each
-// expert's input is its own SwiGLU output): one synchronisation for all
-// of them instead of one each.
+// by its own input, in one pass: an optional extension of Backend. The
+// routed experts of a few rows (decode steps) use it for every expert's
+// gate and up (each over the rows routed to it) and then for every down:
+// one synchronisation for all of them instead of one each.
 type PairedMatMulBackend interface {
 	// MatMulPairs computes outs[i] = MatMul(ws[i], xs[i]) for every i.
 	MatMulPairs(ws []*Weight, xs, outs []Tensor) error
