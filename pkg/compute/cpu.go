@@ -16,7 +16,7 @@ import (
 type CPU struct {
 	pool    *pool
 	xq      []byte    // quantized activations, reused between matmuls
-	xqOff   []int     // where each input's rows start in xq (MatMulPairs)
+	xqSpan  [][2]int  // each input's bytes in xq (MatMulPairs)
 	reducer Reducer   // tensor-parallel sums (nil on one rank)
 	vec     vecISA    // which C vector kernels attention, SwiGLU, RMSNorm, RoPE and Add run
 	decay   []float32 // the delta rule's per-token decays, reused
@@ -148,14 +148,24 @@ func matMulChunk(n, nRows, u, rowBytes int) int {
 // quantizeRows quantizes nRows activation rows of x for weight w's vector
 // dot product into the reused buffer, returning it and the bytes per row.
 func (c *CPU) quantizeRows(w *Weight, x []float32, nRows int) ([]byte, int, error) {
-	n := w.Cols()
-	ab := quant.ActivationBytes(w.Type, n)
+	ab := quant.ActivationBytes(w.Type, w.Cols())
 	if cap(c.xq) < nRows*ab {
 		c.xq = make([]byte, nRows*ab)
 	}
 	xq := c.xq[:nRows*ab]
+	if err := c.quantizeTo(w, x, nRows, xq); err != nil {
+		return nil, 0, err
+	}
+	return xq, ab, nil
+}
+
+// quantizeTo quantizes nRows activation rows of x for weight w's vector
+// dot product into xq (nRows times the bytes of one).
+func (c *CPU) quantizeTo(w *Weight, x []float32, nRows int, xq []byte) error {
+	n := w.Cols()
+	ab := quant.ActivationBytes(w.Type, n)
 	if err := quant.QuantizeActivations(w.Type, x[:n], xq[:ab]); err != nil {
-		return nil, 0, fmt.Errorf("matmul %s: %w", w.Name, err)
+		return fmt.Errorf("matmul %s: %w", w.Name, err)
 	}
 	// the first row succeeded, so the shape is valid for every row
 	c.pool.parallelFor(nRows-1, grain(n), func(lo, hi int) {
@@ -163,7 +173,7 @@ func (c *CPU) quantizeRows(w *Weight, x []float32, nRows int) ([]byte, int, erro
 			_ = quant.QuantizeActivations(w.Type, x[r*n:(r+1)*n], xq[r*ab:(r+1)*ab])
 		}
 	})
-	return xq, ab, nil
+	return nil
 }
 
 // matMulTileBytes bounds the weight bytes of one tile of a batched matmul

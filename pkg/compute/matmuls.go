@@ -90,30 +90,28 @@ func (c *CPU) MatMulPairs(ws []*Weight, xs, outs []Tensor) error {
 	if cap(c.xq) < size {
 		c.xq = make([]byte, size)
 	}
-	buf := c.xq[:size]
-	c.xqOff = append(c.xqOff[:0], 0)
+	buf, next := c.xq[:size], 0
+	c.xqSpan = c.xqSpan[:0]
 	for i, w := range ws {
-		n, nr, ab := w.Cols(), xs[i].Rows(), quant.ActivationBytes(w.Type, w.Cols())
-		if i > 0 && sameRows(xs[i], xs[i-1]) && n == ws[i-1].Cols() && ab == quant.ActivationBytes(ws[i-1].Type, n) {
-			c.xqOff = append(c.xqOff, c.xqOff[2*i-1], c.xqOff[2*i]) // the previous pair's rows
+		nr, ab := xs[i].Rows(), quant.ActivationBytes(w.Type, w.Cols())
+		if i > 0 && sameRows(xs[i], xs[i-1]) && w.Cols() == ws[i-1].Cols() && ab == quant.ActivationBytes(ws[i-1].Type, w.Cols()) {
+			c.xqSpan = append(c.xqSpan, c.xqSpan[i-1]) // the previous pair's rows
 			continue
 		}
-		start := c.xqOff[len(c.xqOff)-1]
-		x, xq := host(xs[i]), buf[start:start+nr*ab]
-		for r := 0; r < nr; r++ {
-			if err := quant.QuantizeActivations(w.Type, x[r*n:(r+1)*n], xq[r*ab:(r+1)*ab]); err != nil {
-				return fmt.Errorf("matmul %s: %w", w.Name, err)
+		if nr > 0 {
+			if err := c.quantizeTo(w, host(xs[i]), nr, buf[next:next+nr*ab]); err != nil {
+				return err
 			}
 		}
-		c.xqOff = append(c.xqOff, start, start+nr*ab)
+		c.xqSpan = append(c.xqSpan, [2]int{next, next + nr*ab})
+		next += nr * ab
 	}
 	return c.mulShared(ws, rows, outs, func(i int) ([]byte, int, int) {
-		nr := xs[i].Rows()
-		a, b := c.xqOff[2*i+1], c.xqOff[2*i+2]
+		nr, sp := xs[i].Rows(), c.xqSpan[i]
 		if nr == 0 {
 			return nil, 0, 0
 		}
-		return buf[a:b], (b - a) / nr, nr
+		return buf[sp[0]:sp[1]], (sp[1] - sp[0]) / nr, nr
 	})
 }
 

@@ -111,6 +111,16 @@ type moeScratch struct {
 	pairX, pairOut, hs, outs []compute.Tensor
 }
 
+// appendRouted appends the rows routed to expert e (k experts a row) to
+// from (the row), to (its slot: row·k + rank) and scale (its weight).
+func (ms *moeScratch) appendRouted(e, k int) {
+	for i, ex := range ms.experts {
+		if int(ex) == e {
+			ms.from, ms.to, ms.scale = append(ms.from, int32(i/k)), append(ms.to, int32(i)), append(ms.scale, ms.weights[i])
+		}
+	}
+}
+
 func growInts(buf *[]int32, n int) []int32 {
 	if cap(*buf) < n {
 		*buf = make([]int32, n)
@@ -193,12 +203,7 @@ func (b *moe) fewRows(p *pass, pb compute.PairedMatMulBackend, x, slots compute.
 	ms.active = ms.active[:0]
 	for e := 0; e < b.count(); e++ { // the experts in order, each with its rows
 		n := len(ms.from)
-		for i, ex := range ms.experts {
-			if int(ex) == e {
-				ms.from, ms.to, ms.scale = append(ms.from, int32(i/k)), append(ms.to, int32(i)), append(ms.scale, ms.weights[i])
-			}
-		}
-		if len(ms.from) > n {
+		if ms.appendRouted(e, k); len(ms.from) > n {
 			ms.active, ms.starts = append(ms.active, int32(e)), append(ms.starts, int32(n))
 		}
 	}
@@ -261,15 +266,9 @@ func (b *moe) expertTensors(p *pass, a, n int) ([5]compute.Tensor, error) {
 // scaled by its routing weight, to the row's slot.
 func (b *moe) runExpert(p *pass, e int, x, slots compute.Tensor) error {
 	be, ms, k, d := p.be, &p.s.moe, p.m.HP.NExpertUse, p.m.HP.NEmbd
-	from, to, scale := ms.from[:0], ms.to[:0], ms.scale[:0]
-	for i, ex := range ms.experts {
-		if int(ex) == e {
-			from = append(from, int32(i/k))
-			to = append(to, int32(i))
-			scale = append(scale, ms.weights[i])
-		}
-	}
-	ms.from, ms.to, ms.scale = from, to, scale
+	ms.from, ms.to, ms.scale = ms.from[:0], ms.to[:0], ms.scale[:0]
+	ms.appendRouted(e, k)
+	from, to, scale := ms.from, ms.to, ms.scale
 	if len(from) == 0 {
 		return nil
 	}
