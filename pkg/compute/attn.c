@@ -42,6 +42,37 @@ HX_AVX512 static inline __m512 hx_exp512(__m512 x) {
 	return _mm512_scalef_ps(y, fx);
 }
 
+// hx_reduce512 is the sum of v's 16 lanes in the order of GCC's
+// _mm512_reduce_add_ps, written out so that every kernel (and every
+// compiler) adds in the one order hx_reducev512 reproduces: the halves,
+// then the quarters, then lanes 0+2 and 1+3 of the quarter, then those two.
+HX_AVX512 static inline float hx_reduce512(__m512 v) {
+	const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+	const __m128 f = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+	const __m128 e = _mm_add_ps(f, _mm_movehl_ps(f, f));
+	return _mm_cvtss_f32(_mm_add_ss(e, _mm_movehdup_ps(e)));
+}
+
+// hx_reducev512 returns the 16 sums hx_reduce512(t[i]) in lane i, each
+// added in the same order to the same bits, in 15 vector additions
+// instead of 16 horizontal reductions.
+HX_AVX512 static inline __m512 hx_reducev512(const __m512 *t) {
+	__m512 c[8], e[4], f[2];
+	// the halves: [t0 lo+hi | t1 lo+hi]
+	for (int i = 0; i < 8; i++)
+		c[i] = _mm512_add_ps(_mm512_shuffle_f32x4(t[2 * i], t[2 * i + 1], 0x44), _mm512_shuffle_f32x4(t[2 * i], t[2 * i + 1], 0xEE));
+	// the quarters: one 128-bit lane for each of four vectors
+	for (int i = 0; i < 4; i++)
+		e[i] = _mm512_add_ps(_mm512_shuffle_f32x4(c[2 * i], c[2 * i + 1], 0x88), _mm512_shuffle_f32x4(c[2 * i], c[2 * i + 1], 0xDD));
+	// lanes 0+2 and 1+3
+	for (int i = 0; i < 2; i++)
+		f[i] = _mm512_add_ps(_mm512_shuffle_ps(e[2 * i], e[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+		                     _mm512_shuffle_ps(e[2 * i], e[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+	// and those two: lane 4·L+m holds the sum of t[4·m+L]
+	const __m512 r = _mm512_add_ps(_mm512_shuffle_ps(f[0], f[1], _MM_SHUFFLE(2, 0, 2, 0)), _mm512_shuffle_ps(f[0], f[1], _MM_SHUFFLE(3, 1, 3, 1)));
+	return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), r);
+}
+
 // hx_softmax512 turns sc[0..n) into probabilities (max subtracted, sum in
 // double as the Go kernel does).
 HX_AVX512 static void hx_softmax512(float *sc, int n) {
@@ -105,6 +136,21 @@ HX_AVX2F static inline void hx_hsum256x4(__m256 a, __m256 b, __m256 c, __m256 d,
 	// and those two: [a, c, a, c | b, d, b, d]
 	const __m256 t = _mm256_add_ps(_mm256_shuffle_ps(h, h, _MM_SHUFFLE(2, 0, 2, 0)), _mm256_shuffle_ps(h, h, _MM_SHUFFLE(3, 1, 3, 1)));
 	_mm_storeu_ps(out, _mm_mul_ps(_mm_unpacklo_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1)), _mm_set1_ps(s)));
+}
+
+// hx_reducev256 returns the 8 sums hx_hsum256(t[i]) in lane i, each
+// added in the same order to the same bits (hx_hsum256x4's steps, over
+// eight vectors).
+HX_AVX2F static inline __m256 hx_reducev256(const __m256 *t) {
+	__m256 ab[4], h[2];
+	for (int i = 0; i < 4; i++)
+		ab[i] = _mm256_add_ps(_mm256_permute2f128_ps(t[2 * i], t[2 * i + 1], 0x20), _mm256_permute2f128_ps(t[2 * i], t[2 * i + 1], 0x31));
+	for (int i = 0; i < 2; i++)
+		h[i] = _mm256_add_ps(_mm256_shuffle_ps(ab[2 * i], ab[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+		                     _mm256_shuffle_ps(ab[2 * i], ab[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+	// [t0, t2, t4, t6 | t1, t3, t5, t7]
+	const __m256 r = _mm256_add_ps(_mm256_shuffle_ps(h[0], h[1], _MM_SHUFFLE(2, 0, 2, 0)), _mm256_shuffle_ps(h[0], h[1], _MM_SHUFFLE(3, 1, 3, 1)));
+	return _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
 HX_AVX2F static inline float hx_hmax256(__m256 v) {
@@ -171,6 +217,7 @@ static inline void hx_prefetch_bytes(const void *p, size_t n) {
 	for (size_t i = 0; i < n; i += 64) _mm_prefetch((const char *)p + i, _MM_HINT_T0);
 }
 
+
 // The attention kernels for AVX-512 (…_512) and for AVX2+FMA (…_256):
 // attn_isa.h instantiates attn_kv.h per KV element type with the vector
 // operations named here.
@@ -185,7 +232,10 @@ static inline void hx_prefetch_bytes(const void *p, size_t n) {
 #define V_STOREU(p, v) _mm512_storeu_ps(p, v)
 #define V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define V_ADD(a, b) _mm512_add_ps(a, b)
-#define V_REDUCE(v) _mm512_reduce_add_ps(v)
+#define V_REDUCE(v) hx_reduce512(v)
+#define V_REDUCEV(t) hx_reducev512(t)
+#define V_MUL(a, b) _mm512_mul_ps(a, b)
+#define V_PVACC 16 // accumulators of hx_pvn: half the registers
 #define V_SOFTMAX(p, n) hx_softmax512(p, n)
 #define ISA_SUF(name) name##_512
 #include "attn_isa.h"
@@ -202,6 +252,9 @@ static inline void hx_prefetch_bytes(const void *p, size_t n) {
 #define V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define V_ADD(a, b) _mm256_add_ps(a, b)
 #define V_REDUCE(v) hx_hsum256(v)
+#define V_REDUCEV(t) hx_reducev256(t)
+#define V_MUL(a, b) _mm256_mul_ps(a, b)
+#define V_PVACC 12 // accumulators of hx_pvn: the rest of the registers for values and weights
 #define V_REDUCE4(a, b, c, d, s, out) hx_hsum256x4(a, b, c, d, s, out)
 #define V_SOFTMAX(p, n) hx_softmax256(p, n)
 #define ISA_SUF(name) name##_256

@@ -35,6 +35,9 @@
 #undef V_FMA
 #undef V_ADD
 #undef V_REDUCE
+#undef V_REDUCEV
+#undef V_MUL
+#undef V_PVACC
 #undef V_REDUCE4
 #undef V_SOFTMAX
 #undef ISA_SUF

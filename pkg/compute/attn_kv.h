@@ -39,11 +39,147 @@ VA static inline __attribute__((always_inline)) void KV_SUF(hx_pv)(float *out, c
 	for (int i = 0; i < w / VW; i++) V_STOREU(out + VW * i, a[i]);
 }
 
+// qk_block writes the scores of NU query heads (head u's d values at
+// q + u·d) against the cached key rows kr[0..jn), jn ≤ VW, times scale,
+// to sc + u·scs: each dot summed as hx_dot sums it (even vectors in s0,
+// odd ones in s1: d is a multiple of 2·VW), each key vector widened once
+// for the NU heads, and a head's VW dots reduced together by V_REDUCEV, to
+// the bits of V_REDUCE one by one.
+VA static inline __attribute__((always_inline)) void KV_SUF(hx_qk_block)(const float *q, int d, float *sc, size_t scs,
+                                                                            const KV_T *const *kr, int jn, float scale,
+                                                                            const int NU) {
+	VT t[4][VW];
+	for (int jj = 0; jj < jn; jj++) {
+		VT s0[4], s1[4];
+		for (int u = 0; u < NU; u++) s0[u] = s1[u] = V_ZERO();
+		for (int i = 0; i < d; i += 2 * VW) {
+			const VT k0 = KV_LOAD(kr[jj] + i), k1 = KV_LOAD(kr[jj] + i + VW);
+			for (int u = 0; u < NU; u++) {
+				s0[u] = V_FMA(V_LOADU(q + (size_t)u * d + i), k0, s0[u]);
+				s1[u] = V_FMA(V_LOADU(q + (size_t)u * d + i + VW), k1, s1[u]);
+			}
+		}
+		for (int u = 0; u < NU; u++) t[u][jj] = V_ADD(s0[u], s1[u]);
+	}
+	for (int u = 0; u < NU; u++) {
+		for (int jj = jn; jj < VW; jj++) t[u][jj] = V_ZERO();
+		const VT r = V_MUL(V_REDUCEV(t[u]), V_SET1(scale));
+		if (jn == VW) {
+			V_STOREU(sc + u * scs, r);
+			continue;
+		}
+		float tmp[VW];
+		V_STOREU(tmp, r);
+		for (int jj = 0; jj < jn; jj++) sc[u * scs + jj] = tmp[jj];
+	}
+}
+
+// pvn adds to NU output heads (head u's at o + u·d), NV vectors at c, the
+// value rows vr (from j0) of positions j0..j1-1 weighted by head u's
+// probabilities p + u·pn, starting from zeros for the first block (j0 =
+// 0) and from what the outputs hold after it: each lane sums its positions
+// in order, as hx_pv and hx_pv4 do, and each value vector is widened once
+// for the NU heads. pf: prefetch the rows HX_KV_AHEAD ahead (up to jr).
+VA static inline __attribute__((always_inline)) void KV_SUF(hx_pvn)(float *o, int d, const float *p, size_t pn,
+                                                                       const KV_T *const *vr, int j0, int j1, int jr,
+                                                                       int c, const int NU, const int NV, int pf) {
+	VT a[4][V_PVACC];
+	for (int u = 0; u < NU; u++)
+		for (int k = 0; k < NV; k++) a[u][k] = j0 ? V_LOADU(o + (size_t)u * d + c + VW * k) : V_ZERO();
+	for (int j = j0; j < j1; j++) {
+		if (pf && j + HX_KV_AHEAD < jr) hx_prefetch_bytes(vr[j + HX_KV_AHEAD - j0] + c, (size_t)NV * VW * sizeof(KV_T));
+		VT w[4];
+		for (int u = 0; u < NU; u++) w[u] = V_SET1(p[u * pn + j]);
+		for (int k = 0; k < NV; k++) {
+			const VT v = KV_LOAD(vr[j - j0] + c + VW * k);
+			for (int u = 0; u < NU; u++) a[u][k] = V_FMA(w[u], v, a[u][k]);
+		}
+	}
+	for (int u = 0; u < NU; u++)
+		for (int k = 0; k < NV; k++) V_STOREU(o + (size_t)u * d + c + VW * k, a[u][k]);
+}
+
+// HX_PV_HEADS runs hx_pvn over every part of d for the NU_ heads from h
+// (hx_attend_grp's names in scope): V_PVACC/NU_ vectors at a time, then
+// one at a time.
+#define HX_PV_HEADS(NU_)                                                                                           \
+	do {                                                                                                           \
+		int c_ = 0;                                                                                                \
+		for (; c_ + V_PVACC / (NU_) * VW <= d; c_ += V_PVACC / (NU_) * VW)                                        \
+			KV_SUF(hx_pvn)(out + (size_t)h * d, d, scores + (size_t)h * n, n, vr, j0, j1, jr, c_, NU_, V_PVACC / (NU_), \
+			               h == 0);                                                                              \
+		for (; c_ < d; c_ += VW)                                                                                   \
+			KV_SUF(hx_pvn)(out + (size_t)h * d, d, scores + (size_t)h * n, n, vr, j0, j1, jr, c_, NU_, 1, h == 0);   \
+		h += NU_;                                                                                                  \
+	} while (0)
+
+// attend_grp is attend_simd for d a multiple of 2·VW: the g heads go
+// through each cached row four, two or one at a time, so that every key
+// and value vector is widened once for several heads, and the scores of VW
+// positions are reduced together; every sum runs in attend_simd's order,
+// to its bits (and so to hx_attend_tile's).
+VA static inline __attribute__((always_inline)) void KV_SUF(hx_attend_grp_d)(const float *q, float *out, int g, int d, const KV_T *kl, const KV_T *vl,
+                                            const int32_t *blocks, int bs, int kvdim, int kvoff, int n, int first,
+                                            float scale, float *scores) {
+	n -= first; // rows first+j, j < n
+	hx_rowstep ks = hx_rowstep_at(first, bs), ps = hx_rowstep_at(first + HX_KV_AHEAD, bs);
+	for (int j0 = 0; j0 < n; j0 += VW) {
+		const int jn = n - j0 < VW ? n - j0 : VW;
+		const KV_T *kr[VW];
+		for (int jj = 0; jj < jn; jj++, hx_rowstep_next(&ks, bs), hx_rowstep_next(&ps, bs)) {
+			if (j0 + jj + HX_KV_AHEAD < n) hx_prefetch_bytes(HX_STEP_ROW(kl, ps), (size_t)d * sizeof(KV_T));
+			kr[jj] = HX_STEP_ROW(kl, ks);
+		}
+		for (int h = 0; h < g;) {
+			float *sc = scores + (size_t)h * n + j0;
+			if (g - h >= 4) {
+				KV_SUF(hx_qk_block)(q + (size_t)h * d, d, sc, n, kr, jn, scale, 4);
+				h += 4;
+			} else if (g - h >= 2) {
+				KV_SUF(hx_qk_block)(q + (size_t)h * d, d, sc, n, kr, jn, scale, 2);
+				h += 2;
+			} else {
+				KV_SUF(hx_qk_block)(q + (size_t)h * d, d, sc, n, kr, jn, scale, 1);
+				h++;
+			}
+		}
+	}
+	for (int h = 0; h < g; h++) V_SOFTMAX(scores + (size_t)h * n, n);
+	for (int j0 = 0; j0 < n; j0 += HX_VBLK) {
+		const int j1 = n - j0 < HX_VBLK ? n : j0 + HX_VBLK;
+		const KV_T *vr[HX_VBLK + HX_KV_AHEAD];
+		const int jr = j1 + HX_KV_AHEAD < n ? j1 + HX_KV_AHEAD : n;
+		hx_rowstep vs = hx_rowstep_at(first + j0, bs);
+		for (int j = j0; j < jr; j++, hx_rowstep_next(&vs, bs)) vr[j - j0] = HX_STEP_ROW(vl, vs);
+		for (int h = 0; h < g;) {
+			if (g - h >= 4) HX_PV_HEADS(4);
+			else if (g - h >= 2) HX_PV_HEADS(2);
+			else HX_PV_HEADS(1);
+		}
+	}
+	if (n == 0)
+		for (int i = 0; i < g * d; i++) out[i] = 0;
+}
+// attend_grp runs attend_grp_d with d a constant for the common head
+// sizes, so that the loops over d unroll.
+VA static void KV_SUF(hx_attend_grp)(const float *q, float *out, int g, int d, const KV_T *kl, const KV_T *vl,
+                                            const int32_t *blocks, int bs, int kvdim, int kvoff, int n, int first,
+                                            float scale, float *scores) {
+	if (d == 128) KV_SUF(hx_attend_grp_d)(q, out, g, 128, kl, vl, blocks, bs, kvdim, kvoff, n, first, scale, scores);
+	else if (d == 64) KV_SUF(hx_attend_grp_d)(q, out, g, 64, kl, vl, blocks, bs, kvdim, kvoff, n, first, scale, scores);
+	else KV_SUF(hx_attend_grp_d)(q, out, g, d, kl, vl, blocks, bs, kvdim, kvoff, n, first, scale, scores);
+}
+#undef HX_PV_HEADS
+
 // attend_simd computes g query heads sharing one KV head over positions
 // [first, n): scores, softmax, the weighted sum of the values.
 VA static void KV_SUF(hx_attend_simd)(const float *q, float *out, int g, int d, const KV_T *kl, const KV_T *vl,
                                              const int32_t *blocks, int bs, int kvdim, int kvoff, int n, int first,
                                              float scale, float *scores) {
+	if (d % (2 * VW) == 0) {
+		KV_SUF(hx_attend_grp)(q, out, g, d, kl, vl, blocks, bs, kvdim, kvoff, n, first, scale, scores);
+		return;
+	}
 	n -= first; // rows first+j, j < n
 	hx_rowstep ks = hx_rowstep_at(first, bs), ps = hx_rowstep_at(first + HX_KV_AHEAD, bs);
 	for (int j = 0; j < n; j++, hx_rowstep_next(&ks, bs), hx_rowstep_next(&ps, bs)) {

@@ -193,29 +193,34 @@ func vectorSwiGLUMatchesGo(t *testing.T, isa vecISA) {
 
 // BenchmarkAttention: one layer's attention at Qwen3-0.6B's shape (16
 // query heads, 8 KV heads of 128, F16 cache) with the vector kernels this
-// CPU runs, on one thread: a 512-token prompt (the tile kernel), and one
-// decode step after 4 096 tokens (the one-row kernel).
+// CPU runs: a 512-token prompt (the tile kernel), and one decode step
+// after 4 096 tokens (the one-row kernel), on one thread with the layer's
+// 16 MB of keys and values in cache; decode4096mem is that step on two
+// threads over 16 layers in turn, whose 256 MB come from memory as a
+// model's do.
 func BenchmarkAttention(b *testing.B) {
 	const heads, kvHeads, d, bs = 16, 8, 128, 16
 	for _, tc := range []struct {
-		name   string
-		ctx, n int
-	}{{"prefill512", 512, 512}, {"decode4096", 4096, 1}} {
+		name                    string
+		ctx, n, layers, threads int
+	}{{"prefill512", 512, 512, 1, 1}, {"decode4096", 4096, 1, 1, 1}, {"decode4096mem", 4096, 1, 16, 2}} {
 		b.Run(tc.name, func(b *testing.B) {
-			c := NewCPU(1)
+			c := NewCPU(tc.threads)
 			defer c.Close()
 			if c.vec == vecNone {
 				b.Skip("this CPU runs no build of the vector attention")
 			}
-			kv, err := newKVCache(KVShape{Layers: 1, NumBlocks: tc.ctx / bs, BlockSize: bs, KVDim: kvHeads * d, F16: true})
+			kv, err := newKVCache(KVShape{Layers: tc.layers, NumBlocks: tc.ctx / bs, BlockSize: bs, KVDim: kvHeads * d, F16: true})
 			if err != nil {
 				b.Fatal(err)
 			}
-			for i, v := range randVec(len(kv.k16[0]), 3) {
-				kv.k16[0][i] = quant.Float32ToFP16(v)
-			}
-			for i, v := range randVec(len(kv.v16[0]), 4) {
-				kv.v16[0][i] = quant.Float32ToFP16(v)
+			for l := range tc.layers {
+				for i, v := range randVec(len(kv.k16[l]), uint64(3+2*l)) {
+					kv.k16[l][i] = quant.Float32ToFP16(v)
+				}
+				for i, v := range randVec(len(kv.v16[l]), uint64(4+2*l)) {
+					kv.v16[l][i] = quant.Float32ToFP16(v)
+				}
 			}
 			blocks := make([]int32, tc.ctx/bs)
 			for i := range blocks {
@@ -225,9 +230,10 @@ func BenchmarkAttention(b *testing.B) {
 			a := &Attn{Heads: heads, KVHeads: kvHeads, HeadDim: d, Scale: 1 / float32(math.Sqrt(d))}
 			q, out := randVec(tc.n*heads*d, 5), make([]float32, tc.n*heads*d)
 			b.ResetTimer()
-			for range b.N {
-				c.attentionGroups(kv, 0, spans, a, 0, q, out)
+			for i := range b.N {
+				c.attentionGroups(kv, i%tc.layers, spans, a, 0, q, out)
 			}
+			b.SetBytes(int64(tc.ctx * kvHeads * d * 2 * 2))
 		})
 	}
 }
