@@ -213,8 +213,12 @@ static inline void hx_rowstep_next(hx_rowstep *s, int bs) {
 #define HX_VBLK 32
 _Static_assert(HX_TILE % 4 == 0, "hx_attend_tile takes its pairs four at a time");
 
-static inline void hx_prefetch_bytes(const void *p, size_t n) {
-	for (size_t i = 0; i < n; i += 64) _mm_prefetch((const char *)p + i, _MM_HINT_T0);
+// hx_prefetch_bytes asks for the n bytes at p (one prefetch a cache line).
+// The prefetch is an asm statement, not _mm_prefetch: GCC (12, at -O1 and
+// up) deleted the builtin's loop wherever inlining made n a constant, so
+// the decode kernels had run without their prefetches.
+static inline __attribute__((always_inline)) void hx_prefetch_bytes(const void *p, size_t n) {
+	for (size_t i = 0; i < n; i += 64) __asm__ volatile("prefetcht0 %0" : : "m"(*((const char *)p + i)));
 }
 
 
