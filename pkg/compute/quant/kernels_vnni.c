@@ -272,9 +272,11 @@ HX_KFN(hx_v_q6_k, hx_v_q6_k_body)
 int hx_vnni_supports(int type) { return type == HX_Q8_0 || type == HX_Q4_K || type == HX_Q5_K || type == HX_Q6_K; }
 
 // hx_prefetch asks for n bytes from p into L1 (weights a few rows ahead of
-// the ones being multiplied, when they stream from memory).
-HX_VNNI static inline void hx_prefetch(const uint8_t *p, size_t n) {
-	for (size_t off = 0; off < n; off += 64) _mm_prefetch((const char *)p + off, _MM_HINT_T0);
+// the ones being multiplied, when they stream from memory). The prefetch
+// is an asm statement: GCC 12 deleted the calls of the _mm_prefetch loop
+// from hx_vnni_rows as if they did nothing.
+static inline __attribute__((always_inline)) void hx_prefetch(const uint8_t *p, size_t n) {
+	for (size_t off = 0; off < n; off += 64) __asm__ volatile("prefetcht0 %0" : : "m"(*((const char *)p + off)));
 }
 
 HX_VNNI void hx_vnni_q8_0(const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int nb,
