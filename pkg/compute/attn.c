@@ -214,9 +214,10 @@ static inline void hx_rowstep_next(hx_rowstep *s, int bs) {
 _Static_assert(HX_TILE % 4 == 0, "hx_attend_tile takes its pairs four at a time");
 
 // hx_prefetch_bytes asks for the n bytes at p (one prefetch a cache line).
-// The prefetch is an asm statement, not _mm_prefetch: GCC (12, at -O1 and
-// up) deleted the builtin's loop wherever inlining made n a constant, so
-// the decode kernels had run without their prefetches.
+// The prefetch is an asm statement, not _mm_prefetch: GCC 12's dead code
+// elimination (-ftree-dce, at -O1 and up) deleted loops that held nothing
+// but the builtin in several kernels, so the decode kernels ran without
+// their prefetches.
 static inline __attribute__((always_inline)) void hx_prefetch_bytes(const void *p, size_t n) {
 	for (size_t i = 0; i < n; i += 64) __asm__ volatile("prefetcht0 %0" : : "m"(*((const char *)p + i)));
 }

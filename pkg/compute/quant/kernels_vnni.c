@@ -273,8 +273,9 @@ int hx_vnni_supports(int type) { return type == HX_Q8_0 || type == HX_Q4_K || ty
 
 // hx_prefetch asks for n bytes from p into L1 (weights a few rows ahead of
 // the ones being multiplied, when they stream from memory). The prefetch
-// is an asm statement: GCC 12 deleted the calls of the _mm_prefetch loop
-// from hx_vnni_rows as if they did nothing.
+// is an asm statement: GCC 12's dead code elimination deleted the loop of
+// _mm_prefetch from hx_vnni_rows (a loop that holds nothing but the
+// builtin).
 static inline __attribute__((always_inline)) void hx_prefetch(const uint8_t *p, size_t n) {
 	for (size_t off = 0; off < n; off += 64) __asm__ volatile("prefetcht0 %0" : : "m"(*((const char *)p + off)));
 }
