@@ -123,24 +123,9 @@ HX_AVX2F static inline float hx_hsum256(__m256 v) {
 	return _mm_cvtss_f32(s);
 }
 
-// hx_hsum256x4 writes the sums of a, b, c and d, each times s, to
-// out[0..3]: four at a time, each added as hx_hsum256 adds it (the halves,
-// then lanes 0+2 and 1+3, then those two: the same additions, to the same
-// bits).
-HX_AVX2F static inline void hx_hsum256x4(__m256 a, __m256 b, __m256 c, __m256 d, float s, float *out) {
-	// the halves: [a | b] and [c | d]
-	const __m256 ab = _mm256_add_ps(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31));
-	const __m256 cd = _mm256_add_ps(_mm256_permute2f128_ps(c, d, 0x20), _mm256_permute2f128_ps(c, d, 0x31));
-	// lanes 0+2 and 1+3: [a, a, c, c | b, b, d, d]
-	const __m256 h = _mm256_add_ps(_mm256_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)), _mm256_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
-	// and those two: [a, c, a, c | b, d, b, d]
-	const __m256 t = _mm256_add_ps(_mm256_shuffle_ps(h, h, _MM_SHUFFLE(2, 0, 2, 0)), _mm256_shuffle_ps(h, h, _MM_SHUFFLE(3, 1, 3, 1)));
-	_mm_storeu_ps(out, _mm_mul_ps(_mm_unpacklo_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1)), _mm_set1_ps(s)));
-}
-
 // hx_reducev256 returns the 8 sums hx_hsum256(t[i]) in lane i, each
-// added in the same order to the same bits (hx_hsum256x4's steps, over
-// eight vectors).
+// added in the same order to the same bits: the halves of pairs, then
+// lanes 0+2 and 1+3 of fours, then those two.
 HX_AVX2F static inline __m256 hx_reducev256(const __m256 *t) {
 	__m256 ab[4], h[2];
 	for (int i = 0; i < 4; i++)
@@ -260,7 +245,6 @@ static inline __attribute__((always_inline)) void hx_prefetch_bytes(const void *
 #define V_REDUCEV(t) hx_reducev256(t)
 #define V_MUL(a, b) _mm256_mul_ps(a, b)
 #define V_PVACC 12 // accumulators of hx_pvn: the rest of the registers for values and weights
-#define V_REDUCE4(a, b, c, d, s, out) hx_hsum256x4(a, b, c, d, s, out)
 #define V_SOFTMAX(p, n) hx_softmax256(p, n)
 #define ISA_SUF(name) name##_256
 #include "attn_isa.h"

@@ -38,6 +38,5 @@
 #undef V_REDUCEV
 #undef V_MUL
 #undef V_PVACC
-#undef V_REDUCE4
 #undef V_SOFTMAX
 #undef ISA_SUF

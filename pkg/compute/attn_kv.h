@@ -40,14 +40,14 @@ VA static inline __attribute__((always_inline)) void KV_SUF(hx_pv)(float *out, c
 }
 
 // qk_block writes the scores of NU query heads (head u's d values at
-// q + u·d) against the cached key rows kr[0..jn), jn ≤ VW, times scale,
-// to sc + u·scs: each dot summed as hx_dot sums it (even vectors in s0,
-// odd ones in s1: d is a multiple of 2·VW), each key vector widened once
-// for the NU heads, and a head's VW dots reduced together by V_REDUCEV, to
-// the bits of V_REDUCE one by one.
-VA static inline __attribute__((always_inline)) void KV_SUF(hx_qk_block)(const float *q, int d, float *sc, size_t scs,
-                                                                            const KV_T *const *kr, int jn, float scale,
-                                                                            const int NU) {
+// qh[u]) against the cached key rows kr[0..jn), jn ≤ VW, times scale, to
+// sc + u·scs: each dot summed as hx_dot sums it (even vectors in s0, odd
+// ones in s1: d is a multiple of 2·VW), each key vector widened once for
+// the NU heads, and a head's VW dots reduced together by V_REDUCEV, to the
+// bits of V_REDUCE one by one.
+VA static inline __attribute__((always_inline)) void KV_SUF(hx_qk_block)(const float *const *qh, int d, float *sc,
+                                                                            size_t scs, const KV_T *const *kr, int jn,
+                                                                            float scale, const int NU) {
 	VT t[4][VW];
 	for (int jj = 0; jj < jn; jj++) {
 		VT s0[4], s1[4];
@@ -55,8 +55,8 @@ VA static inline __attribute__((always_inline)) void KV_SUF(hx_qk_block)(const f
 		for (int i = 0; i < d; i += 2 * VW) {
 			const VT k0 = KV_LOAD(kr[jj] + i), k1 = KV_LOAD(kr[jj] + i + VW);
 			for (int u = 0; u < NU; u++) {
-				s0[u] = V_FMA(V_LOADU(q + (size_t)u * d + i), k0, s0[u]);
-				s1[u] = V_FMA(V_LOADU(q + (size_t)u * d + i + VW), k1, s1[u]);
+				s0[u] = V_FMA(V_LOADU(qh[u] + i), k0, s0[u]);
+				s1[u] = V_FMA(V_LOADU(qh[u] + i + VW), k1, s1[u]);
 			}
 		}
 		for (int u = 0; u < NU; u++) t[u][jj] = V_ADD(s0[u], s1[u]);
@@ -132,14 +132,16 @@ VA static inline __attribute__((always_inline)) void KV_SUF(hx_attend_grp_d)(con
 		}
 		for (int h = 0; h < g;) {
 			float *sc = scores + (size_t)h * n + j0;
+			const float *qh[4] = {q + (size_t)h * d, q + (size_t)(h + 1) * d, q + (size_t)(h + 2) * d,
+			                      q + (size_t)(h + 3) * d};
 			if (g - h >= 4) {
-				KV_SUF(hx_qk_block)(q + (size_t)h * d, d, sc, n, kr, jn, scale, 4);
+				KV_SUF(hx_qk_block)(qh, d, sc, n, kr, jn, scale, 4);
 				h += 4;
 			} else if (g - h >= 2) {
-				KV_SUF(hx_qk_block)(q + (size_t)h * d, d, sc, n, kr, jn, scale, 2);
+				KV_SUF(hx_qk_block)(qh, d, sc, n, kr, jn, scale, 2);
 				h += 2;
 			} else {
-				KV_SUF(hx_qk_block)(q + (size_t)h * d, d, sc, n, kr, jn, scale, 1);
+				KV_SUF(hx_qk_block)(qh, d, sc, n, kr, jn, scale, 1);
 				h++;
 			}
 		}
@@ -247,9 +249,11 @@ VA static inline __attribute__((always_inline)) void KV_SUF(hx_pv4)(float *const
 // window of them when window > 0. Each cached key and value row is read
 // once for the whole tile instead of once per row; positions a row does
 // not see get probability 0. scores holds HX_TILE × (n0+r-1) floats.
-VA static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int r, int g, int d, const KV_T *kl,
-                                             const KV_T *vl, const int32_t *blocks, int bs, int kvdim, int kvoff, int n0,
-                                             int window, float scale, float *scores) {
+VA static inline __attribute__((always_inline)) void KV_SUF(hx_attend_tile_d)(const float *q, size_t qs, float *out, int r,
+                                                                                  int g, int d, const KV_T *kl,
+                                                                                  const KV_T *vl, const int32_t *blocks,
+                                                                                  int bs, int kvdim, int kvoff, int n0,
+                                                                                  int window, float scale, float *scores) {
 	// rows first+j, j < nmax: from row 0's first position
 	const int first = window > 0 && n0 > window ? n0 - window : 0;
 	const int nmax = n0 + r - 1 - first;
@@ -262,33 +266,19 @@ VA static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int
 		qp[m] = q + off;
 		o[m] = out + off;
 	}
+	// VW positions at a time, four pairs at a time (hx_qk_block: each key
+	// vector widened once for four dots, and the dots summed and reduced
+	// as hx_dot and V_REDUCE would, to the same bits)
 	hx_rowstep ks = hx_rowstep_at(first, bs), ps = hx_rowstep_at(first + HX_KV_AHEAD, bs);
-	for (int j = 0; j < nmax; j++, hx_rowstep_next(&ks, bs), hx_rowstep_next(&ps, bs)) {
-		if (j + HX_KV_AHEAD < nmax) hx_prefetch_bytes(HX_STEP_ROW(kl, ps), (size_t)d * sizeof(KV_T));
-		const KV_T *k = HX_STEP_ROW(kl, ks);
-		// four pairs at a time, so that each key vector is loaded (and
-		// widened from F16) once for four dots instead of once for each;
-		// every dot sums as hx_dot does (even vectors in s0, odd ones in
-		// s1: d is a multiple of 32, so of 2·VW), to the same bits
-		for (int m0 = 0; m0 < HX_TILE; m0 += 4) {
-			VT s0[4], s1[4];
-			const float *const *qm = qp + m0;
-			for (int u = 0; u < 4; u++) s0[u] = s1[u] = V_ZERO();
-			for (int i = 0; i < d; i += 2 * VW) {
-				const VT k0 = KV_LOAD(k + i), k1 = KV_LOAD(k + i + VW);
-				for (int u = 0; u < 4; u++) {
-					s0[u] = V_FMA(V_LOADU(qm[u] + i), k0, s0[u]);
-					s1[u] = V_FMA(V_LOADU(qm[u] + i + VW), k1, s1[u]);
-				}
-			}
-#ifdef V_REDUCE4
-			float sc[4];
-			V_REDUCE4(V_ADD(s0[0], s1[0]), V_ADD(s0[1], s1[1]), V_ADD(s0[2], s1[2]), V_ADD(s0[3], s1[3]), scale, sc);
-			for (int u = 0; u < 4; u++) scores[(size_t)(m0 + u) * nmax + j] = sc[u];
-#else
-			for (int u = 0; u < 4; u++) scores[(size_t)(m0 + u) * nmax + j] = V_REDUCE(V_ADD(s0[u], s1[u])) * scale;
-#endif
+	for (int j0 = 0; j0 < nmax; j0 += VW) {
+		const int jn = nmax - j0 < VW ? nmax - j0 : VW;
+		const KV_T *kr[VW];
+		for (int jj = 0; jj < jn; jj++, hx_rowstep_next(&ks, bs), hx_rowstep_next(&ps, bs)) {
+			if (j0 + jj + HX_KV_AHEAD < nmax) hx_prefetch_bytes(HX_STEP_ROW(kl, ps), (size_t)d * sizeof(KV_T));
+			kr[jj] = HX_STEP_ROW(kl, ks);
 		}
+		for (int m0 = 0; m0 < HX_TILE; m0 += 4)
+			KV_SUF(hx_qk_block)(qp + m0, d, scores + (size_t)m0 * nmax + j0, nmax, kr, jn, scale, 4);
 	}
 	for (int m = 0; m < HX_TILE; m++) {
 		float *p = scores + (size_t)m * nmax;
@@ -352,4 +342,17 @@ VA static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int
 	if (nmax == 0)
 		for (int m = 0; m < HX_TILE; m++)
 			for (int c = 0; c < d; c++) o[m][c] = 0;
+}
+
+// attend_tile runs attend_tile_d with d a constant for the common head
+// sizes, so that the loops over d unroll.
+VA static void KV_SUF(hx_attend_tile)(const float *q, size_t qs, float *out, int r, int g, int d, const KV_T *kl,
+                                             const KV_T *vl, const int32_t *blocks, int bs, int kvdim, int kvoff, int n0,
+                                             int window, float scale, float *scores) {
+	if (d == 128)
+		KV_SUF(hx_attend_tile_d)(q, qs, out, r, g, 128, kl, vl, blocks, bs, kvdim, kvoff, n0, window, scale, scores);
+	else if (d == 64)
+		KV_SUF(hx_attend_tile_d)(q, qs, out, r, g, 64, kl, vl, blocks, bs, kvdim, kvoff, n0, window, scale, scores);
+	else
+		KV_SUF(hx_attend_tile_d)(q, qs, out, r, g, d, kl, vl, blocks, bs, kvdim, kvoff, n0, window, scale, scores);
 }
