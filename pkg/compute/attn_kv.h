@@ -39,6 +39,19 @@ VA static inline __attribute__((always_inline)) void KV_SUF(hx_pv)(float *out, c
 	for (int i = 0; i < w / VW; i++) V_STOREU(out + VW * i, a[i]);
 }
 
+// key_rows finds the jn cached key rows of positions j0.. (ks on, moving
+// ks and ps past them) and prefetches for each the row HX_KV_AHEAD
+// positions on (ps), while that is below n.
+VA static inline __attribute__((always_inline)) void KV_SUF(hx_key_rows)(const KV_T **kr, hx_rowstep *ks, hx_rowstep *ps,
+                                                                            int j0, int jn, int n, const KV_T *kl,
+                                                                            const int32_t *blocks, int bs, int kvdim,
+                                                                            int kvoff, int d) {
+	for (int jj = 0; jj < jn; jj++, hx_rowstep_next(ks, bs), hx_rowstep_next(ps, bs)) {
+		if (j0 + jj + HX_KV_AHEAD < n) hx_prefetch_bytes(HX_STEP_ROW(kl, *ps), (size_t)d * sizeof(KV_T));
+		kr[jj] = HX_STEP_ROW(kl, *ks);
+	}
+}
+
 // qk_block writes the scores of NU query heads (head u's d values at
 // qh[u]) against the cached key rows kr[0..jn), jn ≤ VW, times scale, to
 // sc + u·scs: each dot summed as hx_dot sums it (even vectors in s0, odd
@@ -126,10 +139,7 @@ VA static inline __attribute__((always_inline)) void KV_SUF(hx_attend_grp_d)(con
 	for (int j0 = 0; j0 < n; j0 += VW) {
 		const int jn = n - j0 < VW ? n - j0 : VW;
 		const KV_T *kr[VW];
-		for (int jj = 0; jj < jn; jj++, hx_rowstep_next(&ks, bs), hx_rowstep_next(&ps, bs)) {
-			if (j0 + jj + HX_KV_AHEAD < n) hx_prefetch_bytes(HX_STEP_ROW(kl, ps), (size_t)d * sizeof(KV_T));
-			kr[jj] = HX_STEP_ROW(kl, ks);
-		}
+		KV_SUF(hx_key_rows)(kr, &ks, &ps, j0, jn, n, kl, blocks, bs, kvdim, kvoff, d);
 		for (int h = 0; h < g;) {
 			float *sc = scores + (size_t)h * n + j0;
 			const float *qh[4] = {q + (size_t)h * d, q + (size_t)(h + 1) * d, q + (size_t)(h + 2) * d,
@@ -273,10 +283,7 @@ VA static inline __attribute__((always_inline)) void KV_SUF(hx_attend_tile_d)(co
 	for (int j0 = 0; j0 < nmax; j0 += VW) {
 		const int jn = nmax - j0 < VW ? nmax - j0 : VW;
 		const KV_T *kr[VW];
-		for (int jj = 0; jj < jn; jj++, hx_rowstep_next(&ks, bs), hx_rowstep_next(&ps, bs)) {
-			if (j0 + jj + HX_KV_AHEAD < nmax) hx_prefetch_bytes(HX_STEP_ROW(kl, ps), (size_t)d * sizeof(KV_T));
-			kr[jj] = HX_STEP_ROW(kl, ks);
-		}
+		KV_SUF(hx_key_rows)(kr, &ks, &ps, j0, jn, nmax, kl, blocks, bs, kvdim, kvoff, d);
 		for (int m0 = 0; m0 < HX_TILE; m0 += 4)
 			KV_SUF(hx_qk_block)(qp + m0, d, scores + (size_t)m0 * nmax + j0, nmax, kr, jn, scale, 4);
 	}
