@@ -52,6 +52,19 @@ VA static inline __attribute__((always_inline)) void KV_SUF(hx_key_rows)(const K
 	}
 }
 
+// value_rows finds the cached value rows of positions j0 up to jr (row
+// first+j at vr[j - j0]): a block's rows, j < j1, and those its
+// prefetches reach, up to HX_KV_AHEAD more below n. It returns jr.
+VA static inline __attribute__((always_inline)) int KV_SUF(hx_value_rows)(const KV_T **vr, int first, int j0, int j1,
+                                                                             int n, const KV_T *vl,
+                                                                             const int32_t *blocks, int bs, int kvdim,
+                                                                             int kvoff) {
+	const int jr = j1 + HX_KV_AHEAD < n ? j1 + HX_KV_AHEAD : n;
+	hx_rowstep vs = hx_rowstep_at(first + j0, bs);
+	for (int j = j0; j < jr; j++, hx_rowstep_next(&vs, bs)) vr[j - j0] = HX_STEP_ROW(vl, vs);
+	return jr;
+}
+
 // qk_block writes the scores of NU query heads (head u's d values at
 // qh[u]) against the cached key rows kr[0..jn), jn ≤ VW, times scale, to
 // sc + u·scs: each dot summed as hx_dot sums it (even vectors in s0, odd
@@ -160,9 +173,7 @@ VA static inline __attribute__((always_inline)) void KV_SUF(hx_attend_grp_d)(con
 	for (int j0 = 0; j0 < n; j0 += HX_VBLK) {
 		const int j1 = n - j0 < HX_VBLK ? n : j0 + HX_VBLK;
 		const KV_T *vr[HX_VBLK + HX_KV_AHEAD];
-		const int jr = j1 + HX_KV_AHEAD < n ? j1 + HX_KV_AHEAD : n;
-		hx_rowstep vs = hx_rowstep_at(first + j0, bs);
-		for (int j = j0; j < jr; j++, hx_rowstep_next(&vs, bs)) vr[j - j0] = HX_STEP_ROW(vl, vs);
+		const int jr = KV_SUF(hx_value_rows)(vr, first, j0, j1, n, vl, blocks, bs, kvdim, kvoff);
 		for (int h = 0; h < g;) {
 			if (g - h >= 4) HX_PV_HEADS(4);
 			else if (g - h >= 2) HX_PV_HEADS(2);
@@ -305,9 +316,7 @@ VA static inline __attribute__((always_inline)) void KV_SUF(hx_attend_tile_d)(co
 		// the block's rows (and those the prefetches reach), looked up
 		// once for all the passes
 		const KV_T *vr[HX_VBLK + HX_KV_AHEAD];
-		const int jr = j1 + HX_KV_AHEAD < nmax ? j1 + HX_KV_AHEAD : nmax;
-		hx_rowstep vs = hx_rowstep_at(first + j0, bs);
-		for (int j = j0; j < jr; j++, hx_rowstep_next(&vs, bs)) vr[j - j0] = HX_STEP_ROW(vl, vs);
+		const int jr = KV_SUF(hx_value_rows)(vr, first, j0, j1, nmax, vl, blocks, bs, kvdim, kvoff);
 #if V_TV == 1
 		// four pairs at a time, three vectors of values each: twelve
 		// chains of FMAs, where eight (the latency of each FMA times the
