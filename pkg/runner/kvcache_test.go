@@ -94,3 +94,39 @@ func TestStopper(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockPoolReleaseAllOrder: a sequence's table released with
+// releaseAll comes back from alloc in the table's order (uncached blocks),
+// and eviction takes a cached prefix's last block first, so the rest of
+// the prefix still matches.
+func TestBlockPoolReleaseAllOrder(t *testing.T) {
+	p := newBlockPool(6, 2)
+	var table []int32
+	for range 4 {
+		table = append(table, p.alloc())
+	}
+	p.releaseAll(table)
+	for i := range table {
+		if b := p.alloc(); b != table[i] {
+			t.Fatalf("alloc %d after releaseAll gave block %d, want %d (table %v)", i, b, table[i], table)
+		}
+	}
+
+	p = newBlockPool(3, 2)
+	tokens := []int32{1, 2, 3, 4, 5, 6, 7}
+	var h uint64
+	var cached []int32
+	for i := range 3 {
+		b := p.alloc()
+		h = chainHash(h, tokens[2*i:2*i+2])
+		p.register(b, h, tokens[2*i:2*i+2])
+		cached = append(cached, b)
+	}
+	p.releaseAll(cached)
+	if b := p.alloc(); b != cached[2] {
+		t.Fatalf("eviction took block %d, want the prefix's last, %d", b, cached[2])
+	}
+	if got, _ := p.match(tokens, 3); !slices.Equal(got, cached[:2]) {
+		t.Fatalf("after one eviction the prefix matches %v, want %v", got, cached[:2])
+	}
+}

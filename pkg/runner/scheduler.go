@@ -343,9 +343,7 @@ func (s *scheduler) start(r *request) (*sequence, error) {
 	}
 	blocks, hashes := s.pool.match(r.prompt, maxMatch)
 	keep := func(k int) { // shorten the match to its first k blocks
-		for _, b := range blocks[k:] {
-			s.pool.release(b)
-		}
+		s.pool.releaseAll(blocks[k:])
 		blocks, hashes = blocks[:k], hashes[:k]
 	}
 	var load *snapEntry
@@ -364,9 +362,7 @@ func (s *scheduler) start(r *request) (*sequence, error) {
 	}
 	reserve := need - len(blocks)
 	release := func() {
-		for _, b := range blocks {
-			s.pool.release(b)
-		}
+		s.pool.releaseAll(blocks)
 		for _, b := range wblocks {
 			if b >= 0 {
 				s.win.pool.release(b)
@@ -479,9 +475,7 @@ func (s *scheduler) finish(q *sequence, reason string, err error) {
 	// Answer even when freeing panics (the loop then poisons the model).
 	defer s.reply(q.req, reason, u, err)
 	s.exec.FreeSeq(q.eid)
-	for _, b := range q.blocks {
-		s.pool.release(b)
-	}
+	s.pool.releaseAll(q.blocks)
 	q.blocks = nil
 	s.pool.reserved -= q.reserve
 	q.reserve = 0
