@@ -108,8 +108,9 @@ func (p *blockPool) release(b int32) {
 // releaseAll drops a reference to each block of a sequence's table, last
 // block first. The free stack then hands uncached blocks out again in the
 // table's order, so the next sequence's positions tend to follow each
-// other in memory (decode attention streams a sequence's keys and values
-// from memory 15-20 % faster when its blocks ascend); and the LRU gives up
+// other in memory (a decode step's attention over 4 096 positions from
+// memory took 5-13 % less time over ascending blocks than over the same
+// blocks reversed, BenchmarkAttention/decode4096mem); and the LRU gives up
 // a cached prefix's tail before the blocks it hangs from, so what stays
 // cached is still a prefix that matches.
 func (p *blockPool) releaseAll(blocks []int32) {
