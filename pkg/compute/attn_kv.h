@@ -155,8 +155,8 @@ VA static inline __attribute__((always_inline)) void KV_SUF(hx_attend_grp_d)(con
 		KV_SUF(hx_key_rows)(kr, &ks, &ps, j0, jn, n, kl, blocks, bs, kvdim, kvoff, d);
 		for (int h = 0; h < g;) {
 			float *sc = scores + (size_t)h * n + j0;
-			const float *qh[4] = {q + (size_t)h * d, q + (size_t)(h + 1) * d, q + (size_t)(h + 2) * d,
-			                      q + (size_t)(h + 3) * d};
+			const float *qh[4]; // the heads from h (past g: h's again, never read)
+			for (int u = 0; u < 4; u++) qh[u] = q + (size_t)(h + (h + u < g ? u : 0)) * d;
 			if (g - h >= 4) {
 				KV_SUF(hx_qk_block)(qh, d, sc, n, kr, jn, scale, 4);
 				h += 4;
@@ -183,6 +183,7 @@ VA static inline __attribute__((always_inline)) void KV_SUF(hx_attend_grp_d)(con
 	if (n == 0)
 		for (int i = 0; i < g * d; i++) out[i] = 0;
 }
+
 // attend_grp runs attend_grp_d with d a constant for the common head
 // sizes, so that the loops over d unroll.
 VA static void KV_SUF(hx_attend_grp)(const float *q, float *out, int g, int d, const KV_T *kl, const KV_T *vl,
