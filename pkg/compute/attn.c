@@ -202,11 +202,11 @@ _Static_assert(HX_TILE % 4 == 0, "hx_attend_tile takes its pairs four at a time"
 // The prefetch is an asm statement, not _mm_prefetch: GCC 12's dead code
 // elimination (-ftree-dce, at -O1 and up) deleted loops that held nothing
 // but the builtin in several kernels, so the decode kernels ran without
-// their prefetches.
+// their prefetches. (quant's kernels.h has the same helper,
+// hx_prefetch_lines: cgo builds each package from its own directory.)
 static inline __attribute__((always_inline)) void hx_prefetch_bytes(const void *p, size_t n) {
 	for (size_t i = 0; i < n; i += 64) __asm__ volatile("prefetcht0 %0" : : "m"(*((const char *)p + i)));
 }
-
 
 // The attention kernels for AVX-512 (…_512) and for AVX2+FMA (…_256):
 // attn_isa.h instantiates attn_kv.h per KV element type with the vector

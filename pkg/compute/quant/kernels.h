@@ -3,6 +3,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// hx_prefetch_lines asks for the n bytes at p into L1, one prefetch a
+// cache line. The prefetch is an asm statement, not _mm_prefetch: GCC 12's
+// dead code elimination (-ftree-dce) deletes a loop that holds nothing but
+// the builtin, which had taken hx_vnni_rows's prefetches.
+static inline __attribute__((always_inline)) void hx_prefetch_lines(const void *p, size_t n) {
+	for (size_t off = 0; off < n; off += 64) __asm__ volatile("prefetcht0 %0" : : "m"(*((const char *)p + off)));
+}
+#endif
+
 // Weight types, by their ggml type ids (dtype.Type).
 enum {
 	HX_F32 = 0, HX_F16 = 1, HX_Q4_0 = 2, HX_Q4_1 = 3, HX_Q5_0 = 6, HX_Q5_1 = 7, HX_Q8_0 = 8,

@@ -48,11 +48,9 @@ HX_A2 static inline float hx_a2_hsum(__m256 v) {
 #define HX_A2PF 2048
 #endif
 
-// hx_a2_prefetch asks for the lines of the n bytes HX_A2PF past p (an asm
-// statement, as hx_prefetch in kernels_vnni.c: GCC 12 deletes loops that
-// hold nothing but _mm_prefetch).
+// hx_a2_prefetch asks for the lines of the n bytes HX_A2PF past p.
 static inline __attribute__((always_inline)) void hx_a2_prefetch(const uint8_t *p, int n) {
-	for (int o = 0; o < n; o += 64) __asm__ volatile("prefetcht0 %0" : : "m"(*((const char *)p + HX_A2PF + o)));
+	hx_prefetch_lines(p + HX_A2PF, (size_t)n);
 }
 
 // hx_a2_fold4 sums the eight 32-bit lanes of each of a, b, c and d into

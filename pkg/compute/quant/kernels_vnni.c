@@ -271,15 +271,6 @@ HX_KFN(hx_v_q6_k, hx_v_q6_k_body)
 
 int hx_vnni_supports(int type) { return type == HX_Q8_0 || type == HX_Q4_K || type == HX_Q5_K || type == HX_Q6_K; }
 
-// hx_prefetch asks for n bytes from p into L1 (weights a few rows ahead of
-// the ones being multiplied, when they stream from memory). The prefetch
-// is an asm statement: GCC 12's dead code elimination deleted the loop of
-// _mm_prefetch from hx_vnni_rows (a loop that holds nothing but the
-// builtin).
-static inline __attribute__((always_inline)) void hx_prefetch(const uint8_t *p, size_t n) {
-	for (size_t off = 0; off < n; off += 64) __asm__ volatile("prefetcht0 %0" : : "m"(*((const char *)p + off)));
-}
-
 HX_VNNI void hx_vnni_q8_0(const uint8_t *w, size_t rb, int nrows, const uint8_t *x, size_t xs, int nx, int nb,
                                  float *out, size_t os) {
 	size_t per = 2 * (32 * (size_t)nb + 64);
@@ -296,7 +287,7 @@ HX_VNNI void hx_vnni_q8_0(const uint8_t *w, size_t rb, int nrows, const uint8_t 
 		for (int r = 0; r < nrows; r++) {
 			// batched decode prefetches ahead; one row (decode) streams
 			// faster without (1024-8192 columns, one thread)
-			if (nx > 1 && nx <= HX_VN && r + HX_AHEAD < nrows) hx_prefetch(w + (size_t)(r + HX_AHEAD) * rb, rb);
+			if (nx > 1 && nx <= HX_VN && r + HX_AHEAD < nrows) hx_prefetch_lines(w + (size_t)(r + HX_AHEAD) * rb, rb);
 			hx_v_q8_0(w + (size_t)r * rb, xa, g, nb, out + (size_t)j0 * os + r, os);
 		}
 	}
@@ -331,7 +322,7 @@ void hx_vnni_rows(int type, const uint8_t *w, size_t rb, int nrows, const uint8_
 		for (int r = 0; r < nrows; r++) {
 			// one tile (batched decode) streams the weights from memory once;
 			// more (prefill) re-read them from cache
-			if (nx <= HX_VK && r + HX_AHEAD < nrows) hx_prefetch(w + (size_t)(r + HX_AHEAD) * rb, rb);
+			if (nx <= HX_VK && r + HX_AHEAD < nrows) hx_prefetch_lines(w + (size_t)(r + HX_AHEAD) * rb, rb);
 			fn(w + (size_t)r * rb, rb, 1, x + (size_t)j0 * xs, xs, g, nb, out + (size_t)j0 * os + r, os);
 		}
 	}
