@@ -6,21 +6,38 @@ import (
 	"github.com/helexa/helexa/pkg/compute/quant"
 )
 
-// StoreKV implements Backend.
+// StoreKV implements Backend. Each row's heads go to their own runs of
+// the store; an F16 store rounds each span's rows in one call first.
 func (c *CPU) StoreKV(kvs KV, layer int, spans []SeqSpan, kT, vT Tensor) {
 	kv, k, v := hostKV(kvs), host(kT), host(vT)
-	d := kv.KVDim
+	d, hd := kv.KVDim, kv.headDim()
 	for _, s := range spans {
-		for i := 0; i < s.N; i++ {
-			off := kv.offset(s.Blocks, s.Pos+i)
-			row := (s.Row + i) * d
-			if kv.F16 {
-				c.toF16(kv.k16[layer][off:off+d], k[row:row+d])
-				c.toF16(kv.v16[layer][off:off+d], v[row:row+d])
-				continue
-			}
-			copy(kv.k[layer][off:off+d], k[row:row+d])
-			copy(kv.v[layer][off:off+d], v[row:row+d])
+		rows := k[s.Row*d : (s.Row+s.N)*d]
+		vals := v[s.Row*d : (s.Row+s.N)*d]
+		if !kv.F16 {
+			scatter(kv, kv.k[layer], rows, s, hd)
+			scatter(kv, kv.v[layer], vals, s, hd)
+			continue
+		}
+		if cap(kv.f16Row) < len(rows) {
+			kv.f16Row = make([]uint16, len(rows))
+		}
+		buf := kv.f16Row[:len(rows)]
+		c.toF16(buf, rows)
+		scatter(kv, kv.k16[layer], buf, s, hd)
+		c.toF16(buf, vals)
+		scatter(kv, kv.v16[layer], buf, s, hd)
+	}
+}
+
+// scatter copies the span's rows (KVDim values each) to their heads' rows
+// (hd values each) of a layer slice.
+func scatter[T float32 | uint16](kv *KVCache, dst, rows []T, s SeqSpan, hd int) {
+	for i := 0; i < s.N; i++ {
+		row := rows[i*kv.KVDim : (i+1)*kv.KVDim]
+		for col := 0; col < kv.KVDim; col += hd {
+			off := kv.offset(s.Blocks, s.Pos+i, col)
+			copy(dst[off:off+hd], row[col:col+hd])
 		}
 	}
 }
@@ -177,7 +194,7 @@ func attendOne(kv *KVCache, layer int, s *SeqSpan, a *Attn, window, tok, h int, 
 	first := windowFirst(n, window)
 	sc := scores[:n-first]
 	for j := first; j < n; j++ {
-		kr := kv.kvRow(false, layer, kv.offset(s.Blocks, j)+kvh*d, d, rowBuf)
+		kr := kv.kvRow(false, layer, kv.offset(s.Blocks, j, kvh*d), d, rowBuf)
 		var dot float32
 		for i, x := range qv {
 			dot += x * kr[i]
@@ -189,7 +206,7 @@ func attendOne(kv *KVCache, layer int, s *SeqSpan, a *Attn, window, tok, h int, 
 		ov[i] = 0
 	}
 	for j, w := range sc {
-		vr := kv.kvRow(true, layer, kv.offset(s.Blocks, first+j)+kvh*d, d, rowBuf)
+		vr := kv.kvRow(true, layer, kv.offset(s.Blocks, first+j, kvh*d), d, rowBuf)
 		for i, x := range vr {
 			ov[i] += w * x
 		}

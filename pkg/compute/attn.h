@@ -7,9 +7,12 @@
 // (1 or 2, at most hx_attn_simd()).
 int hx_attn_simd(void);
 // hx_attend computes attention for g query heads (q, g×d values) sharing
-// one KV head at offset kvoff of each cached row, over positions
-// [first, n) found through the block table (first > 0: a sliding window);
-// scores holds g×(n-first) scratch floats; out receives g×d values.
+// one KV head, over positions [first, n) found through the block table
+// (first > 0: a sliding window): position slot s of block b has its key at
+// kl + (b·bs + s)·kvdim + kvoff (its value likewise in vl), so kvdim is the
+// distance from one row of the head to the next in a block (helexa's store
+// keeps a head's rows together: kvdim = d, kvoff = 0); scores holds
+// g×(n-first) scratch floats; out receives g×d values.
 void hx_attend(int isa, const float *q, float *out, int g, int d, const float *kl, const float *vl,
                const int32_t *blocks, int bs, int kvdim, int kvoff, int n, int first, float scale, float *scores);
 // hx_attend16 is hx_attend over an F16 cache (kl, vl hold F16 bits).

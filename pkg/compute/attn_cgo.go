@@ -33,16 +33,17 @@ func cpuVecISA() vecISA { return vecISA(C.hx_attn_simd()) }
 // attendGroup computes the g query heads of one row that share KV head kvh
 // (q and out hold g×d values) over cached positions [first, n).
 func attendGroup(isa vecISA, kv *KVCache, layer int, blocks []int32, kvh, g, d, n, first int, scale float32, q, out, scores []float32) {
+	base, stride := kv.column(kvh * d)
 	if kv.F16 {
 		C.hx_attend16(C.int(isa), (*C.float)(unsafe.Pointer(&q[0])), (*C.float)(unsafe.Pointer(&out[0])), C.int(g), C.int(d),
-			(*C.uint16_t)(unsafe.Pointer(&kv.k16[layer][0])), (*C.uint16_t)(unsafe.Pointer(&kv.v16[layer][0])),
-			(*C.int32_t)(unsafe.Pointer(&blocks[0])), C.int(kv.BlockSize), C.int(kv.KVDim), C.int(kvh*d), C.int(n), C.int(first),
+			(*C.uint16_t)(unsafe.Pointer(&kv.k16[layer][base])), (*C.uint16_t)(unsafe.Pointer(&kv.v16[layer][base])),
+			(*C.int32_t)(unsafe.Pointer(&blocks[0])), C.int(kv.BlockSize), C.int(stride), 0, C.int(n), C.int(first),
 			C.float(scale), (*C.float)(unsafe.Pointer(&scores[0])))
 		return
 	}
 	C.hx_attend(C.int(isa), (*C.float)(unsafe.Pointer(&q[0])), (*C.float)(unsafe.Pointer(&out[0])), C.int(g), C.int(d),
-		(*C.float)(unsafe.Pointer(&kv.k[layer][0])), (*C.float)(unsafe.Pointer(&kv.v[layer][0])),
-		(*C.int32_t)(unsafe.Pointer(&blocks[0])), C.int(kv.BlockSize), C.int(kv.KVDim), C.int(kvh*d), C.int(n), C.int(first),
+		(*C.float)(unsafe.Pointer(&kv.k[layer][base])), (*C.float)(unsafe.Pointer(&kv.v[layer][base])),
+		(*C.int32_t)(unsafe.Pointer(&blocks[0])), C.int(kv.BlockSize), C.int(stride), 0, C.int(n), C.int(first),
 		C.float(scale), (*C.float)(unsafe.Pointer(&scores[0])))
 }
 
@@ -54,16 +55,17 @@ func attendTileRows(g, d int) int { return int(C.hx_attend_tile_rows(C.int(g), C
 // (row i at q[i*qs:], out[i*qs:]) over positions [0, n0+i), or their last
 // window when window > 0, each cached row read once for all of them.
 func attendTile(isa vecISA, kv *KVCache, layer int, blocks []int32, kvh, g, d, rows, n0, window, qs int, scale float32, q, out, scores []float32) {
+	base, stride := kv.column(kvh * d)
 	if kv.F16 {
 		C.hx_attend_tile16(C.int(isa), (*C.float)(unsafe.Pointer(&q[0])), C.long(qs), (*C.float)(unsafe.Pointer(&out[0])), C.int(rows), C.int(g), C.int(d),
-			(*C.uint16_t)(unsafe.Pointer(&kv.k16[layer][0])), (*C.uint16_t)(unsafe.Pointer(&kv.v16[layer][0])),
-			(*C.int32_t)(unsafe.Pointer(&blocks[0])), C.int(kv.BlockSize), C.int(kv.KVDim), C.int(kvh*d), C.int(n0), C.int(window),
+			(*C.uint16_t)(unsafe.Pointer(&kv.k16[layer][base])), (*C.uint16_t)(unsafe.Pointer(&kv.v16[layer][base])),
+			(*C.int32_t)(unsafe.Pointer(&blocks[0])), C.int(kv.BlockSize), C.int(stride), 0, C.int(n0), C.int(window),
 			C.float(scale), (*C.float)(unsafe.Pointer(&scores[0])))
 		return
 	}
 	C.hx_attend_tile(C.int(isa), (*C.float)(unsafe.Pointer(&q[0])), C.long(qs), (*C.float)(unsafe.Pointer(&out[0])), C.int(rows), C.int(g), C.int(d),
-		(*C.float)(unsafe.Pointer(&kv.k[layer][0])), (*C.float)(unsafe.Pointer(&kv.v[layer][0])),
-		(*C.int32_t)(unsafe.Pointer(&blocks[0])), C.int(kv.BlockSize), C.int(kv.KVDim), C.int(kvh*d), C.int(n0), C.int(window),
+		(*C.float)(unsafe.Pointer(&kv.k[layer][base])), (*C.float)(unsafe.Pointer(&kv.v[layer][base])),
+		(*C.int32_t)(unsafe.Pointer(&blocks[0])), C.int(kv.BlockSize), C.int(stride), 0, C.int(n0), C.int(window),
 		C.float(scale), (*C.float)(unsafe.Pointer(&scores[0])))
 }
 

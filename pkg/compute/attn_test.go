@@ -128,7 +128,7 @@ const attnRows = 15
 func attentionCase(t *testing.T, heads, kvHeads, d int, f16 bool) (*KVCache, []SeqSpan, *Attn, []float32) {
 	t.Helper()
 	const bs, blocks = 4, 16
-	kv, err := newKVCache(KVShape{Layers: 1, NumBlocks: blocks, BlockSize: bs, KVDim: kvHeads * d, F16: f16})
+	kv, err := newKVCache(KVShape{Layers: 1, NumBlocks: blocks, BlockSize: bs, KVDim: kvHeads * d, HeadDim: d, F16: f16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,20 +197,24 @@ func vectorSwiGLUMatchesGo(t *testing.T, isa vecISA) {
 // after 4 096 tokens (the one-row kernel), on one thread with the layer's
 // 16 MB of keys and values in cache; decode4096mem is that step on two
 // threads over 16 layers in turn, whose 256 MB come from memory as a
-// model's do.
+// model's do. The sequence's blocks are in the pool's order (each KV
+// head's rows one run), except in decode4096mem/shuffled (reversed, as a
+// long-lived cache's may be).
 func BenchmarkAttention(b *testing.B) {
 	const heads, kvHeads, d, bs = 16, 8, 128, 16
 	for _, tc := range []struct {
 		name                    string
 		ctx, n, layers, threads int
-	}{{"prefill512", 512, 512, 1, 1}, {"decode4096", 4096, 1, 1, 1}, {"decode4096mem", 4096, 1, 16, 2}} {
+		shuffled                bool
+	}{{"prefill512", 512, 512, 1, 1, false}, {"decode4096", 4096, 1, 1, 1, false}, {"decode4096mem", 4096, 1, 16, 2, false},
+		{"decode4096mem/shuffled", 4096, 1, 16, 2, true}} {
 		b.Run(tc.name, func(b *testing.B) {
 			c := NewCPU(tc.threads)
 			defer c.Close()
 			if c.vec == vecNone {
 				b.Skip("this CPU runs no build of the vector attention")
 			}
-			kv, err := newKVCache(KVShape{Layers: tc.layers, NumBlocks: tc.ctx / bs, BlockSize: bs, KVDim: kvHeads * d, F16: true})
+			kv, err := newKVCache(KVShape{Layers: tc.layers, NumBlocks: tc.ctx / bs, BlockSize: bs, KVDim: kvHeads * d, HeadDim: d, F16: true})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -224,7 +228,10 @@ func BenchmarkAttention(b *testing.B) {
 			}
 			blocks := make([]int32, tc.ctx/bs)
 			for i := range blocks {
-				blocks[i] = int32(len(blocks) - 1 - i) // not in order, as a long-lived cache's
+				blocks[i] = int32(i) // in order, as the block pool hands them out
+				if tc.shuffled {
+					blocks[i] = int32(len(blocks) - 1 - i) // out of order, as a long-lived cache's may be
+				}
 			}
 			spans := []SeqSpan{{Row: 0, N: tc.n, Pos: tc.ctx - tc.n, Blocks: blocks}}
 			a := &Attn{Heads: heads, KVHeads: kvHeads, HeadDim: d, Scale: 1 / float32(math.Sqrt(d))}

@@ -142,15 +142,31 @@ func ropeRef(v []float32, pos float64, r *Rope) []float64 {
 }
 
 // TestAttention compares paged GQA attention with a direct computation
-// over contiguous keys.
+// over contiguous keys, over a store of whole rows and one kept head by
+// head, on the vector and the Go kernels.
 func TestAttention(t *testing.T) {
-	c := NewCPU(2)
-	defer c.Close()
 	a := Attn{Heads: 4, KVHeads: 2, HeadDim: 8, Scale: 1 / float32(math.Sqrt(8))}
-	kv, err := NewKVCache(1, 8, 4, a.KVHeads*a.HeadDim)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name    string
+		headDim int
+		vec     bool
+	}{{"rows", 0, true}, {"heads", a.HeadDim, true}, {"rows/go", 0, false}, {"heads/go", a.HeadDim, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewCPU(2)
+			defer c.Close()
+			if !tc.vec {
+				c.vec = vecNone
+			}
+			kv, err := newKVCache(KVShape{Layers: 1, NumBlocks: 8, BlockSize: 4, KVDim: a.KVHeads * a.HeadDim, HeadDim: tc.headDim})
+			if err != nil {
+				t.Fatal(err)
+			}
+			attentionMatchesRef(t, c, kv, &a)
+		})
 	}
+}
+
+func attentionMatchesRef(t *testing.T, c *CPU, kv *KVCache, a *Attn) {
 	const n = 11
 	blocks := []int32{5, 1, 7} // non-contiguous pages
 	k, v := randVec(n*kv.KVDim, 2), randVec(n*kv.KVDim, 3)
@@ -161,11 +177,11 @@ func TestAttention(t *testing.T) {
 	spans2 := []SeqSpan{{Row: 0, N: 5, Pos: 6, Blocks: blocks}}
 	c.StoreKV(kv, 0, spans2, ht(k[6*kv.KVDim:], 5, kv.KVDim), ht(v[6*kv.KVDim:], 5, kv.KVDim))
 	out := make([]float32, 5*a.Heads*a.HeadDim)
-	c.Attention(kv, 0, spans2, &a, ht(q[6*a.Heads*a.HeadDim:], 5, a.Heads*a.HeadDim), ht(out, 5, a.Heads*a.HeadDim))
+	c.Attention(kv, 0, spans2, a, ht(q[6*a.Heads*a.HeadDim:], 5, a.Heads*a.HeadDim), ht(out, 5, a.Heads*a.HeadDim))
 	for tok := 0; tok < 5; tok++ {
 		p := 6 + tok
 		for h := 0; h < a.Heads; h++ {
-			want := attnRef(q[(p*a.Heads+h)*a.HeadDim:][:a.HeadDim], k, v, p, h/2, &a, kv.KVDim)
+			want := attnRef(q[(p*a.Heads+h)*a.HeadDim:][:a.HeadDim], k, v, p, h/2, a, kv.KVDim)
 			got := out[(tok*a.Heads+h)*a.HeadDim:][:a.HeadDim]
 			for i := range want {
 				if math.Abs(float64(got[i])-want[i]) > 1e-5 {

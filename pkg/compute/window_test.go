@@ -56,7 +56,7 @@ func naiveWindow(kv *KVCache, s *SeqSpan, a *Attn, window, tok, h int, q []float
 		if p-k >= window {
 			continue
 		}
-		kr := kv.k[0][kv.offset(s.Blocks, k)+kvh*d:][:d]
+		kr := kv.k[0][kv.offset(s.Blocks, k, kvh*d):][:d]
 		dot := 0.0
 		for i := range qv {
 			dot += float64(qv[i]) * float64(kr[i])
@@ -71,7 +71,7 @@ func naiveWindow(kv *KVCache, s *SeqSpan, a *Attn, window, tok, h int, q []float
 	}
 	out := make([]float64, d)
 	for j, k := range keys {
-		vr := kv.v[0][kv.offset(s.Blocks, k)+kvh*d:][:d]
+		vr := kv.v[0][kv.offset(s.Blocks, k, kvh*d):][:d]
 		for i := range out {
 			out[i] += ws[j] / sum * float64(vr[i])
 		}

@@ -229,7 +229,7 @@ func processorName(o *Options) string {
 // newStores allocates the full-context KV store and, for a model with
 // windowed layers, the sliding-window store.
 func newStores(be compute.Backend, hp *arch.HParams, o *Options) (kv, win compute.KV, err error) {
-	shape := compute.KVShape{Layers: hp.KVLayers(), NumBlocks: o.NumBlocks, BlockSize: o.BlockSize, KVDim: hp.KVDim(), F16: o.KVType == "f16"}
+	shape := compute.KVShape{Layers: hp.KVLayers(), NumBlocks: o.NumBlocks, BlockSize: o.BlockSize, KVDim: hp.KVDim(), HeadDim: hp.HeadDim, F16: o.KVType == "f16"}
 	if kv, err = be.NewKV(shape); err != nil {
 		return nil, nil, err
 	}
@@ -295,7 +295,7 @@ func sizePool(o *Options, hp *arch.HParams, budget int64) {
 	if seqs == 0 {
 		seqs = defaultSeqsPerPool
 	}
-	shape := compute.KVShape{Layers: hp.KVLayers(), BlockSize: o.BlockSize, KVDim: hp.KVDim(), F16: o.KVType == "f16"}
+	shape := compute.KVShape{Layers: hp.KVLayers(), BlockSize: o.BlockSize, KVDim: hp.KVDim(), HeadDim: hp.HeadDim, F16: o.KVType == "f16"}
 	if hp.NWinLayer > 0 {
 		win := shape
 		win.Layers = hp.NWinLayer
