@@ -3,6 +3,8 @@ package runner
 import (
 	"slices"
 	"testing"
+
+	"github.com/helexa/helexa/pkg/executor"
 )
 
 func TestBlockPoolPrefixCache(t *testing.T) {
@@ -128,5 +130,30 @@ func TestBlockPoolReleaseAllOrder(t *testing.T) {
 	}
 	if got, _ := p.match(tokens, 3); !slices.Equal(got, cached[:2]) {
 		t.Fatalf("after one eviction the prefix matches %v, want %v", got, cached[:2])
+	}
+}
+
+// TestEnsureBlocksAscending: the blocks a sequence takes in one step go
+// into its table in ascending order, also when they come out of the prefix
+// cache's LRU (a cached prefix's last block first).
+func TestEnsureBlocksAscending(t *testing.T) {
+	p := newBlockPool(8, 2)
+	tokens := []int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+	var h uint64
+	var cached []int32
+	for i := range 6 {
+		b := p.alloc()
+		h = chainHash(h, tokens[2*i:2*i+2])
+		p.register(b, h, tokens[2*i:2*i+2])
+		cached = append(cached, b)
+	}
+	p.releaseAll(cached) // the free stack holds 2 blocks, the LRU 6
+	s := &scheduler{info: executor.Info{BlockSize: 2}, pool: p}
+	q := &sequence{blocks: []int32{p.alloc()}}
+	if !s.ensureBlocks(q, 14) {
+		t.Fatal("ensureBlocks failed with 7 blocks left")
+	}
+	if len(q.blocks) != 7 || !slices.IsSorted(q.blocks[1:]) {
+		t.Fatalf("table %v: want 7 blocks, those after the first ascending", q.blocks)
 	}
 }

@@ -1,6 +1,10 @@
 package runner
 
-import "github.com/helexa/helexa/pkg/executor"
+import (
+	"slices"
+
+	"github.com/helexa/helexa/pkg/executor"
+)
 
 // winStore is the scheduler's side of a model's sliding-window KV store
 // (executor.Info.Window > 0): a second block pool for the windowed layers,
@@ -87,6 +91,7 @@ func (w *winStore) reserveFor(need int, table []int32) int {
 // grow extends q's window table to cover n positions; false when the pool
 // has no block (a reservation was not honoured).
 func (w *winStore) grow(q *sequence, n int) bool {
+	start := len(q.wblocks)
 	for len(q.wblocks)*w.pool.size < n {
 		b := w.pool.alloc()
 		if b < 0 {
@@ -98,6 +103,7 @@ func (w *winStore) grow(q *sequence, n int) bool {
 		}
 		q.wblocks = append(q.wblocks, b)
 	}
+	slices.Sort(q.wblocks[start:]) // ascending, as ensureBlocks takes them
 	return true
 }
 
