@@ -7,28 +7,34 @@ import (
 )
 
 // StoreKV implements Backend. Each row's heads go to their own runs of
-// the store; an F16 store rounds each span's rows in one call first.
+// the store; an F16 store rounds up to storeRows rows in one call first.
 func (c *CPU) StoreKV(kvs KV, layer int, spans []SeqSpan, kT, vT Tensor) {
 	kv, k, v := hostKV(kvs), host(kT), host(vT)
 	d, hd := kv.KVDim, kv.headDim()
-	for _, s := range spans {
-		rows := k[s.Row*d : (s.Row+s.N)*d]
-		vals := v[s.Row*d : (s.Row+s.N)*d]
-		if !kv.F16 {
-			scatter(kv, kv.k[layer], rows, s, hd)
-			scatter(kv, kv.v[layer], vals, s, hd)
-			continue
+	for _, span := range spans {
+		for r := 0; r < span.N; r += storeRows {
+			s := SeqSpan{Row: span.Row + r, N: min(storeRows, span.N-r), Pos: span.Pos + r, Blocks: span.Blocks}
+			rows, vals := k[s.Row*d:(s.Row+s.N)*d], v[s.Row*d:(s.Row+s.N)*d]
+			if !kv.F16 {
+				scatter(kv, kv.k[layer], rows, s, hd)
+				scatter(kv, kv.v[layer], vals, s, hd)
+				continue
+			}
+			if cap(kv.f16Row) < len(rows) {
+				kv.f16Row = make([]uint16, storeRows*d)
+			}
+			buf := kv.f16Row[:len(rows)]
+			c.toF16(buf, rows)
+			scatter(kv, kv.k16[layer], buf, s, hd)
+			c.toF16(buf, vals)
+			scatter(kv, kv.v16[layer], buf, s, hd)
 		}
-		if cap(kv.f16Row) < len(rows) {
-			kv.f16Row = make([]uint16, len(rows))
-		}
-		buf := kv.f16Row[:len(rows)]
-		c.toF16(buf, rows)
-		scatter(kv, kv.k16[layer], buf, s, hd)
-		c.toF16(buf, vals)
-		scatter(kv, kv.v16[layer], buf, s, hd)
 	}
 }
+
+// storeRows is how many rows StoreKV rounds to F16 at a time: its scratch
+// stays within a few hundred KB for any model.
+const storeRows = 64
 
 // scatter copies the span's rows (KVDim values each) to their heads' rows
 // (hd values each) of a layer slice.

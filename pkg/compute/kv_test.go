@@ -9,11 +9,11 @@ import (
 
 // TestKVStoreHeadRuns: StoreKV puts each head's values where the store's
 // layout says (a store of whole rows, and one kept head by head, F32 and
-// F16), and head by head a head's rows of one block, and of consecutive
-// blocks, follow each other.
+// F16; a span longer than StoreKV rounds at a time), and head by head a
+// head's rows of one block, and of consecutive blocks, follow each other.
 func TestKVStoreHeadRuns(t *testing.T) {
-	const heads, d, bs, nb = 3, 8, 4, 6
-	blocks := []int32{4, 5, 1, 2}
+	const heads, d, bs, nb = 3, 8, 4, 24
+	blocks := []int32{4, 5, 1, 2, 0, 3, 23, 22, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}
 	for _, f16 := range []bool{false, true} {
 		for _, headDim := range []int{0, d} {
 			t.Run(fmt.Sprintf("f16=%v/head_dim%d", f16, headDim), func(t *testing.T) {
@@ -23,7 +23,7 @@ func TestKVStoreHeadRuns(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				const pos, n = 2, 12
+				const pos, n = 2, storeRows + 9
 				k, v := randVec(n*kv.KVDim, 7), randVec(n*kv.KVDim, 8)
 				span := []SeqSpan{{Row: 0, N: n, Pos: pos, Blocks: blocks}}
 				c.StoreKV(kv, 1, span, ht(k, n, kv.KVDim), ht(v, n, kv.KVDim))
