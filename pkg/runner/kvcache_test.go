@@ -116,14 +116,7 @@ func TestBlockPoolReleaseAllOrder(t *testing.T) {
 
 	p = newBlockPool(3, 2)
 	tokens := []int32{1, 2, 3, 4, 5, 6, 7}
-	var h uint64
-	var cached []int32
-	for i := range 3 {
-		b := p.alloc()
-		h = chainHash(h, tokens[2*i:2*i+2])
-		p.register(b, h, tokens[2*i:2*i+2])
-		cached = append(cached, b)
-	}
+	cached := cachePrefix(p, tokens, 3)
 	p.releaseAll(cached)
 	if b := p.alloc(); b != cached[2] {
 		t.Fatalf("eviction took block %d, want the prefix's last, %d", b, cached[2])
@@ -138,16 +131,7 @@ func TestBlockPoolReleaseAllOrder(t *testing.T) {
 // cache's LRU (a cached prefix's last block first).
 func TestEnsureBlocksAscending(t *testing.T) {
 	p := newBlockPool(8, 2)
-	tokens := []int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
-	var h uint64
-	var cached []int32
-	for i := range 6 {
-		b := p.alloc()
-		h = chainHash(h, tokens[2*i:2*i+2])
-		p.register(b, h, tokens[2*i:2*i+2])
-		cached = append(cached, b)
-	}
-	p.releaseAll(cached) // the free stack holds 2 blocks, the LRU 6
+	p.releaseAll(cachePrefix(p, []int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 6)) // the free stack holds 2 blocks, the LRU 6
 	s := &scheduler{info: executor.Info{BlockSize: 2}, pool: p}
 	q := &sequence{blocks: []int32{p.alloc()}}
 	if !s.ensureBlocks(q, 14) {
@@ -156,4 +140,18 @@ func TestEnsureBlocksAscending(t *testing.T) {
 	if len(q.blocks) != 7 || !slices.IsSorted(q.blocks[1:]) {
 		t.Fatalf("table %v: want 7 blocks, those after the first ascending", q.blocks)
 	}
+}
+
+// cachePrefix takes n blocks of p (of 2 positions) for the first 2n tokens
+// and registers them as a cached prefix, as a finished prompt's are.
+func cachePrefix(p *blockPool, tokens []int32, n int) []int32 {
+	var h uint64
+	var cached []int32
+	for i := range n {
+		b := p.alloc()
+		h = chainHash(h, tokens[2*i:2*i+2])
+		p.register(b, h, tokens[2*i:2*i+2])
+		cached = append(cached, b)
+	}
+	return cached
 }
