@@ -20,10 +20,10 @@ func (c *CPU) StoreKV(kvs KV, layer int, spans []SeqSpan, kT, vT Tensor) {
 				scatter(kv, kv.v[layer], vals, s, hd)
 				continue
 			}
-			if cap(kv.f16Row) < len(rows) {
-				kv.f16Row = make([]uint16, storeRows*d)
+			if cap(c.kv16) < len(rows) {
+				c.kv16 = make([]uint16, storeRows*d)
 			}
-			buf := kv.f16Row[:len(rows)]
+			buf := c.kv16[:len(rows)]
 			c.toF16(buf, rows)
 			scatter(kv, kv.k16[layer], buf, s, hd)
 			c.toF16(buf, vals)

@@ -21,6 +21,7 @@ type CPU struct {
 	vec     vecISA    // which C vector kernels attention, SwiGLU, RMSNorm, RoPE and Add run
 	decay   []float32 // the delta rule's per-token decays, reused
 	beta    []float32 // and betas
+	kv16    []uint16  // StoreKV's rows rounded to F16, reused
 	// packGrowth is the packed weights' bytes beyond the file's (Prepare)
 	packGrowth atomic.Int64
 	ropes      [2]*ropeTable // RoPE's last angle tables, the latest first

@@ -31,7 +31,6 @@ type KVCache struct {
 	KVShape
 	k, v     [][]float32 // per layer: NumBlocks*BlockSize*KVDim (F32)
 	k16, v16 [][]uint16  // the same as F16 bits (F16)
-	f16Row   []uint16    // StoreKV's rows rounded to F16, reused
 }
 
 // Shape implements KV.

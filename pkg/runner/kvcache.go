@@ -83,6 +83,32 @@ func (p *blockPool) alloc() int32 {
 	return b
 }
 
+// extend appends blocks to a sequence's table until it holds n, counting
+// each against the sequence's reservation (*reserve, and the pool's) while
+// one is left. The blocks it takes go into the table in ascending order:
+// the CPU store keeps a KV head's rows of consecutive blocks in one run,
+// and blocks evicted from the LRU come out a cached prefix's last first (a
+// step's attention over 4 096 positions from memory took 0.47-0.52 ms over
+// ascending blocks and 0.65-0.69 over the same blocks reversed, Zen 5).
+// It returns false when the pool runs out; the blocks taken until then
+// stay in the table.
+func (p *blockPool) extend(table []int32, n int, reserve *int) ([]int32, bool) {
+	start := len(table)
+	for len(table) < n {
+		b := p.alloc()
+		if b < 0 {
+			break
+		}
+		if *reserve > 0 {
+			*reserve--
+			p.reserved--
+		}
+		table = append(table, b)
+	}
+	slices.Sort(table[start:])
+	return table, len(table) >= n
+}
+
 // acquire adds a reference to a cached block (a prefix hit).
 func (p *blockPool) acquire(b int32) {
 	if p.ref[b] == 0 {
@@ -111,8 +137,8 @@ func (p *blockPool) release(b int32) {
 // other in memory (a decode step's attention over 4 096 positions from
 // memory takes 20-30 % less time over ascending blocks than over the same
 // blocks reversed, BenchmarkAttention/decode4096mem and its shuffled
-// variant, since the CPU store keeps a head's rows together; ensureBlocks
-// sorts what it takes, for blocks the LRU gives up); and the LRU gives up
+// variant, since the CPU store keeps a head's rows together; extend sorts
+// what it takes, for blocks the LRU gives up); and the LRU gives up
 // a cached prefix's tail before the blocks it hangs from, so what stays
 // cached is still a prefix that matches.
 func (p *blockPool) releaseAll(blocks []int32) {

@@ -1,10 +1,6 @@
 package runner
 
-import (
-	"slices"
-
-	"github.com/helexa/helexa/pkg/executor"
-)
+import "github.com/helexa/helexa/pkg/executor"
 
 // winStore is the scheduler's side of a model's sliding-window KV store
 // (executor.Info.Window > 0): a second block pool for the windowed layers,
@@ -91,20 +87,9 @@ func (w *winStore) reserveFor(need int, table []int32) int {
 // grow extends q's window table to cover n positions; false when the pool
 // has no block (a reservation was not honoured).
 func (w *winStore) grow(q *sequence, n int) bool {
-	start := len(q.wblocks)
-	for len(q.wblocks)*w.pool.size < n {
-		b := w.pool.alloc()
-		if b < 0 {
-			return false
-		}
-		if q.wreserve > 0 {
-			q.wreserve--
-			w.pool.reserved--
-		}
-		q.wblocks = append(q.wblocks, b)
-	}
-	slices.Sort(q.wblocks[start:]) // ascending, as ensureBlocks takes them
-	return true
+	var ok bool
+	q.wblocks, ok = w.pool.extend(q.wblocks, blocksFor(n, w.pool.size), &q.wreserve)
+	return ok
 }
 
 // slide releases the window blocks q's next step no longer reads, keeping
