@@ -77,21 +77,30 @@ func packedCopies(b *testing.B, c *CPU, ws []*Weight) []*Weight {
 	return out
 }
 
-// BenchmarkDecodeProducts is one Llama-3.2-1B Q4_K_M decode token's matrix
+// BenchmarkDecodeProducts is one Llama-3.2-1B decode token's matrix
 // products in the order the model runs them, through the backend's pool on
 // two threads: per layer q·k·v in one pass, o, gate·up in one pass and
-// down (attn_v and ffn_down in Q6_K every other layer, as the file's mix
-// has them), for 16 layers, then the 128 256-row Q6_K output head; the
-// packed layout where this CPU packs. 800 MB a token, so every product
-// streams from memory as in the model; the figure is weight bytes per
-// second and tokens per second of products alone (no norms, attention or
-// sampling between them). The products read at the rates they read in the
-// model, which is what makes this the place to time the pool and the
-// kernels' calls.
+// down, for 16 layers, then the 128 256-row output head; the packed layout
+// where this CPU packs. Q4_K_M is the file's mix (attn_v and ffn_down in
+// Q6_K every other layer, the head in Q6_K: 800 MB a token), Q8_0 all
+// Q8_0 (1.3 GB). Every product streams from memory as in the model; the
+// figure is weight bytes per second and tokens per second of products
+// alone (no norms, attention or sampling between them). The products read
+// at the rates they read in the model, which is what makes this the place
+// to time the pool and the kernels' calls.
 func BenchmarkDecodeProducts(b *testing.B) {
+	for _, file := range []string{"Q4_K_M", "Q8_0"} {
+		b.Run(file, func(b *testing.B) { decodeProducts(b, file == "Q8_0") })
+	}
+}
+
+func decodeProducts(b *testing.B, q8 bool) {
 	c := NewCPU(2)
 	defer c.Close()
 	mk := func(typ dtype.Type, n, m int) *Weight {
+		if q8 {
+			typ = dtype.Q8_0
+		}
 		return packedCopies(b, c, []*Weight{testWeight(b, typ, n, m)})[0]
 	}
 	var steps [][]*Weight
