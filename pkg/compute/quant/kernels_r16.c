@@ -11,14 +11,18 @@
 // another order than the portable kernels'.
 //
 // A group of nb blocks (256 values for the K-quants, 32 for Q8_0) is nb
-// block bodies followed by the blocks' row scales, padded to 64 bytes:
+// Q4_K blocks, each with its rows' scales; or, for Q6_K and Q8_0, nb
+// block bodies followed by the blocks' row scales ("tails"); padded to 64
+// bytes:
 //
-//	Q4_K body (2304 B): q[32][64]: vector t = 8c+k, lane ρ holds bytes
+//	Q4_K block (2368 B): q[32][64]: vector t = 8c+k, lane ρ holds bytes
 //	                      4k … 4k+3 of chunk c of row ρ (low nibbles:
 //	                      values 64c+4k …, high: 64c+32+4k …); sc[8][16]
 //	                      6-bit scales; mn[4][16][2] 6-bit mins, pairs of
-//	                      sub-blocks per lane
-//	     tail (64 B):   d[16], dmin[16] as fp16
+//	                      sub-blocks per lane; d[16], dmin[16] as fp16.
+//	                      With d and dmin in a tail after the group's
+//	                      blocks instead, decode over 2 048 columns read
+//	                      10–20 % slower (scripts/kernelbw, Zen 5)
 //	Q6_K body (3328 B): 16 triples (ql[2s], ql[2s+1], qh[s]) of 64 B,
 //	                      in the order the kernel reads them: ql[t] the
 //	                      low 4 bits as Q4_K's q[t]; qh[s] the high 2
@@ -33,8 +37,9 @@
 //	Q8_0 body (512 B):  q[8][64]: values 4m … 4m+3 of each row plus 128
 //	     tail (32 B):   d[16] fp16
 //
-// The Q4_K and Q6_K bodies are 32 bytes larger per block of 16 rows than
-// the 16 rows they come from (2.8 % and 0 %); Q8_0's are the same size.
+// A Q4_K block is 64 bytes larger than the 16 rows it comes from (2.8 %,
+// the 6-bit scales and mins kept a byte each); Q6_K's and Q8_0's are the
+// same size.
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -69,6 +74,8 @@ typedef struct {
 #define HX_Q6_QL(t) (192 * ((t) >> 1) + 64 * ((t) & 1))
 #define HX_Q6_QH(s) (192 * (s) + 128)
 
+// HX_K4_BLOCK is a packed Q4_K block: its body, then its rows' d and dmin.
+#define HX_K4_BLOCK 2368
 static int hx_r16_body(int type) { return type == HX_Q4_K ? 2304 : type == HX_Q6_K ? 3328 : 512; }
 static int hx_r16_tail(int type) { return type == HX_Q4_K ? 64 : 32; }
 static int hx_r16_vals(int type) { return type == HX_Q8_0 ? 32 : 256; }
@@ -80,9 +87,8 @@ size_t hx_r16_group_bytes(int type, int n) {
 }
 
 HX_VNNI static void hx_r16_pack_q4_k(const uint8_t *w, size_t rb, int nb, uint8_t *g) {
-	uint8_t *tail = g + (size_t)nb * 2304;
 	for (int i = 0; i < nb; i++) {
-		uint8_t *o = g + (size_t)i * 2304;
+		uint8_t *o = g + (size_t)i * HX_K4_BLOCK;
 		for (int r = 0; r < HX_IL; r++) {
 			const uint8_t *wb = w + (size_t)r * rb + (size_t)i * 144;
 			for (int t = 0; t < 32; t++) memcpy(o + 64 * t + 4 * r, wb + 16 + 4 * t, 4);
@@ -92,8 +98,8 @@ HX_VNNI static void hx_r16_pack_q4_k(const uint8_t *w, size_t rb, int nb, uint8_
 				o[2048 + 16 * sb + r] = sm[sb];
 				o[2176 + 32 * (sb / 2) + 2 * r + sb % 2] = sm[8 + sb];
 			}
-			memcpy(tail + 64 * i + 2 * r, wb, 2);
-			memcpy(tail + 64 * i + 32 + 2 * r, wb + 2, 2);
+			memcpy(o + 2304 + 2 * r, wb, 2);
+			memcpy(o + 2336 + 2 * r, wb + 2, 2);
 		}
 	}
 }
@@ -175,11 +181,10 @@ HX_VNNI static inline __m512i hx_u8x16(const uint8_t *p) {
 // out[j·os + ρ].
 HX_VNNI static inline __attribute__((always_inline)) void hx_r16_q4_k_body(const uint8_t *p, int nb, const uint8_t *x, size_t xs, const int32_t *bp, size_t bs, int nj, float *out, size_t os) {
 	const __m512i m4 = _mm512_set1_epi8(0x0F);
-	const uint8_t *tail = p + (size_t)nb * 2304;
 	__m512 f[HX_RJ];
 	for (int j = 0; j < nj; j++) f[j] = _mm512_setzero_ps();
 	for (int i = 0; i < nb; i++) {
-		const uint8_t *b = p + (size_t)i * 2304;
+		const uint8_t *b = p + (size_t)i * HX_K4_BLOCK;
 		__m512i is[HX_RJ], ms[HX_RJ];
 		for (int j = 0; j < nj; j++) is[j] = ms[j] = _mm512_setzero_si512();
 		for (int c = 0; c < 4; c++) {
@@ -199,12 +204,12 @@ HX_VNNI static inline __attribute__((always_inline)) void hx_r16_q4_k_body(const
 			for (int j = 0; j < nj; j++)
 				is[j] = _mm512_add_epi32(is[j], _mm512_add_epi32(_mm512_mullo_epi32(lo[j], sl), _mm512_mullo_epi32(hi[j], sh)));
 		}
-		for (int q = 0; q < 4; q++) HX_PF(b + 2048 + 64 * q);
+		for (int q = 0; q < 5; q++) HX_PF(b + 2048 + 64 * q);
 		for (int q = 0; q < 4; q++) {
 			const __m512i mv = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(b + 2176 + 32 * q)));
 			for (int j = 0; j < nj; j++) ms[j] = _mm512_dpwssd_epi32(ms[j], mv, _mm512_set1_epi32(bp[(size_t)j * bs + 4 * (size_t)i + q]));
 		}
-		const __m512 d = hx_r16_d(tail + 64 * i), dm = hx_r16_d(tail + 64 * i + 32);
+		const __m512 d = hx_r16_d(b + 2304), dm = hx_r16_d(b + 2336);
 		for (int j = 0; j < nj; j++) {
 			float dy;
 			memcpy(&dy, x + (size_t)j * xs + (size_t)i * 292, 4);
@@ -354,11 +359,12 @@ int hx_r16_rows(int type, const uint8_t *p, int ng, const uint8_t *x, size_t xs,
 	if (type == HX_Q8_0) hx_r8_acts(x, xs, nx, nb, a);
 	else hx_r16_sums(type, x, xs, nx, nb, a);
 	const size_t bs = (size_t)nb * (type == HX_Q8_0 ? 1 : per);
-	// A group's row scales sit after its block bodies, a second stream the
-	// kernels read from the group's first block on, which HX_PF's distance
-	// reaches only near the group's end: ask for the next group's scales
-	// while this one runs (Q8_0 decode products read 3–11 % faster).
-	const size_t tb = (size_t)nb * hx_r16_tail(type), to = (size_t)nb * hx_r16_body(type);
+	// A Q6_K or Q8_0 group's row scales sit after its block bodies, a
+	// second stream the kernels read from the group's first block on,
+	// which HX_PF's distance reaches only near the group's end: ask for the
+	// next group's scales while this one runs (Q8_0 decode products read
+	// 3–11 % faster). Q4_K blocks carry theirs.
+	const size_t tb = type == HX_Q4_K ? 0 : (size_t)nb * hx_r16_tail(type), to = (size_t)nb * hx_r16_body(type);
 	hx_prefetch_lines(p + to, tb);
 	for (int g = 0; g < ng; g++) {
 		const uint8_t *pg = p + (size_t)g * gb;
@@ -379,7 +385,7 @@ int hx_r16_rows(int type, const uint8_t *p, int ng, const uint8_t *x, size_t xs,
 // hx_r16_to_il unpacks a packed Q4_K or Q6_K group to bytes: vector t =
 // 8c+k's low values are hx_il_block's q[16c+k], its high ones q[16c+8+k].
 HX_VNNI void hx_r16_to_il(int type, const uint8_t *p, int nb, hx_il_block *out) {
-	const int q6 = type == HX_Q6_K, body = q6 ? 3328 : 2304;
+	const int q6 = type == HX_Q6_K, body = q6 ? 3328 : HX_K4_BLOCK;
 	const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
 	const uint8_t *tail = p + (size_t)nb * body;
 	for (int i = 0; i < nb; i++) {
@@ -406,8 +412,8 @@ HX_VNNI void hx_r16_to_il(int type, const uint8_t *p, int nb, hx_il_block *out) 
 			_mm512_store_ps(o->d, hx_r16_d(tail + 32 * i));
 			continue;
 		}
-		_mm512_store_ps(o->d, hx_r16_d(tail + 64 * i));
-		_mm512_store_ps(o->dmin, hx_r16_d(tail + 64 * i + 32));
+		_mm512_store_ps(o->d, hx_r16_d(b + 2304));
+		_mm512_store_ps(o->dmin, hx_r16_d(b + 2336));
 		for (int sb = 0; sb < 8; sb++) {
 			uint8_t m[16];
 			for (int r = 0; r < HX_IL; r++) m[r] = b[2176 + 32 * (sb / 2) + 2 * r + sb % 2];
