@@ -387,7 +387,7 @@ int hx_r16_rows(int type, const uint8_t *p, int ng, const uint8_t *x, size_t xs,
 HX_VNNI void hx_r16_to_il(int type, const uint8_t *p, int nb, hx_il_block *out) {
 	const int q6 = type == HX_Q6_K, body = q6 ? 3328 : HX_K4_BLOCK;
 	const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
-	const uint8_t *tail = p + (size_t)nb * body;
+	const uint8_t *tail = p + (size_t)nb * 3328; // Q6_K's; a Q4_K block holds its own
 	for (int i = 0; i < nb; i++) {
 		const uint8_t *b = p + (size_t)i * body;
 		hx_il_block *o = out + i;
