@@ -10,19 +10,17 @@
 // horizontal sums. The integer sums are exact; the float sums run in
 // another order than the portable kernels'.
 //
-// A group of nb blocks (256 values for the K-quants, 32 for Q8_0) is nb
-// Q4_K blocks, each with its rows' scales; or, for Q6_K and Q8_0, nb
-// block bodies followed by the blocks' row scales ("tails"); padded to 64
-// bytes:
+// A group of nb blocks (256 values for the K-quants, 32 for Q8_0) keeps
+// each block's row scales in one stream with the block's values: Q4_K
+// blocks end with theirs; Q8_0 blocks go in pairs, two bodies and then
+// their two d[16]; Q6_K's nb bodies are followed by the blocks' row
+// scales (a "tail"). Groups are padded to 64 bytes:
 //
 //	Q4_K block (2368 B): q[32][64]: vector t = 8c+k, lane ρ holds bytes
 //	                      4k … 4k+3 of chunk c of row ρ (low nibbles:
 //	                      values 64c+4k …, high: 64c+32+4k …); sc[8][16]
 //	                      6-bit scales; mn[4][16][2] 6-bit mins, pairs of
-//	                      sub-blocks per lane; d[16], dmin[16] as fp16.
-//	                      With d and dmin in a tail after the group's
-//	                      blocks instead, decode over 2 048 columns read
-//	                      10–20 % slower (scripts/kernelbw, Zen 5)
+//	                      sub-blocks per lane; d[16], dmin[16] as fp16
 //	Q6_K body (3328 B): 16 triples (ql[2s], ql[2s+1], qh[s]) of 64 B,
 //	                      in the order the kernel reads them: ql[t] the
 //	                      low 4 bits as Q4_K's q[t]; qh[s] the high 2
@@ -34,12 +32,17 @@
 //	                      of the block instead, decode read Q6_K weights
 //	                      at about 15 % less bandwidth (Zen 5, 2 threads)
 //	     tail (32 B):   d[16] fp16
-//	Q8_0 body (512 B):  q[8][64]: values 4m … 4m+3 of each row plus 128
-//	     tail (32 B):   d[16] fp16
+//	Q8_0 pair (1088 B): two bodies q[8][64]: values 4m … 4m+3 of each row
+//	                      plus 128; then the two blocks' d[16] fp16 (an
+//	                      odd last block leaves its pair's second half
+//	                      unused)
 //
-// A Q4_K block is 64 bytes larger than the 16 rows it comes from (2.8 %,
-// the 6-bit scales and mins kept a byte each); Q6_K's and Q8_0's are the
-// same size.
+// With the Q4_K and Q8_0 scales in tails after the group's blocks, the
+// kernels streamed 2 048-column matrices 10–20 % slower in fast memory
+// windows (scripts/kernelbw, Zen 5). A Q4_K block is 64 bytes larger than
+// the 16 rows it comes from (2.8 %, the 6-bit scales and mins kept a byte
+// each); Q6_K's and Q8_0's are the same size (but for an odd Q8_0 block
+// count's unused half pair).
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -76,6 +79,11 @@ typedef struct {
 
 // HX_K4_BLOCK is a packed Q4_K block: its body, then its rows' d and dmin.
 #define HX_K4_BLOCK 2368
+// hx_q8_at and hx_q8_d are the offsets in a packed Q8_0 group of block i's
+// body and of its rows' d: blocks go in pairs of 1 088 bytes, two bodies
+// and then their two d[16].
+static inline size_t hx_q8_at(int i) { return (size_t)(i / 2) * 1088 + 512 * (size_t)(i & 1); }
+static inline size_t hx_q8_d(int i) { return (size_t)(i / 2) * 1088 + 1024 + 32 * (size_t)(i & 1); }
 static int hx_r16_body(int type) { return type == HX_Q4_K ? 2304 : type == HX_Q6_K ? 3328 : 512; }
 static int hx_r16_tail(int type) { return type == HX_Q4_K ? 64 : 32; }
 static int hx_r16_vals(int type) { return type == HX_Q8_0 ? 32 : 256; }
@@ -83,6 +91,7 @@ static int hx_r16_vals(int type) { return type == HX_Q8_0 ? 32 : 256; }
 size_t hx_r16_group_bytes(int type, int n) {
 	if (type != HX_Q4_K && type != HX_Q6_K && type != HX_Q8_0) return 0;
 	size_t nb = (size_t)(n / hx_r16_vals(type));
+	if (type == HX_Q8_0) return (nb + 1) / 2 * 1088;
 	return (nb * (size_t)(hx_r16_body(type) + hx_r16_tail(type)) + 63) / 64 * 64;
 }
 
@@ -136,14 +145,13 @@ static void hx_r16_pack_q6_k(const uint8_t *w, size_t rb, int nb, uint8_t *g) {
 }
 
 static void hx_r16_pack_q8_0(const uint8_t *w, size_t rb, int nb, uint8_t *g) {
-	uint8_t *tail = g + (size_t)nb * 512;
 	for (int i = 0; i < nb; i++) {
-		uint8_t *o = g + (size_t)i * 512;
+		uint8_t *o = g + hx_q8_at(i);
 		for (int r = 0; r < HX_IL; r++) {
 			const uint8_t *wb = w + (size_t)r * rb + (size_t)i * 34;
 			for (int m = 0; m < 8; m++)
 				for (int b = 0; b < 4; b++) o[64 * m + 4 * r + b] = (uint8_t)(wb[2 + 4 * m + b] ^ 0x80);
-			memcpy(tail + 32 * i + 2 * r, wb, 2);
+			memcpy(g + hx_q8_d(i) + 2 * r, wb, 2);
 		}
 	}
 }
@@ -277,11 +285,10 @@ HX_VNNI static inline __attribute__((always_inline)) void hx_r16_q6_k_body(const
 // activation rows (Q8_0, xs apart; xa: each block's scale and −128·Σx, nb
 // per row, bs apart).
 HX_VNNI static inline __attribute__((always_inline)) void hx_r16_q8_0_body(const uint8_t *p, int nb, const uint8_t *x, size_t xs, const hx_r8_act *xa, size_t bs, int nj, float *out, size_t os) {
-	const uint8_t *tail = p + (size_t)nb * 512;
 	__m512 f[HX_RJ];
 	for (int j = 0; j < nj; j++) f[j] = _mm512_setzero_ps();
 	for (int i = 0; i < nb; i++) {
-		const uint8_t *b = p + (size_t)i * 512;
+		const uint8_t *b = p + hx_q8_at(i);
 		__m512i acc[HX_RJ];
 		for (int j = 0; j < nj; j++) acc[j] = _mm512_set1_epi32(xa[(size_t)j * bs + i].neg);
 		for (int m = 0; m < 8; m++) {
@@ -290,7 +297,8 @@ HX_VNNI static inline __attribute__((always_inline)) void hx_r16_q8_0_body(const
 			for (int j = 0; j < nj; j++)
 				acc[j] = _mm512_dpbusd_epi32(acc[j], v, hx_bcast(x + (size_t)j * xs + (size_t)i * 34 + 2 + 4 * m));
 		}
-		const __m512 d = hx_r16_d(tail + 32 * i);
+		if (i & 1) HX_PF(p + hx_q8_d(i)); // the pair's d line, which no body line's prefetch covers
+		const __m512 d = hx_r16_d(p + hx_q8_d(i));
 		for (int j = 0; j < nj; j++)
 			f[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[j]), _mm512_mul_ps(d, _mm512_set1_ps(xa[(size_t)j * bs + i].d)), f[j]);
 	}
@@ -359,12 +367,12 @@ int hx_r16_rows(int type, const uint8_t *p, int ng, const uint8_t *x, size_t xs,
 	if (type == HX_Q8_0) hx_r8_acts(x, xs, nx, nb, a);
 	else hx_r16_sums(type, x, xs, nx, nb, a);
 	const size_t bs = (size_t)nb * (type == HX_Q8_0 ? 1 : per);
-	// A Q6_K or Q8_0 group's row scales sit after its block bodies, a
-	// second stream the kernels read from the group's first block on,
-	// which HX_PF's distance reaches only near the group's end: ask for the
-	// next group's scales while this one runs (Q8_0 decode products read
-	// 3–11 % faster). Q4_K blocks carry theirs.
-	const size_t tb = type == HX_Q4_K ? 0 : (size_t)nb * hx_r16_tail(type), to = (size_t)nb * hx_r16_body(type);
+	// A Q6_K group's row scales sit after its block bodies, a second
+	// stream the kernel reads from the group's first block on, which
+	// HX_PF's distance reaches only near the group's end: ask for the next
+	// group's scales while this one runs (it made Q8_0 decode products 3–11 %
+	// faster when Q8_0 had such tails). Q4_K and Q8_0 blocks carry theirs.
+	const size_t tb = type == HX_Q6_K ? (size_t)nb * hx_r16_tail(type) : 0, to = (size_t)nb * hx_r16_body(type);
 	hx_prefetch_lines(p + to, tb);
 	for (int g = 0; g < ng; g++) {
 		const uint8_t *pg = p + (size_t)g * gb;
@@ -423,10 +431,9 @@ HX_VNNI void hx_r16_to_il(int type, const uint8_t *p, int nb, hx_il_block *out) 
 }
 
 HX_VNNI void hx_r16_to_il8(const uint8_t *p, int nb, hx_il8_block *out) {
-	const uint8_t *tail = p + (size_t)nb * 512;
 	for (int i = 0; i < nb; i++) {
-		memcpy(out[i].q, p + (size_t)i * 512, 512);
-		_mm512_store_ps(out[i].d, hx_r16_d(tail + 32 * i));
+		memcpy(out[i].q, p + hx_q8_at(i), 512);
+		_mm512_store_ps(out[i].d, hx_r16_d(p + hx_q8_d(i)));
 	}
 }
 

@@ -19,7 +19,8 @@ var ErrNoMemory = errors.New("out of memory")
 // rows with four activation values (kernels_r16.c describes the layout).
 // Decode then runs about a quarter of the instructions per weight of the
 // row-at-a-time kernels. Q4_K, Q6_K and Q8_0 pack; a Q4_K matrix grows by
-// 2.8 %, the others keep their size. The results are those of
+// 2.8 %, the others keep their size (Q8_0 rows of an odd number of blocks
+// grow by 544 bytes a group). The results are those of
 // VecDotRowsMulti at the VNNI level up to float rounding (the same exact
 // integer sums, added in another order).
 type Packed struct {
