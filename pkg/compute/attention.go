@@ -105,7 +105,9 @@ func (c *CPU) attendRows(kv *KVCache, layer int, spans []SeqSpan, a *Attn, windo
 		maxCtx = min(maxCtx, window)
 	}
 	c.pool.parallelFor(starts[len(spans)], grain(2*maxCtx*a.HeadDim), func(lo, hi int) {
-		scores, rowBuf := make([]float32, maxCtx), make([]float32, a.HeadDim)
+		buf := c.floats.get(maxCtx + a.HeadDim)
+		defer c.floats.put(buf)
+		scores, rowBuf := buf[:maxCtx], buf[maxCtx:]
 		si := 0
 		for idx := lo; idx < hi; idx++ {
 			for idx >= starts[si+1] {
@@ -141,7 +143,8 @@ func (c *CPU) attentionGroups(kv *KVCache, layer int, spans []SeqSpan, a *Attn, 
 		ctx = min(ctx, window+tile)
 	}
 	c.pool.parallelFor(starts[len(spans)], grain(2*g*rows*ctx*d), func(lo, hi int) {
-		scores := make([]float32, g*rows*ctx)
+		scores := c.floats.get(g * rows * ctx)
+		defer c.floats.put(scores)
 		si := 0
 		for idx := lo; idx < hi; idx++ {
 			for idx >= starts[si+1] {

@@ -22,6 +22,7 @@ type CPU struct {
 	decay   []float32 // the delta rule's per-token decays, reused
 	beta    []float32 // and betas
 	kv16    []uint16  // StoreKV's rows rounded to F16, reused
+	floats  scratch   // the parallel loops' per-task buffers, reused
 	// packGrowth is the packed weights' bytes beyond the file's (Prepare)
 	packGrowth atomic.Int64
 	ropes      [2]*ropeTable // RoPE's last angle tables, the latest first
@@ -44,7 +45,7 @@ func NewCPU(threads int) *CPU {
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
-	return &CPU{pool: newPool(threads), vec: vectorAttention()}
+	return &CPU{pool: newPool(threads), vec: vectorAttention(), floats: newScratch(threads)}
 }
 
 // Threads is the number of workers.
