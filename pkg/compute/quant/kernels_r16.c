@@ -77,22 +77,28 @@ typedef struct {
 #define HX_Q6_QL(t) (192 * ((t) >> 1) + 64 * ((t) & 1))
 #define HX_Q6_QH(s) (192 * (s) + 128)
 
-// HX_K4_BLOCK is a packed Q4_K block: its body, then its rows' d and dmin.
+// HX_K4_BLOCK is a packed Q4_K block: its 2 304-byte body, then its rows'
+// d (at HX_K4_D) and dmin (at HX_K4_DMIN).
 #define HX_K4_BLOCK 2368
+#define HX_K4_D 2304
+#define HX_K4_DMIN 2336
+// HX_Q6_BODY is a packed Q6_K block's body; a group's nb bodies are
+// followed by their rows' d, HX_Q6_TAIL bytes a block.
+#define HX_Q6_BODY 3328
+#define HX_Q6_TAIL 32
 // hx_q8_at and hx_q8_d are the offsets in a packed Q8_0 group of block i's
 // body and of its rows' d: blocks go in pairs of 1 088 bytes, two bodies
 // and then their two d[16].
 static inline size_t hx_q8_at(int i) { return (size_t)(i / 2) * 1088 + 512 * (size_t)(i & 1); }
 static inline size_t hx_q8_d(int i) { return (size_t)(i / 2) * 1088 + 1024 + 32 * (size_t)(i & 1); }
-static int hx_r16_body(int type) { return type == HX_Q4_K ? 2304 : type == HX_Q6_K ? 3328 : 512; }
-static int hx_r16_tail(int type) { return type == HX_Q4_K ? 64 : 32; }
 static int hx_r16_vals(int type) { return type == HX_Q8_0 ? 32 : 256; }
 
 size_t hx_r16_group_bytes(int type, int n) {
 	if (type != HX_Q4_K && type != HX_Q6_K && type != HX_Q8_0) return 0;
 	size_t nb = (size_t)(n / hx_r16_vals(type));
 	if (type == HX_Q8_0) return (nb + 1) / 2 * 1088;
-	return (nb * (size_t)(hx_r16_body(type) + hx_r16_tail(type)) + 63) / 64 * 64;
+	const size_t block = type == HX_Q4_K ? HX_K4_BLOCK : HX_Q6_BODY + HX_Q6_TAIL;
+	return (nb * block + 63) / 64 * 64;
 }
 
 HX_VNNI static void hx_r16_pack_q4_k(const uint8_t *w, size_t rb, int nb, uint8_t *g) {
@@ -107,16 +113,16 @@ HX_VNNI static void hx_r16_pack_q4_k(const uint8_t *w, size_t rb, int nb, uint8_
 				o[2048 + 16 * sb + r] = sm[sb];
 				o[2176 + 32 * (sb / 2) + 2 * r + sb % 2] = sm[8 + sb];
 			}
-			memcpy(o + 2304 + 2 * r, wb, 2);
-			memcpy(o + 2336 + 2 * r, wb + 2, 2);
+			memcpy(o + HX_K4_D + 2 * r, wb, 2);
+			memcpy(o + HX_K4_DMIN + 2 * r, wb + 2, 2);
 		}
 	}
 }
 
 static void hx_r16_pack_q6_k(const uint8_t *w, size_t rb, int nb, uint8_t *g) {
-	uint8_t *tail = g + (size_t)nb * 3328;
+	uint8_t *tail = g + (size_t)nb * HX_Q6_BODY;
 	for (int i = 0; i < nb; i++) {
-		uint8_t *o = g + (size_t)i * 3328;
+		uint8_t *o = g + (size_t)i * HX_Q6_BODY;
 		for (int r = 0; r < HX_IL; r++) {
 			const uint8_t *wb = w + (size_t)r * rb + (size_t)i * 210;
 			uint8_t v[256];
@@ -217,7 +223,7 @@ HX_VNNI static inline __attribute__((always_inline)) void hx_r16_q4_k_body(const
 			const __m512i mv = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(b + 2176 + 32 * q)));
 			for (int j = 0; j < nj; j++) ms[j] = _mm512_dpwssd_epi32(ms[j], mv, _mm512_set1_epi32(bp[(size_t)j * bs + 4 * (size_t)i + q]));
 		}
-		const __m512 d = hx_r16_d(b + 2304), dm = hx_r16_d(b + 2336);
+		const __m512 d = hx_r16_d(b + HX_K4_D), dm = hx_r16_d(b + HX_K4_DMIN);
 		for (int j = 0; j < nj; j++) {
 			float dy;
 			memcpy(&dy, x + (size_t)j * xs + (size_t)i * 292, 4);
@@ -233,11 +239,11 @@ HX_VNNI static inline __attribute__((always_inline)) void hx_r16_q4_k_body(const
 // per sub-block of 16, 16 per block, bs apart.
 HX_VNNI static inline __attribute__((always_inline)) void hx_r16_q6_k_body(const uint8_t *p, int nb, const uint8_t *x, size_t xs, const int32_t *o32, size_t bs, int nj, float *out, size_t os) {
 	const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
-	const uint8_t *tail = p + (size_t)nb * 3328;
+	const uint8_t *tail = p + (size_t)nb * HX_Q6_BODY;
 	__m512 f[HX_RJ];
 	for (int j = 0; j < nj; j++) f[j] = _mm512_setzero_ps();
 	for (int i = 0; i < nb; i++) {
-		const uint8_t *b = p + (size_t)i * 3328;
+		const uint8_t *b = p + (size_t)i * HX_Q6_BODY;
 		__m512i is[HX_RJ];
 		for (int j = 0; j < nj; j++) is[j] = _mm512_setzero_si512();
 		for (int c = 0; c < 4; c++)
@@ -372,7 +378,7 @@ int hx_r16_rows(int type, const uint8_t *p, int ng, const uint8_t *x, size_t xs,
 	// HX_PF's distance reaches only near the group's end: ask for the next
 	// group's scales while this one runs (it made Q8_0 decode products 3–11 %
 	// faster when Q8_0 had such tails). Q4_K and Q8_0 blocks carry theirs.
-	const size_t tb = type == HX_Q6_K ? (size_t)nb * hx_r16_tail(type) : 0, to = (size_t)nb * hx_r16_body(type);
+	const size_t tb = type == HX_Q6_K ? (size_t)nb * HX_Q6_TAIL : 0, to = (size_t)nb * HX_Q6_BODY;
 	hx_prefetch_lines(p + to, tb);
 	for (int g = 0; g < ng; g++) {
 		const uint8_t *pg = p + (size_t)g * gb;
@@ -393,9 +399,9 @@ int hx_r16_rows(int type, const uint8_t *p, int ng, const uint8_t *x, size_t xs,
 // hx_r16_to_il unpacks a packed Q4_K or Q6_K group to bytes: vector t =
 // 8c+k's low values are hx_il_block's q[16c+k], its high ones q[16c+8+k].
 HX_VNNI void hx_r16_to_il(int type, const uint8_t *p, int nb, hx_il_block *out) {
-	const int q6 = type == HX_Q6_K, body = q6 ? 3328 : HX_K4_BLOCK;
+	const int q6 = type == HX_Q6_K, body = q6 ? HX_Q6_BODY : HX_K4_BLOCK;
 	const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
-	const uint8_t *tail = p + (size_t)nb * 3328; // Q6_K's; a Q4_K block holds its own
+	const uint8_t *tail = p + (size_t)nb * HX_Q6_BODY; // Q6_K's; a Q4_K block holds its own
 	for (int i = 0; i < nb; i++) {
 		const uint8_t *b = p + (size_t)i * body;
 		hx_il_block *o = out + i;
@@ -420,8 +426,8 @@ HX_VNNI void hx_r16_to_il(int type, const uint8_t *p, int nb, hx_il_block *out) 
 			_mm512_store_ps(o->d, hx_r16_d(tail + 32 * i));
 			continue;
 		}
-		_mm512_store_ps(o->d, hx_r16_d(b + 2304));
-		_mm512_store_ps(o->dmin, hx_r16_d(b + 2336));
+		_mm512_store_ps(o->d, hx_r16_d(b + HX_K4_D));
+		_mm512_store_ps(o->dmin, hx_r16_d(b + HX_K4_DMIN));
 		for (int sb = 0; sb < 8; sb++) {
 			uint8_t m[16];
 			for (int r = 0; r < HX_IL; r++) m[r] = b[2176 + 32 * (sb / 2) + 2 * r + sb % 2];
