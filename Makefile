@@ -16,7 +16,7 @@ build:
 test: build node-deps
 	$(GO) vet ./...
 	$(GO) test -timeout 30m ./...
-	$(GO) test -race -timeout 30m ./pkg/runner/... ./pkg/api/...
+	$(GO) test -race -timeout 30m ./pkg/engine/... ./pkg/api/...
 
 # The OpenAI Node SDK for the Node end-to-end test (testdata/node, pinned by
 # its package-lock.json; needs Node.js and the npm registry).
@@ -24,7 +24,7 @@ node-deps:
 	cd testdata/node && npm ci --no-audit --no-fund --loglevel=error
 
 test-race:
-	$(GO) test -race -timeout 30m ./pkg/runner/... ./pkg/api/...
+	$(GO) test -race -timeout 30m ./pkg/engine/... ./pkg/api/...
 
 lint:
 	@test -z "$$(gofmt -l .)" || (gofmt -l .; echo "gofmt needed"; exit 1)
@@ -51,10 +51,10 @@ CUDA_ENV = CGO_CFLAGS="-I$(CUDA_DIR)/root/usr/include" CGO_LDFLAGS="-L$(CUDA_DIR
 
 cuda:
 	scripts/cuda-toolchain.sh headers $(CUDA_DIR)
-	$(CUDA_ENV) $(GO) vet -tags cuda ./pkg/cuda/... ./cmd/helexa-cuda
+	$(CUDA_ENV) $(GO) vet -tags cuda ./pkg/compute/cuda/... ./cmd/helexa-cuda
 	$(CUDA_ENV) $(GO) build -tags cuda -o bin/helexa-cuda ./cmd/helexa-cuda
 
-# Regenerates the committed PTX of pkg/cuda/kernels from the .cu sources
+# Regenerates the committed PTX of pkg/compute/cuda/kernels from the .cu sources
 # (nvcc from Debian's nvidia-cuda-toolkit, unpacked under CUDA_DIR).
 ptx:
 	scripts/cuda-toolchain.sh nvcc $(CUDA_DIR)

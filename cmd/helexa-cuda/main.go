@@ -26,9 +26,9 @@ import (
 
 	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/internal/prof"
-	"github.com/helexa/helexa/pkg/cuda"
+	"github.com/helexa/helexa/pkg/compute/cuda"
 	"github.com/helexa/helexa/pkg/executor"
-	"github.com/helexa/helexa/pkg/executor/cpuexec"
+	"github.com/helexa/helexa/pkg/executor/local"
 	"github.com/helexa/helexa/pkg/executor/rpc"
 )
 
@@ -115,12 +115,12 @@ func opener(ordinal int, log *slog.Logger) rpc.Opener {
 		}
 		free := be.FreeMemory()
 		log.Info("GPU open", "device", be.Name(), "free", free, "cublas", be.HasCublas())
-		opts := cpuexec.Options{
+		opts := local.Options{
 			NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks, WinBlocks: p.WinBlocks,
 			Threads: p.Threads, ChunkSize: p.ChunkSize, KVBudget: p.KVBudget, Parallel: p.Parallel, KVType: p.KVType,
 			Device: be,
 		}
-		ex, err := cpuexec.Load(ctx, p.Path, opts) // the backend's CheckFits is the pre-flight
+		ex, err := local.Load(ctx, p.Path, opts) // the backend's CheckFits is the pre-flight
 		if err != nil {
 			be.Close()
 			kind := executor.KindBadRequest

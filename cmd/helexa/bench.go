@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -121,7 +121,7 @@ func (o benchOptions) validate() error {
 }
 
 func runBench(ctx context.Context, opts benchOptions, s streams) error {
-	model := runner.CanonicalName(opts.Model)
+	model := engine.CanonicalName(opts.Model)
 	if err := opts.validate(); err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func runBench(ctx context.Context, opts benchOptions, s streams) error {
 		return err
 	}
 	defer closeSvc()
-	if _, err := svc.Load(ctx, runner.LoadRequest{Model: model, NumCtx: opts.NumCtx}); err != nil {
+	if _, err := svc.Load(ctx, engine.LoadRequest{Model: model, NumCtx: opts.NumCtx}); err != nil {
 		return fmt.Errorf("loading %s: %w", model, err)
 	}
 	if opts.NPrompt > 0 {
@@ -163,7 +163,7 @@ func runBench(ctx context.Context, opts benchOptions, s streams) error {
 // in-process Manager (closed by the returned func) logging to log (as run
 // does: warnings only, unless HELEXA_LOG_LEVEL is set, so the per-request
 // lines do not bury the table).
-func benchService(ctx context.Context, host, device string, log *slog.Logger) (runner.Service, func(), error) {
+func benchService(ctx context.Context, host, device string, log *slog.Logger) (engine.Service, func(), error) {
 	if host != "" {
 		c, err := daemonClient(host)
 		if err != nil {
@@ -188,18 +188,18 @@ func benchService(ctx context.Context, host, device string, log *slog.Logger) (r
 // benchRun is one sequence's measurements.
 type benchRun struct {
 	start, first, end time.Time
-	res               runner.Result
+	res               engine.Result
 }
 
 // benchOne runs one completion and times it.
-func benchOne(ctx context.Context, svc runner.Service, model string, opts benchOptions, tokens int, seed uint64) (benchRun, error) {
-	req := runner.CompletionRequest{Model: model, Prompt: opts.Prompt, AddSpecial: true, Options: runner.Options{
+func benchOne(ctx context.Context, svc engine.Service, model string, opts benchOptions, tokens int, seed uint64) (benchRun, error) {
+	req := engine.CompletionRequest{Model: model, Prompt: opts.Prompt, AddSpecial: true, Options: engine.Options{
 		Sampling:  sampling.Params{Temperature: opts.Temperature, Seed: seed},
 		MaxTokens: tokens,
 		IgnoreEOS: opts.ignoreEOS,
 	}}
 	r := benchRun{start: time.Now()}
-	res, err := svc.Complete(ctx, req, func(runner.Delta) error {
+	res, err := svc.Complete(ctx, req, func(engine.Delta) error {
 		if r.first.IsZero() {
 			r.first = time.Now()
 		}
@@ -213,7 +213,7 @@ func benchOne(ctx context.Context, svc runner.Service, model string, opts benchO
 }
 
 // benchLevelRun runs c sequences at once.
-func benchLevelRun(ctx context.Context, svc runner.Service, model string, opts benchOptions, c int) (benchLevel, error) {
+func benchLevelRun(ctx context.Context, svc engine.Service, model string, opts benchOptions, c int) (benchLevel, error) {
 	runs := make([]benchRun, c)
 	errs := make([]error, c)
 	var wg sync.WaitGroup

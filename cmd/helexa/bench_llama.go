@@ -15,7 +15,7 @@ import (
 
 	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/pkg/compute/quant"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -75,10 +75,10 @@ func randomPrompt(n, vocab int, seed uint64) []int32 {
 
 // timedTokens runs one completion of a token prompt that ignores
 // end-of-generation tokens and returns its usage.
-func timedTokens(ctx context.Context, svc runner.Service, model string, prompt []int32, n int) (runner.Usage, error) {
-	res, err := svc.Complete(ctx, runner.CompletionRequest{Model: model, Tokens: prompt, Options: runner.Options{
+func timedTokens(ctx context.Context, svc engine.Service, model string, prompt []int32, n int) (engine.Usage, error) {
+	res, err := svc.Complete(ctx, engine.CompletionRequest{Model: model, Tokens: prompt, Options: engine.Options{
 		Sampling: sampling.Params{Temperature: 0}, MaxTokens: n, IgnoreEOS: true,
-	}}, func(runner.Delta) error { return nil })
+	}}, func(engine.Delta) error { return nil })
 	return res.Usage, err
 }
 
@@ -88,7 +88,7 @@ func timedTokens(ctx context.Context, svc runner.Service, model string, prompt [
 // both run after a context of that many tokens (llama-bench's depth): a
 // random prefix prefilled first, untimed, which the prefix cache then
 // serves to both tests.
-func runLlamaBench(ctx context.Context, svc runner.Service, model string, opts benchOptions, s streams) error {
+func runLlamaBench(ctx context.Context, svc engine.Service, model string, opts benchOptions, s streams) error {
 	d, err := svc.Show(ctx, model)
 	if err != nil {
 		return fmt.Errorf("describing %s: %w", model, err)
@@ -163,7 +163,7 @@ func benchThreads(opts benchOptions) string {
 
 // benchProcessor is where the loaded model runs, as ps shows it ("" when
 // ps does not list it).
-func benchProcessor(ctx context.Context, svc runner.Service, model, path string) string {
+func benchProcessor(ctx context.Context, svc engine.Service, model, path string) string {
 	ps, err := svc.PS(ctx)
 	if err != nil {
 		return ""

@@ -16,7 +16,7 @@ import (
 	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/models/arch"
 	"github.com/helexa/helexa/pkg/models/gguf"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // debugInfoOptions are the flags of `helexa debug info`.
@@ -79,7 +79,7 @@ func runDebugInfo(ctx context.Context, opts debugInfoOptions, s streams) error {
 	defer f.Close()
 	info := summarizeGGUF(f)
 	if m, err := arch.Load(f); err == nil {
-		info.TPSizes = m.TPSizes(runner.MaxTP)
+		info.TPSizes = m.TPSizes(engine.MaxTP)
 	}
 	if opts.JSON {
 		enc := json.NewEncoder(s.Out)

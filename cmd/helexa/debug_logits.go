@@ -14,10 +14,10 @@ import (
 
 	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/pkg/executor"
-	"github.com/helexa/helexa/pkg/executor/cpuexec"
+	"github.com/helexa/helexa/pkg/executor/local"
 	"github.com/helexa/helexa/pkg/models/arch"
 	"github.com/helexa/helexa/pkg/models/gguf"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -176,8 +176,8 @@ func openDebugSession(ctx context.Context, model string, ctxLen int, what string
 	if eng.threads < 0 {
 		return nil, nil, fmt.Errorf("--threads %d: must be zero (all cores) or more", eng.threads)
 	}
-	if eng.tp < 0 || eng.tp > runner.MaxTP {
-		return nil, nil, fmt.Errorf("--tp %d: want 1 to %d ranks", eng.tp, runner.MaxTP)
+	if eng.tp < 0 || eng.tp > engine.MaxTP {
+		return nil, nil, fmt.Errorf("--tp %d: want 1 to %d ranks", eng.tp, engine.MaxTP)
 	}
 	nCtx, err := trainContext(model)
 	if err != nil {
@@ -187,7 +187,7 @@ func openDebugSession(ctx context.Context, model string, ctxLen int, what string
 		return nil, nil, fmt.Errorf("%s = %d positions exceed the model's context length of %d tokens", what, ctxLen, nCtx)
 	}
 	const blockSize = 16
-	opts := cpuexec.Options{
+	opts := local.Options{
 		NumCtx: ctxLen, BlockSize: blockSize, NumBlocks: (ctxLen + blockSize - 1) / blockSize,
 		ChunkSize: eng.chunk, Threads: eng.threads,
 	}
@@ -195,7 +195,7 @@ func openDebugSession(ctx context.Context, model string, ctxLen int, what string
 	if eng.tp > 1 {
 		ex, err = loadTP(ctx, model, eng.tp, opts, filepath.Base(model), nil)
 	} else {
-		ex, err = cpuexec.Load(ctx, model, opts)
+		ex, err = local.Load(ctx, model, opts)
 	}
 	if err != nil {
 		return nil, nil, err

@@ -8,7 +8,7 @@ import (
 
 	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/executor"
-	"github.com/helexa/helexa/pkg/executor/cpuexec"
+	"github.com/helexa/helexa/pkg/executor/local"
 	"github.com/helexa/helexa/pkg/models/synth"
 	"github.com/helexa/helexa/pkg/sampling"
 )
@@ -26,7 +26,7 @@ func TestDebugSynthShapes(t *testing.T) {
 				if err := runDebugSynth(context.Background(), opts, streams{Out: io.Discard}); err != nil {
 					t.Fatal(err)
 				}
-				ex, err := cpuexec.Load(context.Background(), out, cpuexec.Options{NumCtx: 64, NumBlocks: 8})
+				ex, err := local.Load(context.Background(), out, local.Options{NumCtx: 64, NumBlocks: 8})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -7,24 +7,24 @@ import (
 	"sync"
 
 	"github.com/helexa/helexa/internal/envvars"
-	"github.com/helexa/helexa/pkg/executor/cpuexec"
+	"github.com/helexa/helexa/pkg/executor/local"
 	"github.com/helexa/helexa/pkg/hub"
-	"github.com/helexa/helexa/pkg/runner"
-	"github.com/helexa/helexa/pkg/runner/loader"
+	"github.com/helexa/helexa/pkg/engine"
+	"github.com/helexa/helexa/pkg/engine/loader"
 )
 
 // newEngine builds the in-process engine from the environment, the same
-// way serve does: a runner.Manager over the GGUF loader, resolving
+// way serve does: an engine.Manager over the GGUF loader, resolving
 // references through the Hugging Face cache with progress reported to
 // progress. tweak, when set, adjusts the configuration (run keeps its
 // model loaded for the life of the process).
-func newEngine(log *slog.Logger, progress hub.ProgressFunc, tweak func(*runner.Config)) (*runner.Manager, error) {
+func newEngine(log *slog.Logger, progress hub.ProgressFunc, tweak func(*engine.Config)) (*engine.Manager, error) {
 	return newEngineWith(log, progress, tweak, localStarter{log: log})
 }
 
 // newEngineWith is newEngine with the executors started by exec.
-func newEngineWith(log *slog.Logger, progress hub.ProgressFunc, tweak func(*runner.Config), exec loader.ExecStarter) (*runner.Manager, error) {
-	cfg, err := runner.ConfigFromEnv()
+func newEngineWith(log *slog.Logger, progress hub.ProgressFunc, tweak func(*engine.Config), exec loader.ExecStarter) (*engine.Manager, error) {
+	cfg, err := engine.ConfigFromEnv()
 	if err != nil {
 		return nil, err
 	}
@@ -48,12 +48,12 @@ func newEngineWith(log *slog.Logger, progress hub.ProgressFunc, tweak func(*runn
 		return nil, err
 	}
 	kvType := envvars.KVType.Get()
-	if err := cpuexec.CheckKVType(kvType); err != nil {
+	if err := local.CheckKVType(kvType); err != nil {
 		return nil, fmt.Errorf("%s: %w", envvars.KVType.Name, err)
 	}
 	ld := &loader.GGUFLoader{Hub: hc, Threads: threads, ChunkSize: cfg.ChunkSize, KVType: kvType, Exec: exec, Log: log,
 		ChatTemplate: tmpl, Replay: replay}
-	return runner.NewManager(cfg, ld, log), nil
+	return engine.NewManager(cfg, ld, log), nil
 }
 
 // readEnvFile reads the file an environment variable names ("" when it is

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/helexa/helexa/internal/envvars"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // TestEnvDefaultsMatchEngine: the defaults `helexa --help` shows are the
@@ -16,30 +16,30 @@ func TestEnvDefaultsMatchEngine(t *testing.T) {
 	for _, v := range envvars.All() {
 		t.Setenv(v.Name, "")
 	}
-	ka, err := runner.ParseKeepAlive(envvars.KeepAlive.Default)
-	if err != nil || ka != runner.DefaultKeepAlive {
-		t.Errorf("%s default %q = %v, %v; the engine uses %v", envvars.KeepAlive.Name, envvars.KeepAlive.Default, ka, err, runner.DefaultKeepAlive)
+	ka, err := engine.ParseKeepAlive(envvars.KeepAlive.Default)
+	if err != nil || ka != engine.DefaultKeepAlive {
+		t.Errorf("%s default %q = %v, %v; the engine uses %v", envvars.KeepAlive.Name, envvars.KeepAlive.Default, ka, err, engine.DefaultKeepAlive)
 	}
 	ints := []struct {
 		v    envvars.Var
 		want int
 	}{
-		{envvars.MaxLoadedModels, runner.DefaultMaxLoadedModels},
-		{envvars.NumParallel, runner.DefaultNumParallel},
-		{envvars.MaxQueue, runner.DefaultMaxQueue},
-		{envvars.NumCtx, runner.DefaultNumCtx},
-		{envvars.ChunkSize, runner.DefaultChunkSize},
+		{envvars.MaxLoadedModels, engine.DefaultMaxLoadedModels},
+		{envvars.NumParallel, engine.DefaultNumParallel},
+		{envvars.MaxQueue, engine.DefaultMaxQueue},
+		{envvars.NumCtx, engine.DefaultNumCtx},
+		{envvars.ChunkSize, engine.DefaultChunkSize},
 	}
 	for _, it := range ints {
 		if n, err := it.v.Int(); err != nil || n != it.want {
 			t.Errorf("%s default %q = %d, %v; the engine uses %d", it.v.Name, it.v.Default, n, err, it.want)
 		}
 	}
-	cfg, err := runner.ConfigFromEnv()
+	cfg, err := engine.ConfigFromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	def := runner.DefaultConfig()
+	def := engine.DefaultConfig()
 	cfg.FreeMemory, def.FreeMemory = nil, nil
 	if cfg.KeepAlive != def.KeepAlive || cfg.MaxLoadedModels != def.MaxLoadedModels || cfg.NumParallel != def.NumParallel ||
 		cfg.MaxQueue != def.MaxQueue || cfg.NumCtx != def.NumCtx || cfg.ChunkSize != def.ChunkSize {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/internal/fixtures"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // TestGPUPoisonAndRecover serves a model on the GPU (make test-gpu sets
@@ -30,7 +30,7 @@ func TestGPUPoisonAndRecover(t *testing.T) {
 	defer logOnFailure(t, logs)
 	want := greedyText(t, addr, model)
 	ps := psModels(t, addr)
-	if len(ps) != 1 || !strings.HasPrefix(ps[0].Processor, "CUDA:") || ps[0].State != runner.StateReady {
+	if len(ps) != 1 || !strings.HasPrefix(ps[0].Processor, "CUDA:") || ps[0].State != engine.StateReady {
 		t.Fatalf("ps %+v, want one ready model on a CUDA device", ps)
 	}
 	pid := ps[0].RunnerPID
@@ -47,13 +47,13 @@ func TestGPUPoisonAndRecover(t *testing.T) {
 		t.Fatalf("the runner did not take the fault hook (%v)", err)
 	}
 	ps = psModels(t, addr)
-	if len(ps) != 1 || ps[0].State != runner.StatePoisoned || ps[0].Error == "" {
+	if len(ps) != 1 || ps[0].State != engine.StatePoisoned || ps[0].Error == "" {
 		t.Fatalf("ps after the fault: %+v, want poisoned with the reason", ps)
 	}
 	if got := greedyText(t, addr, model); got != want {
 		t.Fatalf("greedy text after recovery %q, want %q", got, want)
 	}
-	if ps := psModels(t, addr); ps[0].State != runner.StateReady || ps[0].RunnerPID == pid {
+	if ps := psModels(t, addr); ps[0].State != engine.StateReady || ps[0].RunnerPID == pid {
 		t.Fatalf("ps after recovery %+v, want ready in a new runner", ps[0])
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/api"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // psOptions are the flags of `helexa ps`.
@@ -61,7 +61,7 @@ func daemonError(c *api.Client, err error) error {
 
 // daemonPS connects to the daemon at host (or HELEXA_HOST) and lists the
 // models it has loaded.
-func daemonPS(ctx context.Context, host string) (*api.Client, []runner.ModelStatus, error) {
+func daemonPS(ctx context.Context, host string) (*api.Client, []engine.ModelStatus, error) {
 	c, err := daemonClient(host)
 	if err != nil {
 		return nil, nil, err
@@ -80,7 +80,7 @@ func runPs(ctx context.Context, opts psOptions, s streams) error {
 	}
 	if opts.JSON {
 		if models == nil {
-			models = []runner.ModelStatus{}
+			models = []engine.ModelStatus{}
 		}
 		enc := json.NewEncoder(s.Out)
 		enc.SetIndent("", "  ")
@@ -89,7 +89,7 @@ func runPs(ctx context.Context, opts psOptions, s streams) error {
 	return printPs(s.Out, models, time.Now())
 }
 
-func printPs(w io.Writer, models []runner.ModelStatus, now time.Time) error {
+func printPs(w io.Writer, models []engine.ModelStatus, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSIZE\tPROCESSOR\tRUNNER\tCONTEXT\tSTATE\tACTIVE\tUNTIL")
 	for _, m := range models {
@@ -105,7 +105,7 @@ func printPs(w io.Writer, models []runner.ModelStatus, now time.Time) error {
 		}
 	}
 	for _, m := range models {
-		if m.State == runner.StatePoisoned {
+		if m.State == engine.StatePoisoned {
 			if _, err := fmt.Fprintf(w, "\n%s is poisoned: %s\n  the next request for it loads it again (or unload it: helexa stop %s)\n",
 				m.Name, orDash(m.Error), strconv.Quote(m.Name)); err != nil {
 				return err
@@ -116,7 +116,7 @@ func printPs(w io.Writer, models []runner.ModelStatus, now time.Time) error {
 }
 
 // printRanks lists the ranks of a tensor-parallel model under the table.
-func printRanks(w io.Writer, m runner.ModelStatus) error {
+func printRanks(w io.Writer, m engine.ModelStatus) error {
 	if len(m.Ranks) == 0 {
 		return nil
 	}
@@ -138,9 +138,9 @@ func runnerColumn(pid int) string {
 }
 
 // until says when an idle model will be unloaded.
-func until(m runner.ModelStatus, now time.Time) string {
+func until(m engine.ModelStatus, now time.Time) string {
 	switch {
-	case m.State == runner.StateLoading:
+	case m.State == engine.StateLoading:
 		return "-"
 	case m.ExpiresAt.IsZero() && m.Active > 0:
 		return "in use"

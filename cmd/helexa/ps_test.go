@@ -7,23 +7,23 @@ import (
 	"time"
 
 	"github.com/helexa/helexa/pkg/executor"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 func TestPrintPs(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name   string
-		models []runner.ModelStatus
+		models []engine.ModelStatus
 		want   []string
 		absent []string
 	}{
-		{"one process", []runner.ModelStatus{{Name: "a", Processor: "CPU", RunnerPID: 42, State: runner.StateReady, Context: 4096}},
+		{"one process", []engine.ModelStatus{{Name: "a", Processor: "CPU", RunnerPID: 42, State: engine.StateReady, Context: 4096}},
 			[]string{"pid 42", "ready"}, []string{"ranks"}},
-		{"tensor parallel", []runner.ModelStatus{{Name: "b", Processor: "TP×2 CPU", RunnerPID: 7, State: runner.StateReady,
+		{"tensor parallel", []engine.ModelStatus{{Name: "b", Processor: "TP×2 CPU", RunnerPID: 7, State: engine.StateReady,
 			Ranks: []executor.RankInfo{{Rank: 0, Device: "cpu", PID: 7}, {Rank: 1, Device: "cpu", PID: 8}}}},
 			[]string{"TP×2 CPU", "b ranks: rank 0: cpu pid 7, rank 1: cpu pid 8"}, nil},
-		{"poisoned", []runner.ModelStatus{{Name: "c", State: runner.StatePoisoned, Error: "rank 1 exited"}},
+		{"poisoned", []engine.ModelStatus{{Name: "c", State: engine.StatePoisoned, Error: "rank 1 exited"}},
 			[]string{"c is poisoned: rank 1 exited"}, nil},
 	}
 	for _, tt := range tests {

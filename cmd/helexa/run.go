@@ -21,7 +21,7 @@ import (
 	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/api"
 	"github.com/helexa/helexa/pkg/hub"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/sampling"
 	"github.com/helexa/helexa/pkg/tui"
 )
@@ -99,7 +99,7 @@ func bindRunFlags(cmd *cobra.Command, opts *runOptions) {
 }
 
 // request is what one answer is asked with.
-func (o runOptions) request() (runner.Options, error) {
+func (o runOptions) request() (engine.Options, error) {
 	p := sampling.Params{
 		Temperature: o.Temperature, TopP: o.TopP, TopK: o.TopK, MinP: o.MinP,
 		RepeatPenalty: o.RepeatPenalty,
@@ -110,15 +110,15 @@ func (o runOptions) request() (runner.Options, error) {
 		p.Seed = rand.Uint64()
 	}
 	if err := p.Validate(); err != nil {
-		return runner.Options{}, fmt.Errorf("check the sampling flags (--temperature, --top-p, --top-k, --min-p, --repeat-penalty): %w", err)
+		return engine.Options{}, fmt.Errorf("check the sampling flags (--temperature, --top-p, --top-k, --min-p, --repeat-penalty): %w", err)
 	}
 	if o.NumPredict < 0 {
-		return runner.Options{}, fmt.Errorf("-n/--num-predict %d: want 0 (no limit) or a positive number of tokens", o.NumPredict)
+		return engine.Options{}, fmt.Errorf("-n/--num-predict %d: want 0 (no limit) or a positive number of tokens", o.NumPredict)
 	}
 	if o.NumCtx < 0 {
-		return runner.Options{}, fmt.Errorf("--num-ctx %d: want a positive number of tokens", o.NumCtx)
+		return engine.Options{}, fmt.Errorf("--num-ctx %d: want a positive number of tokens", o.NumCtx)
 	}
-	return runner.Options{Sampling: p, MaxTokens: o.NumPredict, NumCtx: o.NumCtx}, nil
+	return engine.Options{Sampling: p, MaxTokens: o.NumPredict, NumCtx: o.NumCtx}, nil
 }
 
 func (o runOptions) think() *bool {
@@ -161,7 +161,7 @@ func runRun(ctx context.Context, opts runOptions, s streams) error {
 		finishBars()
 		return fmt.Errorf("pulling %s: %w", model, err)
 	}
-	st, loadDur, err := loadModel(ctx, svc, runner.LoadRequest{Model: model, NumCtx: opts.NumCtx, TP: opts.TP}, router, s.Err)
+	st, loadDur, err := loadModel(ctx, svc, engine.LoadRequest{Model: model, NumCtx: opts.NumCtx, TP: opts.TP}, router, s.Err)
 	finishBars()
 	if err != nil {
 		return err
@@ -244,7 +244,7 @@ func (h dropReported) WithGroup(name string) slog.Handler {
 
 // connect uses the daemon at HELEXA_HOST when it answers, and an
 // in-process engine on the device setting's device otherwise.
-func connect(ctx context.Context, log *slog.Logger, router *progressRouter, errw io.Writer, verbose bool, device string) (runner.Service, func(), error) {
+func connect(ctx context.Context, log *slog.Logger, router *progressRouter, errw io.Writer, verbose bool, device string) (engine.Service, func(), error) {
 	client, err := api.NewClientFromEnv()
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", envvars.Host.Name, err)
@@ -265,7 +265,7 @@ func connect(ctx context.Context, log *slog.Logger, router *progressRouter, errw
 	if err != nil {
 		return nil, nil, err
 	}
-	mgr, err := newEngineWith(log, router.emit, func(c *runner.Config) { c.KeepAlive = -1 }, exec)
+	mgr, err := newEngineWith(log, router.emit, func(c *engine.Config) { c.KeepAlive = -1 }, exec)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -279,7 +279,7 @@ func connect(ctx context.Context, log *slog.Logger, router *progressRouter, errw
 
 // loadModel loads the model, showing a spinner on a terminal when it takes
 // more than a second (downloads show their own progress bars).
-func loadModel(ctx context.Context, svc runner.Service, req runner.LoadRequest, router *progressRouter, errw io.Writer) (runner.ModelStatus, time.Duration, error) {
+func loadModel(ctx context.Context, svc engine.Service, req engine.LoadRequest, router *progressRouter, errw io.Writer) (engine.ModelStatus, time.Duration, error) {
 	t0 := time.Now()
 	stop := startSpinner(errw, "loading "+req.Model, router.sawEvents, time.Second)
 	st, err := svc.Load(ctx, req)
@@ -329,7 +329,7 @@ func startSpinner(w io.Writer, label string, quiet func() bool, after time.Durat
 }
 
 // runChat runs the terminal UI.
-func runChat(ctx context.Context, svc runner.Service, model string, st runner.ModelStatus, opts runOptions, reqOpts runner.Options, router *progressRouter, s streams) error {
+func runChat(ctx context.Context, svc engine.Service, model string, st engine.ModelStatus, opts runOptions, reqOpts engine.Options, router *progressRouter, s streams) error {
 	details, err := svc.Show(ctx, model)
 	if err != nil {
 		return fmt.Errorf("describing %s: %w", model, err)
@@ -385,12 +385,12 @@ func progressLine(e hub.Event) string {
 }
 
 // oneShot answers one prompt on stdout as plain streamed text.
-func oneShot(ctx context.Context, svc runner.Service, model, prompt string, opts runOptions, reqOpts runner.Options, s streams) error {
+func oneShot(ctx context.Context, svc engine.Service, model, prompt string, opts runOptions, reqOpts engine.Options, s streams) error {
 	p := &plainPrinter{w: s.Out, tty: isTerminal(s.Out), hide: opts.HideThinking}
-	var res runner.Result
+	var res engine.Result
 	var err error
 	if opts.Raw {
-		res, err = svc.Complete(ctx, runner.CompletionRequest{Model: model, Prompt: prompt, AddSpecial: true, Options: reqOpts}, p.delta)
+		res, err = svc.Complete(ctx, engine.CompletionRequest{Model: model, Prompt: prompt, AddSpecial: true, Options: reqOpts}, p.delta)
 	} else {
 		var msgs []tui.Message
 		if opts.System != "" {
@@ -401,7 +401,7 @@ func oneShot(ctx context.Context, svc runner.Service, model, prompt string, opts
 		if jerr != nil {
 			return fmt.Errorf("encoding the prompt: %w", jerr)
 		}
-		req := runner.ChatRequest{Model: model, Messages: raw, Options: reqOpts}
+		req := engine.ChatRequest{Model: model, Messages: raw, Options: reqOpts}
 		if t := opts.think(); t != nil {
 			req.TemplateKwargs = map[string]any{"enable_thinking": *t}
 		}
@@ -412,8 +412,8 @@ func oneShot(ctx context.Context, svc runner.Service, model, prompt string, opts
 		return fmt.Errorf("writing the answer: %w", p.err)
 	}
 	if err != nil {
-		var re *runner.Error
-		if errors.As(err, &re) && re.Kind == runner.KindContextLength {
+		var re *engine.Error
+		if errors.As(err, &re) && re.Kind == engine.KindContextLength {
 			return fmt.Errorf("the prompt does not fit the context (raise it with --num-ctx): %w", err)
 		}
 		if ctx.Err() != nil {
@@ -441,7 +441,7 @@ func daemonOnlyVars() []envvars.Var {
 // applyClientEnv sends the caller's HELEXA_NUM_CTX and HELEXA_KEEP_ALIVE
 // with the requests to a daemon (unless flags set them) and warns about
 // settings only the daemon applies.
-func applyClientEnv(opts *runOptions, reqOpts *runner.Options, addr string, errw io.Writer) error {
+func applyClientEnv(opts *runOptions, reqOpts *engine.Options, addr string, errw io.Writer) error {
 	if opts.NumCtx == 0 && envvars.NumCtx.IsSet() {
 		n, err := envvars.NumCtx.Int()
 		if err != nil {
@@ -450,7 +450,7 @@ func applyClientEnv(opts *runOptions, reqOpts *runner.Options, addr string, errw
 		opts.NumCtx, reqOpts.NumCtx = n, n
 	}
 	if reqOpts.KeepAlive == nil && envvars.KeepAlive.IsSet() {
-		d, err := runner.ParseKeepAlive(envvars.KeepAlive.Get())
+		d, err := engine.ParseKeepAlive(envvars.KeepAlive.Get())
 		if err != nil {
 			return fmt.Errorf("%s: %w", envvars.KeepAlive.Name, err)
 		}
@@ -466,14 +466,14 @@ func applyClientEnv(opts *runOptions, reqOpts *runner.Options, addr string, errw
 
 // contextFull reports a generation that stopped because the context ran
 // out (not because of max_tokens).
-func contextFull(res runner.Result) bool {
+func contextFull(res engine.Result) bool {
 	u := res.Usage
 	return res.FinishReason == "length" && u.Context > 0 && u.PromptTokens+u.CompletionTokens >= u.Context
 }
 
 // pullThroughDaemon has the daemon fetch a Hub model (from its cache when
 // complete) before the load, drawing the daemon's progress here.
-func pullThroughDaemon(ctx context.Context, svc runner.Service, model string, router *progressRouter) error {
+func pullThroughDaemon(ctx context.Context, svc engine.Service, model string, router *progressRouter) error {
 	c, ok := svc.(*api.Client)
 	if !ok {
 		return nil // in-process: the loader draws its own progress
@@ -505,7 +505,7 @@ func (p *plainPrinter) write(s string) {
 	p.last = s[len(s)-1]
 }
 
-func (p *plainPrinter) delta(d runner.Delta) error {
+func (p *plainPrinter) delta(d engine.Delta) error {
 	if d.Reasoning != "" && !p.hide {
 		if !p.thinking {
 			p.thinking = true
@@ -545,7 +545,7 @@ func (p *plainPrinter) finish() {
 }
 
 // printUsage is --verbose's summary.
-func printUsage(w io.Writer, u runner.Usage) {
+func printUsage(w io.Writer, u engine.Usage) {
 	fmt.Fprintf(w, "prompt:     %d tokens (%d cached)", u.PromptTokens, u.CachedTokens)
 	if r := tui.PrefillRate(u); r > 0 {
 		fmt.Fprintf(w, ", %.1f tok/s", r)

@@ -23,7 +23,7 @@ import (
 	"github.com/helexa/helexa/pkg/models/chat"
 	"github.com/helexa/helexa/pkg/models/gguf"
 	"github.com/helexa/helexa/pkg/models/tokenizer"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -179,20 +179,20 @@ func TestRunUsesDaemon(t *testing.T) {
 func TestSecondChatTurnPrefillsOnlyNewTokens(t *testing.T) {
 	isolate(t)
 	path := fixtures.Path(t, "models", "stories260K.gguf")
-	mgr, err := newEngine(slog.New(slog.DiscardHandler), nil, func(c *runner.Config) { c.KeepAlive = -1 })
+	mgr, err := newEngine(slog.New(slog.DiscardHandler), nil, func(c *engine.Config) { c.KeepAlive = -1 })
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mgr.Close(context.Background())
 	ctx := context.Background()
-	opts := runner.Options{Sampling: sampling.Params{Temperature: 0}, MaxTokens: 12}
+	opts := engine.Options{Sampling: sampling.Params{Temperature: 0}, MaxTokens: 12}
 
-	turn := func(msgs []map[string]string) (runner.Result, string, []int32) {
+	turn := func(msgs []map[string]string) (engine.Result, string, []int32) {
 		t.Helper()
 		raw, _ := json.Marshal(msgs)
 		var text strings.Builder
 		var ids []int32
-		res, err := mgr.Chat(ctx, runner.ChatRequest{Model: path, Messages: raw, Options: opts}, func(d runner.Delta) error {
+		res, err := mgr.Chat(ctx, engine.ChatRequest{Model: path, Messages: raw, Options: opts}, func(d engine.Delta) error {
 			text.WriteString(d.Content)
 			for _, tk := range d.Tokens {
 				ids = append(ids, tk.ID)
@@ -361,30 +361,30 @@ func TestRunModelForms(t *testing.T) {
 	}
 }
 
-// runFake is a runner.Service that records the one request it answers
+// runFake is an engine.Service that records the one request it answers
 // with scripted deltas.
 type runFake struct {
-	runner.Service
-	deltas []runner.Delta
-	chat   *runner.ChatRequest
-	comp   *runner.CompletionRequest
+	engine.Service
+	deltas []engine.Delta
+	chat   *engine.ChatRequest
+	comp   *engine.CompletionRequest
 }
 
-func (f *runFake) answer(onDelta func(runner.Delta) error) (runner.Result, error) {
+func (f *runFake) answer(onDelta func(engine.Delta) error) (engine.Result, error) {
 	for _, d := range f.deltas {
 		if err := onDelta(d); err != nil {
-			return runner.Result{}, err
+			return engine.Result{}, err
 		}
 	}
-	return runner.Result{FinishReason: "stop", Usage: runner.Usage{PromptTokens: 7, CompletionTokens: len(f.deltas)}}, nil
+	return engine.Result{FinishReason: "stop", Usage: engine.Usage{PromptTokens: 7, CompletionTokens: len(f.deltas)}}, nil
 }
 
-func (f *runFake) Chat(_ context.Context, req runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
+func (f *runFake) Chat(_ context.Context, req engine.ChatRequest, onDelta func(engine.Delta) error) (engine.Result, error) {
 	f.chat = &req
 	return f.answer(onDelta)
 }
 
-func (f *runFake) Complete(_ context.Context, req runner.CompletionRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
+func (f *runFake) Complete(_ context.Context, req engine.CompletionRequest, onDelta func(engine.Delta) error) (engine.Result, error) {
 	f.comp = &req
 	return f.answer(onDelta)
 }
@@ -392,21 +392,21 @@ func (f *runFake) Complete(_ context.Context, req runner.CompletionRequest, onDe
 // TestOneShotRequest: the flags become the request; thinking is printed
 // apart from the answer, or not at all.
 func TestOneShotRequest(t *testing.T) {
-	thinkThenAnswer := []runner.Delta{{Reasoning: "hmm"}, {Reasoning: " ok"}, {Content: "Blue."}}
+	thinkThenAnswer := []engine.Delta{{Reasoning: "hmm"}, {Reasoning: " ok"}, {Content: "Blue."}}
 	tests := []struct {
 		name    string
 		opts    func(*runOptions)
-		deltas  []runner.Delta
+		deltas  []engine.Delta
 		wantOut string
 		check   func(t *testing.T, f *runFake)
 	}{
-		{name: "sampling flags", deltas: []runner.Delta{{Content: "hi"}}, wantOut: "hi\n",
+		{name: "sampling flags", deltas: []engine.Delta{{Content: "hi"}}, wantOut: "hi\n",
 			opts: func(o *runOptions) {
 				o.Temperature, o.TopP, o.TopK, o.MinP, o.RepeatPenalty = 0.3, 0.9, 12, 0.02, 1.1
 				o.Seed, o.NumPredict, o.NumCtx = 42, 9, 512
 			},
 			check: func(t *testing.T, f *runFake) {
-				want := runner.Options{Sampling: sampling.Params{Temperature: 0.3, TopP: 0.9, TopK: 12, MinP: 0.02, RepeatPenalty: 1.1, Seed: 42}, MaxTokens: 9, NumCtx: 512}
+				want := engine.Options{Sampling: sampling.Params{Temperature: 0.3, TopP: 0.9, TopK: 12, MinP: 0.02, RepeatPenalty: 1.1, Seed: 42}, MaxTokens: 9, NumCtx: 512}
 				if f.chat == nil || !reflect.DeepEqual(f.chat.Options, want) {
 					t.Errorf("request %+v, want options %+v", f.chat, want)
 				}
@@ -424,7 +424,7 @@ func TestOneShotRequest(t *testing.T) {
 					t.Errorf("kwargs %v, want enable_thinking true", f.chat.TemplateKwargs)
 				}
 			}},
-		{name: "think off", deltas: []runner.Delta{{Content: "Blue."}}, wantOut: "Blue.\n",
+		{name: "think off", deltas: []engine.Delta{{Content: "Blue."}}, wantOut: "Blue.\n",
 			opts: func(o *runOptions) { o.Think, o.ThinkSet = false, true },
 			check: func(t *testing.T, f *runFake) {
 				if v, ok := f.chat.TemplateKwargs["enable_thinking"]; !ok || v != false {
@@ -432,7 +432,7 @@ func TestOneShotRequest(t *testing.T) {
 				}
 			}},
 		{name: "hide thinking", deltas: thinkThenAnswer, wantOut: "Blue.\n", opts: func(o *runOptions) { o.HideThinking = true }},
-		{name: "raw", deltas: []runner.Delta{{Content: " there"}}, wantOut: " there\n",
+		{name: "raw", deltas: []engine.Delta{{Content: " there"}}, wantOut: " there\n",
 			opts: func(o *runOptions) { o.Raw, o.System = true, "ignored" },
 			check: func(t *testing.T, f *runFake) {
 				if f.chat != nil || f.comp == nil || f.comp.Prompt != "Why?" || !f.comp.AddSpecial {
@@ -470,7 +470,7 @@ func TestOneShotRequest(t *testing.T) {
 func TestPlainPrinterTerminal(t *testing.T) {
 	var b bytes.Buffer
 	p := &plainPrinter{w: &b, tty: true}
-	for _, d := range []runner.Delta{{Reasoning: "hmm"}, {Content: "Blue."}} {
+	for _, d := range []engine.Delta{{Reasoning: "hmm"}, {Content: "Blue."}} {
 		if err := p.delta(d); err != nil {
 			t.Fatal(err)
 		}
@@ -548,7 +548,7 @@ func TestClientEnvReachesTheDaemon(t *testing.T) {
 	t.Setenv("HELEXA_KEEP_ALIVE", "10m")
 	t.Setenv("HELEXA_NUM_THREADS", "3")
 	var opts runOptions
-	var req runner.Options
+	var req engine.Options
 	var errw strings.Builder
 	if err := applyClientEnv(&opts, &req, "127.0.0.1:13131", &errw); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/internal/prof"
 	"github.com/helexa/helexa/pkg/executor"
-	"github.com/helexa/helexa/pkg/executor/cpuexec"
+	"github.com/helexa/helexa/pkg/executor/local"
 	"github.com/helexa/helexa/pkg/executor/rpc"
 	"github.com/helexa/helexa/pkg/executor/tp"
 )
@@ -59,12 +59,12 @@ func runRunner(ctx context.Context, _ runnerOptions, s streams) error {
 // split over worker ranks with the runner as rank 0.
 func cpuRunnerOpener(log *slog.Logger) rpc.Opener {
 	return func(ctx context.Context, p rpc.LoadParams) (executor.Executor, error) {
-		opts := cpuexec.Options{
+		opts := local.Options{
 			NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks, WinBlocks: p.WinBlocks,
 			Threads: p.Threads, ChunkSize: p.ChunkSize, KVBudget: p.KVBudget, Parallel: p.Parallel, KVType: p.KVType,
 		}
 		if p.TP <= 1 {
-			ex, err := cpuexec.Load(ctx, p.Path, opts)
+			ex, err := local.Load(ctx, p.Path, opts)
 			if err != nil {
 				return nil, executor.Errorf(executor.KindBadRequest, "loading %s: %v", p.Path, err)
 			}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/helexa/helexa/internal/fixtures"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // e2eHTTP talks to the daemon without keep-alive, so the daemon's open
@@ -31,14 +31,14 @@ func postJSON(t *testing.T, addr, path, body string) *http.Response {
 	return resp
 }
 
-func psModels(t *testing.T, addr string) []runner.ModelStatus {
+func psModels(t *testing.T, addr string) []engine.ModelStatus {
 	t.Helper()
 	resp, err := e2eHTTP.Get("http://" + addr + "/api/ps")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var out struct{ Models []runner.ModelStatus }
+	var out struct{ Models []engine.ModelStatus }
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestRunnerKilledMidStream(t *testing.T) {
 	defer logOnFailure(t, logs)
 	want := greedyText(t, addr, model)
 	ps := psModels(t, addr)
-	if len(ps) != 1 || ps[0].RunnerPID == 0 || ps[0].State != runner.StateReady {
+	if len(ps) != 1 || ps[0].RunnerPID == 0 || ps[0].State != engine.StateReady {
 		t.Fatalf("ps after the first request: %+v, want one ready model with a runner pid", ps)
 	}
 	daemon := ppidOf(t, ps[0].RunnerPID)
@@ -171,13 +171,13 @@ func TestRunnerKilledMidStream(t *testing.T) {
 			t.Errorf("round %d: the stream ended %s after the kill, want under a second", i, took)
 		}
 		ps := psModels(t, addr)
-		if len(ps) != 1 || ps[0].State != runner.StatePoisoned || ps[0].Error == "" {
+		if len(ps) != 1 || ps[0].State != engine.StatePoisoned || ps[0].Error == "" {
 			t.Fatalf("round %d: ps after the kill: %+v, want poisoned with the reason", i, ps)
 		}
 		if got := greedyText(t, addr, model); got != want {
 			t.Fatalf("round %d: greedy output after recovery %q, want %q", i, got, want)
 		}
-		if ps := psModels(t, addr); ps[0].RunnerPID == pid || ps[0].State != runner.StateReady {
+		if ps := psModels(t, addr); ps[0].RunnerPID == pid || ps[0].State != engine.StateReady {
 			t.Fatalf("round %d: ps after recovery %+v, want a new runner", i, ps[0])
 		}
 		if kids := childrenOf(t, daemon); len(kids) != 1 {

@@ -15,7 +15,7 @@ import (
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/rpc"
 	"github.com/helexa/helexa/pkg/models/modelfile"
-	"github.com/helexa/helexa/pkg/runner/loader"
+	"github.com/helexa/helexa/pkg/engine/loader"
 )
 
 // runnerStarter starts each model's executor in a runner child process:

@@ -16,7 +16,7 @@ import (
 	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/pkg/api"
 	"github.com/helexa/helexa/pkg/hub"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // serveOptions are the flags of `helexa serve`.
@@ -182,11 +182,11 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// newServeEngine builds the engine from the environment: a runner.Manager
+// newServeEngine builds the engine from the environment: an engine.Manager
 // over the GGUF loader, resolving references through the Hugging Face
 // cache and running each model in a runner process (HELEXA_RUNNER), and
 // the puller behind /api/pull.
-func newServeEngine(ctx context.Context, log *slog.Logger, device string) (*runner.Manager, api.Puller, error) {
+func newServeEngine(ctx context.Context, log *slog.Logger, device string) (*engine.Manager, api.Puller, error) {
 	exec, err := serveExecStarter(ctx, log, device)
 	if err != nil {
 		return nil, nil, err
@@ -263,14 +263,14 @@ func hubPull(ctx context.Context, model string, preferCache bool, progress func(
 
 // pullError classifies a hub error for the API's status codes.
 func pullError(model string, err error) error {
-	kind := runner.KindInternal
+	kind := engine.KindInternal
 	switch {
 	case errors.Is(err, hub.ErrBadReference):
-		kind = runner.KindBadRequest
+		kind = engine.KindBadRequest
 	case errors.Is(err, hub.ErrNotFound), errors.Is(err, hub.ErrQuantNotFound), errors.Is(err, hub.ErrNotCached), errors.Is(err, hub.ErrNoWeights):
-		kind = runner.KindNotFound
+		kind = engine.KindNotFound
 	case errors.Is(err, hub.ErrUnauthorized):
-		kind = runner.KindBadRequest // the Hub refused: not the daemon's own 401
+		kind = engine.KindBadRequest // the Hub refused: not the daemon's own 401
 	}
-	return &runner.Error{Kind: kind, Msg: fmt.Sprintf("pull %s", model), Err: err}
+	return &engine.Error{Kind: kind, Msg: fmt.Sprintf("pull %s", model), Err: err}
 }

@@ -10,15 +10,15 @@ import (
 	"testing"
 
 	"github.com/helexa/helexa/pkg/api"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
-// loadedOnly is a runner.Service whose only loaded model is a local file;
+// loadedOnly is an engine.Service whose only loaded model is a local file;
 // the /v1/models handler calls nothing but PS.
-type loadedOnly struct{ runner.Service }
+type loadedOnly struct{ engine.Service }
 
-func (loadedOnly) PS(context.Context) ([]runner.ModelStatus, error) {
-	return []runner.ModelStatus{{Name: "/tmp/x.gguf", Path: "/tmp/x.gguf", State: runner.StateReady}}, nil
+func (loadedOnly) PS(context.Context) ([]engine.ModelStatus, error) {
+	return []engine.ModelStatus{{Name: "/tmp/x.gguf", Path: "/tmp/x.gguf", State: engine.StateReady}}, nil
 }
 
 // TestServeCatalogListsCache pulls into a fake Hub's cache and checks that

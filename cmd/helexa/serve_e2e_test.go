@@ -20,7 +20,7 @@ import (
 	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/api"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // syncBuffer collects the daemon's log for failure messages.
@@ -207,7 +207,7 @@ func checkCompletionsModelsErrors(ctx context.Context, t *testing.T, client open
 		t.Fatalf("models: %v", err)
 	}
 	found := false
-	name := runner.CanonicalName(model) // local models are listed by their resolved path
+	name := engine.CanonicalName(model) // local models are listed by their resolved path
 	for _, m := range models.Data {
 		found = found || m.ID == name
 	}

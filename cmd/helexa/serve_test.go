@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/helexa/helexa/pkg/api"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 func TestCheckBind(t *testing.T) {
@@ -113,19 +113,19 @@ func TestServeHTTPGraceful(t *testing.T) {
 
 // psFake is the little Service `ps`/`stop` talk to in tests.
 type psFake struct {
-	runner.Service
-	models   []runner.ModelStatus
+	engine.Service
+	models   []engine.ModelStatus
 	unloaded []string
 }
 
-func (f *psFake) PS(context.Context) ([]runner.ModelStatus, error) { return f.models, nil }
+func (f *psFake) PS(context.Context) ([]engine.ModelStatus, error) { return f.models, nil }
 
 func (f *psFake) Unload(_ context.Context, m string) error {
 	f.unloaded = append(f.unloaded, m)
 	return nil
 }
 
-func startAPI(t *testing.T, svc runner.Service) string {
+func startAPI(t *testing.T, svc engine.Service) string {
 	t.Helper()
 	s, err := api.NewServer(api.Config{Service: svc, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -139,9 +139,9 @@ func startAPI(t *testing.T, svc runner.Service) string {
 func TestPsAndStop(t *testing.T) {
 	t.Setenv("HELEXA_API_KEY", "")
 	exp := time.Now().Add(4*time.Minute + 30*time.Second)
-	f := &psFake{models: []runner.ModelStatus{
-		{Name: "org/a:Q8_0", SizeBytes: 3 << 30, Processor: "CPU", Context: 4096, State: runner.StateReady, ExpiresAt: exp},
-		{Name: "b.gguf", SizeBytes: 1 << 20, Processor: "GPU", Context: 2048, State: runner.StatePoisoned, Active: 0, Error: "CUDA illegal address"},
+	f := &psFake{models: []engine.ModelStatus{
+		{Name: "org/a:Q8_0", SizeBytes: 3 << 30, Processor: "CPU", Context: 4096, State: engine.StateReady, ExpiresAt: exp},
+		{Name: "b.gguf", SizeBytes: 1 << 20, Processor: "GPU", Context: 2048, State: engine.StatePoisoned, Active: 0, Error: "CUDA illegal address"},
 	}}
 	host := startAPI(t, f)
 	var out bytes.Buffer
@@ -158,7 +158,7 @@ func TestPsAndStop(t *testing.T) {
 	if err := runPs(context.Background(), psOptions{Host: host, JSON: true}, streams{Out: &out}); err != nil {
 		t.Fatal(err)
 	}
-	var got []runner.ModelStatus
+	var got []engine.ModelStatus
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil || len(got) != 2 || got[1].State != "poisoned" {
 		t.Errorf("ps --json: %v %s", err, out.String())
 	}
@@ -191,14 +191,14 @@ func TestPsNoDaemon(t *testing.T) {
 func TestUntil(t *testing.T) {
 	now := time.Unix(1000, 0)
 	cases := []struct {
-		m    runner.ModelStatus
+		m    engine.ModelStatus
 		want string
 	}{
-		{runner.ModelStatus{State: runner.StateLoading}, "-"},
-		{runner.ModelStatus{State: runner.StateReady, Active: 2}, "in use"},
-		{runner.ModelStatus{State: runner.StateReady}, "forever"},
-		{runner.ModelStatus{State: runner.StateReady, ExpiresAt: now.Add(90 * time.Second)}, "1m30s from now"},
-		{runner.ModelStatus{State: runner.StateReady, ExpiresAt: now.Add(-time.Second)}, "now"},
+		{engine.ModelStatus{State: engine.StateLoading}, "-"},
+		{engine.ModelStatus{State: engine.StateReady, Active: 2}, "in use"},
+		{engine.ModelStatus{State: engine.StateReady}, "forever"},
+		{engine.ModelStatus{State: engine.StateReady, ExpiresAt: now.Add(90 * time.Second)}, "1m30s from now"},
+		{engine.ModelStatus{State: engine.StateReady, ExpiresAt: now.Add(-time.Second)}, "now"},
 	}
 	for _, c := range cases {
 		if got := until(c.m, now); got != c.want {
@@ -211,8 +211,8 @@ func TestBenchSummary(t *testing.T) {
 	t0 := time.Unix(0, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	runs := []benchRun{
-		{start: at(0), first: at(100), end: at(1100), res: runner.Result{Usage: runner.Usage{CompletionTokens: 11, DecodeDuration: time.Second}}},
-		{start: at(0), first: at(300), end: at(2100), res: runner.Result{Usage: runner.Usage{CompletionTokens: 21, DecodeDuration: 2 * time.Second}}},
+		{start: at(0), first: at(100), end: at(1100), res: engine.Result{Usage: engine.Usage{CompletionTokens: 11, DecodeDuration: time.Second}}},
+		{start: at(0), first: at(300), end: at(2100), res: engine.Result{Usage: engine.Usage{CompletionTokens: 21, DecodeDuration: 2 * time.Second}}},
 	}
 	lv := summarizeBench(2, runs, 2100*time.Millisecond)
 	// 10 + 20 decode tokens over the 2 s window from the first first-token (100 ms) to the last end (2100 ms).
@@ -297,7 +297,7 @@ func TestStopNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &psFake{models: []runner.ModelStatus{{Name: "org/a:Q8_0", Path: "/cache/a.gguf", State: runner.StateReady}}}
+			f := &psFake{models: []engine.ModelStatus{{Name: "org/a:Q8_0", Path: "/cache/a.gguf", State: engine.StateReady}}}
 			host := startAPI(t, f)
 			var out bytes.Buffer
 			err := runStop(context.Background(), stopOptions{Host: host, Model: tt.arg}, streams{Out: &out})

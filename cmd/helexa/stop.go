@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // stopOptions are the flags of `helexa stop`.
@@ -38,7 +38,7 @@ func newStopCmd(s streams) *cobra.Command {
 }
 
 func runStop(ctx context.Context, opts stopOptions, s streams) error {
-	model := runner.CanonicalName(opts.Model)
+	model := engine.CanonicalName(opts.Model)
 	c, loaded, err := daemonPS(ctx, opts.Host)
 	if err != nil {
 		return err

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // tpOptions are the flags of `helexa tp`: run's, plus the split.
@@ -56,14 +56,14 @@ runner, which this build does not include.`,
 	}
 	bindRunFlags(cmd, &opts.Run)
 	f := cmd.Flags()
-	f.IntVar(&opts.Run.TP, "size", 2, fmt.Sprintf("number of tensor-parallel ranks (2 to %d)", runner.MaxTP))
+	f.IntVar(&opts.Run.TP, "size", 2, fmt.Sprintf("number of tensor-parallel ranks (2 to %d)", engine.MaxTP))
 	f.StringVar(&opts.Devices, "devices", "cpu", "where the ranks run: cpu")
 	return cmd
 }
 
 func checkTPFlags(o tpOptions) error {
-	if o.Run.TP < 1 || o.Run.TP > runner.MaxTP {
-		return fmt.Errorf("--size %d: want 1 to %d ranks", o.Run.TP, runner.MaxTP)
+	if o.Run.TP < 1 || o.Run.TP > engine.MaxTP {
+		return fmt.Errorf("--size %d: want 1 to %d ranks", o.Run.TP, engine.MaxTP)
 	}
 	if d := strings.ToLower(strings.TrimSpace(o.Devices)); d != "cpu" {
 		return fmt.Errorf("--devices %q: this build runs ranks on the CPU only (--devices cpu); GPU ranks need the CUDA runner, which it does not include", o.Devices)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/helexa/helexa/internal/fixtures"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // TestTPOneShotMatchesRun: `helexa tp MODEL --size 2` answers a greedy
@@ -85,7 +85,7 @@ func TestTPThroughServe(t *testing.T) {
 		if took > time.Second {
 			t.Errorf("round %d: the stream ended %s after rank 1 was killed, want under a second", round, took)
 		}
-		if ps := psModels(t, addr); len(ps) != 1 || ps[0].State != runner.StatePoisoned || ps[0].Error == "" {
+		if ps := psModels(t, addr); len(ps) != 1 || ps[0].State != engine.StatePoisoned || ps[0].Error == "" {
 			t.Fatalf("round %d: ps after the kill: %+v, want poisoned with the reason", round, ps)
 		}
 		if got := greedyText(t, addr, model); got != want {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/pkg/executor"
-	"github.com/helexa/helexa/pkg/executor/cpuexec"
+	"github.com/helexa/helexa/pkg/executor/local"
 	"github.com/helexa/helexa/pkg/executor/rpc"
 	"github.com/helexa/helexa/pkg/executor/tp"
 )
@@ -73,7 +73,7 @@ func runnerTimeout() (time.Duration, error) {
 
 // loadTP loads a model split over size ranks: rank 0 in this process,
 // the others in `helexa worker` children of this binary.
-func loadTP(ctx context.Context, path string, size int, opts cpuexec.Options, name string, log *slog.Logger) (*tp.Executor, error) {
+func loadTP(ctx context.Context, path string, size int, opts local.Options, name string, log *slog.Logger) (*tp.Executor, error) {
 	timeout, err := runnerTimeout()
 	if err != nil {
 		return nil, err
@@ -98,10 +98,10 @@ type localStarter struct{ log *slog.Logger }
 
 // StartExecutor implements loader.ExecStarter.
 func (l localStarter) StartExecutor(ctx context.Context, name string, m *modelfileModel, o execOptions) (executor.Executor, error) {
-	opts := cpuexec.Options{NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads, ChunkSize: o.ChunkSize, Parallel: o.NumParallel,
+	opts := local.Options{NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads, ChunkSize: o.ChunkSize, Parallel: o.NumParallel,
 		KVType: o.KVType}
 	if o.TP > 1 {
 		return loadTP(ctx, m.Path, o.TP, opts, name, l.log)
 	}
-	return cpuexec.New(m, opts)
+	return local.New(m, opts)
 }

@@ -6,13 +6,13 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // chatCompletions serves POST /v1/chat/completions.
 func (s *Server) chatCompletions(c *gin.Context) {
 	var req ChatCompletionRequest
-	rreq, ok := bindRunner[runner.ChatRequest](s, c, &req)
+	rreq, ok := bindRunner[engine.ChatRequest](s, c, &req)
 	if !ok {
 		return
 	}
@@ -29,7 +29,7 @@ func (s *Server) chatCompletions(c *gin.Context) {
 	// The model's template (its tool-call format) is read while the
 	// generation holds the model.
 	var tmpl *string
-	res, err := s.cfg.Service.Chat(runner.WithRequestID(c.Request.Context(), base.ID), rreq, func(d runner.Delta) error {
+	res, err := s.cfg.Service.Chat(engine.WithRequestID(c.Request.Context(), base.ID), rreq, func(d engine.Delta) error {
 		if tmpl == nil {
 			t := s.toolTemplate(c.Request.Context(), rreq)
 			tmpl = &t
@@ -70,10 +70,10 @@ func (s *Server) chatCompletions(c *gin.Context) {
 // that may start a tool call is held back until it is decided, and calls
 // go out as tool_calls deltas; the tokens (logprobs, token_ids) of held
 // text ride along with the next chunk that is sent.
-func (s *Server) streamChat(c *gin.Context, req *ChatCompletionRequest, rreq runner.ChatRequest, base ChatCompletionChunk) {
+func (s *Server) streamChat(c *gin.Context, req *ChatCompletionRequest, rreq engine.ChatRequest, base ChatCompletionChunk) {
 	w := s.newSSEWriter(c)
 	tf := newToolFilter(rreq.Tools, req.forced, func() string { return s.toolTemplate(c.Request.Context(), rreq) })
-	var held []runner.TokenInfo
+	var held []engine.TokenInfo
 	chunk := func(d ChunkDelta, lp *ChoiceLogprobs, finish *string) ChatCompletionChunk {
 		ch := base
 		ch.Choices = []ChunkChoice{{Delta: d, Logprobs: lp, FinishReason: finish}}
@@ -83,7 +83,7 @@ func (s *Server) streamChat(c *gin.Context, req *ChatCompletionRequest, rreq run
 		return w.send(chunk(ChunkDelta{Role: "assistant", Content: ptr("")}, nil, nil))
 	}
 	// send writes one delta; final forces a chunk for leftover tokens.
-	send := func(content, reasoning string, calls []ToolCallDelta, toks []runner.TokenInfo, final bool) error {
+	send := func(content, reasoning string, calls []ToolCallDelta, toks []engine.TokenInfo, final bool) error {
 		held = append(held, toks...)
 		if content == "" && reasoning == "" && len(calls) == 0 && (!final || len(held) == 0) {
 			return nil
@@ -107,7 +107,7 @@ func (s *Server) streamChat(c *gin.Context, req *ChatCompletionRequest, rreq run
 		held = nil
 		return w.send(chunk(cd, lp, nil))
 	}
-	res, err := s.cfg.Service.Chat(runner.WithRequestID(c.Request.Context(), base.ID), rreq, func(d runner.Delta) error {
+	res, err := s.cfg.Service.Chat(engine.WithRequestID(c.Request.Context(), base.ID), rreq, func(d engine.Delta) error {
 		content, calls := tf.push(d.Content)
 		// Without tools every delta is sent, as it comes.
 		return send(content, d.Reasoning, calls, d.Tokens, tf == nil)

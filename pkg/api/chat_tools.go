@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/helexa/helexa/pkg/api/toolcall"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // finishToolCalls is the finish_reason of a turn that ended with tool calls.
@@ -60,7 +60,7 @@ func (f *toolFilter) parser() toolcall.Stream {
 // tools or the model cannot be described. Call it while the request holds
 // the model (during generation): before Chat it would load the model with
 // the default context, after it the model may already be unloaded.
-func (s *Server) toolTemplate(ctx context.Context, rreq runner.ChatRequest) string {
+func (s *Server) toolTemplate(ctx context.Context, rreq engine.ChatRequest) string {
 	if rreq.Tools == nil {
 		return ""
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 const toolsJSON = `[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object",` +
@@ -19,17 +19,17 @@ const toolsJSON = `[{"type":"function","function":{"name":"get_weather","paramet
 const toolChatBody = chatBody + `,"tools":` + toolsJSON
 
 // textDeltas turns pieces of text into content deltas, one token each.
-func textDeltas(pieces ...string) []runner.Delta {
-	out := make([]runner.Delta, len(pieces))
+func textDeltas(pieces ...string) []engine.Delta {
+	out := make([]engine.Delta, len(pieces))
 	for i, p := range pieces {
-		out[i] = runner.Delta{Content: p, Tokens: []runner.TokenInfo{{ID: int32(100 + i), Text: p}}}
+		out[i] = engine.Delta{Content: p, Tokens: []engine.TokenInfo{{ID: int32(100 + i), Text: p}}}
 	}
 	return out
 }
 
 // hermesDeltas is a Qwen-style answer: text, then a call split mid-marker.
-func hermesDeltas() []runner.Delta {
-	return append([]runner.Delta{{Reasoning: "need weather"}},
+func hermesDeltas() []engine.Delta {
+	return append([]engine.Delta{{Reasoning: "need weather"}},
 		textDeltas("I'll check.", "\n<tool", "_call>\n{\"name\": \"get_weather\", \"argu", "ments\": {\"city\": \"Paris\"}}\n</tool_call>")...)
 }
 
@@ -48,7 +48,7 @@ func decodeCompletion(t *testing.T, status int, out string) ChatCompletion {
 func TestChatToolCallsNonStreaming(t *testing.T) {
 	cases := []struct {
 		name, body, content, finish string
-		deltas                      []runner.Delta
+		deltas                      []engine.Delta
 		result                      string
 		calls                       int
 	}{

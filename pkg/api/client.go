@@ -14,14 +14,14 @@ import (
 	"strings"
 
 	"github.com/helexa/helexa/internal/envvars"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // ErrUnreachable reports that no daemon answered at the client's address;
 // callers test it with errors.Is to fall back to an in-process engine.
 var ErrUnreachable = errors.New("no helexa daemon answers")
 
-// Client talks to a helexa daemon over HTTP. It implements runner.Service,
+// Client talks to a helexa daemon over HTTP. It implements engine.Service,
 // so front ends use a daemon and an in-process engine the same way.
 type Client struct {
 	base   *url.URL
@@ -29,7 +29,7 @@ type Client struct {
 	http   *http.Client
 }
 
-var _ runner.Service = (*Client)(nil)
+var _ engine.Service = (*Client)(nil)
 
 // NewClient returns a client for the daemon at host ("127.0.0.1:13131",
 // ":13131" or "http://host:port"); apiKey may be empty.
@@ -78,7 +78,7 @@ func BaseURL(host string) (*url.URL, error) {
 func (c *Client) Addr() string { return c.base.String() }
 
 // do sends a request and returns the response when its status is 2xx;
-// otherwise it decodes the error body into a *runner.Error.
+// otherwise it decodes the error body into a *engine.Error.
 func (c *Client) do(ctx context.Context, method, path string, body any) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
@@ -113,7 +113,7 @@ func (c *Client) do(ctx context.Context, method, path string, body any) (*http.R
 	return resp, nil
 }
 
-// readError decodes an error response into a *runner.Error.
+// readError decodes an error response into a *engine.Error.
 func readError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var er ErrorResponse
@@ -122,9 +122,9 @@ func readError(resp *http.Response) error {
 		if msg == "" {
 			msg = http.StatusText(resp.StatusCode)
 		}
-		return &runner.Error{Kind: kindOf(resp.StatusCode, ""), Msg: fmt.Sprintf("daemon answered %d: %s", resp.StatusCode, msg)}
+		return &engine.Error{Kind: kindOf(resp.StatusCode, ""), Msg: fmt.Sprintf("daemon answered %d: %s", resp.StatusCode, msg)}
 	}
-	return &runner.Error{Kind: kindOf(resp.StatusCode, er.Error.Code), Msg: er.Error.Message}
+	return &engine.Error{Kind: kindOf(resp.StatusCode, er.Error.Code), Msg: er.Error.Message}
 }
 
 // getJSON / postJSON decode a JSON response into out.
@@ -171,8 +171,8 @@ func (c *Client) Models(ctx context.Context) ([]Model, error) {
 }
 
 // Load loads a model.
-func (c *Client) Load(ctx context.Context, req runner.LoadRequest) (runner.ModelStatus, error) {
-	var st runner.ModelStatus
+func (c *Client) Load(ctx context.Context, req engine.LoadRequest) (engine.ModelStatus, error) {
+	var st engine.ModelStatus
 	err := c.call(ctx, http.MethodPost, "/api/load",
 		LoadRequest{Model: req.Model, NumCtx: req.NumCtx, KeepAlive: wireDuration(req.KeepAlive), TP: req.TP}, &st)
 	return st, err
@@ -184,15 +184,15 @@ func (c *Client) Unload(ctx context.Context, model string) error {
 }
 
 // PS lists the loaded models.
-func (c *Client) PS(ctx context.Context) ([]runner.ModelStatus, error) {
+func (c *Client) PS(ctx context.Context) ([]engine.ModelStatus, error) {
 	var out PSResponse
 	err := c.call(ctx, http.MethodGet, "/api/ps", nil, &out)
 	return out.Models, err
 }
 
 // Show describes a model.
-func (c *Client) Show(ctx context.Context, model string) (runner.ModelDetails, error) {
-	var d runner.ModelDetails
+func (c *Client) Show(ctx context.Context, model string) (engine.ModelDetails, error) {
+	var d engine.ModelDetails
 	err := c.call(ctx, http.MethodPost, "/api/show", ModelRequest{Model: model}, &d)
 	return d, err
 }
@@ -222,7 +222,7 @@ func (c *Client) PullWith(ctx context.Context, req PullRequest, progress func(Pu
 			return fmt.Errorf("decoding pull progress: %w", err)
 		}
 		if p.Error != nil {
-			return &runner.Error{Kind: kindOf(0, p.Error.Code), Msg: p.Error.Message}
+			return &engine.Error{Kind: kindOf(0, p.Error.Code), Msg: p.Error.Message}
 		}
 		if progress != nil {
 			progress(p)

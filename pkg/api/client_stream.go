@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/helexa/helexa/pkg/executor"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // wireParams converts engine options into the shared request fields.
-func wireParams(o runner.Options) GenerationParams {
+func wireParams(o engine.Options) GenerationParams {
 	s := o.Sampling
 	p := GenerationParams{
 		Temperature:   ptr(max(s.Temperature, 0)),
@@ -57,7 +57,7 @@ func wireParams(o runner.Options) GenerationParams {
 }
 
 // Chat streams a chat turn from the daemon.
-func (c *Client) Chat(ctx context.Context, req runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
+func (c *Client) Chat(ctx context.Context, req engine.ChatRequest, onDelta func(engine.Delta) error) (engine.Result, error) {
 	body := ChatCompletionRequest{
 		Model: req.Model, Messages: req.Messages, GenerationParams: wireParams(req.Options),
 		Tools: req.Tools, ChatTemplateKwargs: req.TemplateKwargs,
@@ -81,7 +81,7 @@ func (c *Client) Chat(ctx context.Context, req runner.ChatRequest, onDelta func(
 			if choice.FinishReason != nil {
 				st.finish = *choice.FinishReason
 			}
-			d := runner.Delta{Reasoning: choice.Delta.ReasoningContent, Tokens: tokensFrom(choice.Logprobs, choice.Delta.TokenIDs),
+			d := engine.Delta{Reasoning: choice.Delta.ReasoningContent, Tokens: tokensFrom(choice.Logprobs, choice.Delta.TokenIDs),
 				ToolCalls: runnerToolCalls(choice.Delta.ToolCalls)}
 			if choice.Delta.Content != nil {
 				d.Content = *choice.Delta.Content
@@ -95,13 +95,13 @@ func (c *Client) Chat(ctx context.Context, req runner.ChatRequest, onDelta func(
 }
 
 // Complete streams a raw-prompt completion from the daemon.
-func (c *Client) Complete(ctx context.Context, req runner.CompletionRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
+func (c *Client) Complete(ctx context.Context, req engine.CompletionRequest, onDelta func(engine.Delta) error) (engine.Result, error) {
 	body := CompletionRequest{Model: req.Model, Prompt: TextPrompt(req.Prompt), GenerationParams: wireParams(req.Options), AddSpecial: ptr(req.AddSpecial)}
 	if req.Options.Logprobs || req.Options.TopLogprobs > 0 {
 		body.Logprobs = ptr(req.Options.TopLogprobs)
 	}
 	if req.Options.JSONMode {
-		return runner.Result{}, runner.Errorf(runner.KindBadRequest, "JSON mode is only available for chat requests")
+		return engine.Result{}, engine.Errorf(engine.KindBadRequest, "JSON mode is only available for chat requests")
 	}
 	return c.stream(ctx, "/v1/completions", body, func(data []byte, st *streamState) error {
 		var ch Completion
@@ -113,7 +113,7 @@ func (c *Client) Complete(ctx context.Context, req runner.CompletionRequest, onD
 			if choice.FinishReason != nil {
 				st.finish = *choice.FinishReason
 			}
-			d := runner.Delta{Content: choice.Text, Tokens: legacyTokens(choice.Logprobs, choice.TokenIDs)}
+			d := engine.Delta{Content: choice.Text, Tokens: legacyTokens(choice.Logprobs, choice.TokenIDs)}
 			if err := st.emit(d, onDelta); err != nil {
 				return err
 			}
@@ -125,7 +125,7 @@ func (c *Client) Complete(ctx context.Context, req runner.CompletionRequest, onD
 // streamState collects what a stream reports besides its deltas.
 type streamState struct {
 	finish string
-	usage  runner.Usage
+	usage  engine.Usage
 }
 
 func (st *streamState) note(u *Usage, t *Timings) {
@@ -142,7 +142,7 @@ func (st *streamState) note(u *Usage, t *Timings) {
 }
 
 // emit passes a delta on unless it is empty (the role chunk, the finish chunk).
-func (st *streamState) emit(d runner.Delta, onDelta func(runner.Delta) error) error {
+func (st *streamState) emit(d engine.Delta, onDelta func(engine.Delta) error) error {
 	if d.Content == "" && d.Reasoning == "" && len(d.Tokens) == 0 && len(d.ToolCalls) == 0 {
 		return nil
 	}
@@ -150,12 +150,12 @@ func (st *streamState) emit(d runner.Delta, onDelta func(runner.Delta) error) er
 }
 
 // stream posts body and feeds every SSE event to handle until [DONE].
-func (c *Client) stream(ctx context.Context, path string, body any, handle func([]byte, *streamState) error) (runner.Result, error) {
+func (c *Client) stream(ctx context.Context, path string, body any, handle func([]byte, *streamState) error) (engine.Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	resp, err := c.do(ctx, http.MethodPost, path, body)
 	if err != nil {
-		return runner.Result{}, err
+		return engine.Result{}, err
 	}
 	defer resp.Body.Close()
 	var st streamState
@@ -167,17 +167,17 @@ func (c *Client) stream(ctx context.Context, path string, body any, handle func(
 	})
 	switch {
 	case errors.Is(err, errDone):
-		return runner.Result{FinishReason: st.finish, Usage: st.usage}, nil
+		return engine.Result{FinishReason: st.finish, Usage: st.usage}, nil
 	case err == nil:
 		if ctx.Err() != nil {
-			return runner.Result{}, ctx.Err()
+			return engine.Result{}, ctx.Err()
 		}
-		return runner.Result{}, runner.Errorf(runner.KindInternal, "the daemon ended the stream early (no [DONE])")
+		return engine.Result{}, engine.Errorf(engine.KindInternal, "the daemon ended the stream early (no [DONE])")
 	default:
 		if ctx.Err() != nil {
-			return runner.Result{}, ctx.Err()
+			return engine.Result{}, ctx.Err()
 		}
-		return runner.Result{}, err
+		return engine.Result{}, err
 	}
 }
 
@@ -221,15 +221,15 @@ func eventError(data []byte) (error, bool) {
 	if json.Unmarshal(data, &er) != nil || er.Error == nil {
 		return nil, false
 	}
-	return &runner.Error{Kind: kindOf(0, er.Error.Code), Msg: er.Error.Message}, true
+	return &engine.Error{Kind: kindOf(0, er.Error.Code), Msg: er.Error.Message}, true
 }
 
 // tokensFrom rebuilds token infos from chat logprobs or bare ids.
-func tokensFrom(lp *ChoiceLogprobs, ids []int32) []runner.TokenInfo {
+func tokensFrom(lp *ChoiceLogprobs, ids []int32) []engine.TokenInfo {
 	if lp != nil && len(lp.Content) > 0 {
-		out := make([]runner.TokenInfo, len(lp.Content))
+		out := make([]engine.TokenInfo, len(lp.Content))
 		for i, t := range lp.Content {
-			ti := runner.TokenInfo{ID: t.ID, Text: t.Token, Logprob: t.Logprob}
+			ti := engine.TokenInfo{ID: t.ID, Text: t.Token, Logprob: t.Logprob}
 			for _, alt := range t.TopLogprobs {
 				ti.Top = append(ti.Top, executor.TokenLogprob{Token: alt.ID, Logprob: alt.Logprob})
 				ti.TopText = append(ti.TopText, alt.Token)
@@ -242,13 +242,13 @@ func tokensFrom(lp *ChoiceLogprobs, ids []int32) []runner.TokenInfo {
 }
 
 // legacyTokens rebuilds token infos from completion logprobs or bare ids.
-func legacyTokens(lp *LegacyLogprobs, ids []int32) []runner.TokenInfo {
+func legacyTokens(lp *LegacyLogprobs, ids []int32) []engine.TokenInfo {
 	if lp == nil || len(lp.Tokens) == 0 {
 		return idsOnly(ids)
 	}
-	out := make([]runner.TokenInfo, len(lp.Tokens))
+	out := make([]engine.TokenInfo, len(lp.Tokens))
 	for i, text := range lp.Tokens {
-		out[i] = runner.TokenInfo{Text: text}
+		out[i] = engine.TokenInfo{Text: text}
 		if i < len(lp.TokenLogprobs) {
 			out[i].Logprob = lp.TokenLogprobs[i]
 		}
@@ -259,26 +259,26 @@ func legacyTokens(lp *LegacyLogprobs, ids []int32) []runner.TokenInfo {
 	return out
 }
 
-func idsOnly(ids []int32) []runner.TokenInfo {
+func idsOnly(ids []int32) []engine.TokenInfo {
 	if len(ids) == 0 {
 		return nil
 	}
-	out := make([]runner.TokenInfo, len(ids))
+	out := make([]engine.TokenInfo, len(ids))
 	for i, id := range ids {
-		out[i] = runner.TokenInfo{ID: id}
+		out[i] = engine.TokenInfo{ID: id}
 	}
 	return out
 }
 
 // runnerToolCalls converts streamed tool calls (each sent whole) into the
 // engine's form.
-func runnerToolCalls(calls []ToolCallDelta) []runner.ToolCall {
+func runnerToolCalls(calls []ToolCallDelta) []engine.ToolCall {
 	if len(calls) == 0 {
 		return nil
 	}
-	out := make([]runner.ToolCall, len(calls))
+	out := make([]engine.ToolCall, len(calls))
 	for i, c := range calls {
-		out[i] = runner.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
+		out[i] = engine.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
 	}
 	return out
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/helexa/helexa/pkg/executor"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -34,20 +34,20 @@ func TestClientChatRoundTrip(t *testing.T) {
 	f := &fakeService{deltas: deltas, result: stdResult()}
 	c := newTestClient(t, f, nil)
 	keep := 3 * time.Minute
-	req := runner.ChatRequest{
+	req := engine.ChatRequest{
 		Model:          "org/repo:Q4_K_M",
 		Messages:       json.RawMessage(`[{"role":"user","content":"hi"}]`),
 		Tools:          json.RawMessage(`[{"type":"function","function":{"name":"f"}}]`),
 		TemplateKwargs: map[string]any{"enable_thinking": true},
-		Options: runner.Options{
+		Options: engine.Options{
 			Sampling: sampling.Params{Temperature: 0.7, TopK: 20, TopP: 0.8, MinP: 0.1, RepeatPenalty: 1.2,
 				RepeatLastN: 32, PresencePenalty: 0.3, FrequencyPenalty: 0.4, LogitBias: map[int32]float32{3: 2}, Seed: 1 << 63},
 			MaxTokens: 9, Stop: []string{"x", "y"}, Logprobs: true, TopLogprobs: 2, JSONMode: true,
 			KeepAlive: &keep, NumCtx: 2048,
 		},
 	}
-	var got []runner.Delta
-	res, err := c.Chat(context.Background(), req, func(d runner.Delta) error {
+	var got []engine.Delta
+	res, err := c.Chat(context.Background(), req, func(d engine.Delta) error {
 		got = append(got, d)
 		return nil
 	})
@@ -74,8 +74,8 @@ func TestClientTokenIDsWithoutLogprobs(t *testing.T) {
 	f := &fakeService{deltas: stdDeltas(), result: stdResult()}
 	c := newTestClient(t, f, nil)
 	var ids []int32
-	_, err := c.Chat(context.Background(), runner.ChatRequest{Model: "m", Messages: json.RawMessage(`[{"role":"user","content":"x"}]`)},
-		func(d runner.Delta) error {
+	_, err := c.Chat(context.Background(), engine.ChatRequest{Model: "m", Messages: json.RawMessage(`[{"role":"user","content":"x"}]`)},
+		func(d engine.Delta) error {
 			for _, tk := range d.Tokens {
 				ids = append(ids, tk.ID)
 			}
@@ -93,8 +93,8 @@ func TestClientComplete(t *testing.T) {
 	f := &fakeService{deltas: stdDeltas()[1:], result: stdResult()}
 	c := newTestClient(t, f, nil)
 	var text strings.Builder
-	req := runner.CompletionRequest{Model: "m", Prompt: "Once", AddSpecial: false, Options: runner.Options{MaxTokens: 4}}
-	res, err := c.Complete(context.Background(), req, func(d runner.Delta) error {
+	req := engine.CompletionRequest{Model: "m", Prompt: "Once", AddSpecial: false, Options: engine.Options{MaxTokens: 4}}
+	res, err := c.Complete(context.Background(), req, func(d engine.Delta) error {
 		text.WriteString(d.Content)
 		return nil
 	})
@@ -110,28 +110,28 @@ func TestClientComplete(t *testing.T) {
 }
 
 func TestClientErrorKinds(t *testing.T) {
-	kinds := []runner.Kind{runner.KindBadRequest, runner.KindNotFound, runner.KindContextLength, runner.KindBusy,
-		runner.KindNoMemory, runner.KindPoisoned, runner.KindUnauthorized, runner.KindInternal}
+	kinds := []engine.Kind{engine.KindBadRequest, engine.KindNotFound, engine.KindContextLength, engine.KindBusy,
+		engine.KindNoMemory, engine.KindPoisoned, engine.KindUnauthorized, engine.KindInternal}
 	msgs := json.RawMessage(`[{"role":"user","content":"x"}]`)
 	for _, k := range kinds {
-		f := &fakeService{err: runner.Errorf(k, "failed: %s", k)}
+		f := &fakeService{err: engine.Errorf(k, "failed: %s", k)}
 		c := newTestClient(t, f, nil)
-		_, err := c.Chat(context.Background(), runner.ChatRequest{Model: "m", Messages: msgs}, func(runner.Delta) error { return nil })
-		var re *runner.Error
+		_, err := c.Chat(context.Background(), engine.ChatRequest{Model: "m", Messages: msgs}, func(engine.Delta) error { return nil })
+		var re *engine.Error
 		if !errors.As(err, &re) || re.Kind != k || re.Msg != "failed: "+string(k) {
 			t.Errorf("chat %s: got %#v", k, err)
 		}
-		_, err = c.Load(context.Background(), runner.LoadRequest{Model: "m"})
+		_, err = c.Load(context.Background(), engine.LoadRequest{Model: "m"})
 		if !errors.As(err, &re) || re.Kind != k {
 			t.Errorf("load %s: got %#v", k, err)
 		}
 	}
 	// An error after output arrives as an error event.
-	f := &fakeService{deltas: stdDeltas(), midErr: runner.Errorf(runner.KindPoisoned, "device lost")}
+	f := &fakeService{deltas: stdDeltas(), midErr: engine.Errorf(engine.KindPoisoned, "device lost")}
 	c := newTestClient(t, f, nil)
-	_, err := c.Chat(context.Background(), runner.ChatRequest{Model: "m", Messages: msgs}, func(runner.Delta) error { return nil })
-	var re *runner.Error
-	if !errors.As(err, &re) || re.Kind != runner.KindPoisoned {
+	_, err := c.Chat(context.Background(), engine.ChatRequest{Model: "m", Messages: msgs}, func(engine.Delta) error { return nil })
+	var re *engine.Error
+	if !errors.As(err, &re) || re.Kind != engine.KindPoisoned {
 		t.Errorf("mid-stream: %#v", err)
 	}
 }
@@ -140,8 +140,8 @@ func TestClientCallbackErrorCancels(t *testing.T) {
 	f := &fakeService{deltas: stdDeltas(), block: true, canceled: make(chan struct{})}
 	c := newTestClient(t, f, nil)
 	stop := errors.New("enough")
-	_, err := c.Chat(context.Background(), runner.ChatRequest{Model: "m", Messages: json.RawMessage(`[{"role":"user","content":"x"}]`)},
-		func(runner.Delta) error { return stop })
+	_, err := c.Chat(context.Background(), engine.ChatRequest{Model: "m", Messages: json.RawMessage(`[{"role":"user","content":"x"}]`)},
+		func(engine.Delta) error { return stop })
 	if !errors.Is(err, stop) {
 		t.Errorf("err %v, want the callback's error", err)
 	}
@@ -153,20 +153,20 @@ func TestClientCallbackErrorCancels(t *testing.T) {
 }
 
 func TestClientNative(t *testing.T) {
-	f := &fakeService{models: []runner.ModelStatus{{Name: "m", State: runner.StateReady, Context: 4096}},
-		details: runner.ModelDetails{Arch: "llama", Context: 4096}}
+	f := &fakeService{models: []engine.ModelStatus{{Name: "m", State: engine.StateReady, Context: 4096}},
+		details: engine.ModelDetails{Arch: "llama", Context: 4096}}
 	var mu sync.Mutex
 	pulled := []PullProgress{}
 	puller := PullFunc(func(_ context.Context, model string, progress func(PullProgress)) error {
 		if model == "bad/repo" {
-			return runner.Errorf(runner.KindNotFound, "repo bad/repo not found")
+			return engine.Errorf(engine.KindNotFound, "repo bad/repo not found")
 		}
 		progress(PullProgress{Status: "downloading", File: "a.gguf", Completed: 5, Total: 10})
 		progress(PullProgress{Status: "downloading", File: "a.gguf", Completed: 10, Total: 10})
 		return nil
 	})
 	c := newTestClient(t, f, func(cfg *Config) { cfg.Puller = puller; cfg.APIKey = "k" })
-	if _, err := c.PS(context.Background()); !isKind(err, runner.KindUnauthorized) {
+	if _, err := c.PS(context.Background()); !isKind(err, engine.KindUnauthorized) {
 		t.Errorf("without key: %v", err)
 	}
 	c.apiKey = "k"
@@ -179,7 +179,7 @@ func TestClientNative(t *testing.T) {
 		t.Errorf("ps %+v %v", ps, err)
 	}
 	keep := -time.Nanosecond
-	st, err := c.Load(ctx, runner.LoadRequest{Model: "x", NumCtx: 99, KeepAlive: &keep})
+	st, err := c.Load(ctx, engine.LoadRequest{Model: "x", NumCtx: 99, KeepAlive: &keep})
 	if err != nil || st.Name != "x" || *f.loadReq.KeepAlive != keep {
 		t.Errorf("load %+v %v", st, err)
 	}
@@ -203,13 +203,13 @@ func TestClientNative(t *testing.T) {
 	if err != nil || len(pulled) != 3 || pulled[1].Completed != 10 || pulled[2].Status != "success" {
 		t.Errorf("pull %v: %+v", err, pulled)
 	}
-	if err := c.Pull(ctx, "bad/repo", nil); !isKind(err, runner.KindNotFound) {
+	if err := c.Pull(ctx, "bad/repo", nil); !isKind(err, engine.KindNotFound) {
 		t.Errorf("pull of a missing repo: %v", err)
 	}
 }
 
-func isKind(err error, k runner.Kind) bool {
-	var re *runner.Error
+func isKind(err error, k engine.Kind) bool {
+	var re *engine.Error
 	return errors.As(err, &re) && re.Kind == k
 }
 

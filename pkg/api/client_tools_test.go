@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // TestClientChatToolCalls checks that the Client hands on the daemon's
@@ -17,7 +17,7 @@ func TestClientChatToolCalls(t *testing.T) {
 		`<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>`
 	cases := []struct {
 		name    string
-		deltas  []runner.Delta
+		deltas  []engine.Delta
 		tools   json.RawMessage
 		content string
 		cities  []string
@@ -34,10 +34,10 @@ func TestClientChatToolCalls(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeService{deltas: tc.deltas, result: stdResult()}
 			c := newTestClient(t, f, nil)
-			req := runner.ChatRequest{Model: "m", Messages: json.RawMessage(`[{"role":"user","content":"weather?"}]`), Tools: tc.tools}
+			req := engine.ChatRequest{Model: "m", Messages: json.RawMessage(`[{"role":"user","content":"weather?"}]`), Tools: tc.tools}
 			var content strings.Builder
-			var calls []runner.ToolCall
-			res, err := c.Chat(context.Background(), req, func(d runner.Delta) error {
+			var calls []engine.ToolCall
+			res, err := c.Chat(context.Background(), req, func(d engine.Delta) error {
 				content.WriteString(d.Content)
 				calls = append(calls, d.ToolCalls...)
 				return nil

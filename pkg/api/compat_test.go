@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // TestContentParts: content as an array of parts is flattened to text in
@@ -52,7 +52,7 @@ func TestUnknownOpenAIFieldsIgnored(t *testing.T) {
 
 // TestRetryAfterOnBusy: a 503 tells clients when to retry.
 func TestRetryAfterOnBusy(t *testing.T) {
-	f := &fakeService{err: runner.Errorf(runner.KindBusy, "queue full")}
+	f := &fakeService{err: engine.Errorf(engine.KindBusy, "queue full")}
 	s := newTestServer(t, f, nil)
 	req := httptest.NewRequest("POST", s.URL+"/v1/chat/completions", strings.NewReader(chatBody+"}"))
 	req.RequestURI = ""
@@ -127,9 +127,9 @@ func TestToolChoiceRequiredAndNamed(t *testing.T) {
 		{"named, streamed", `{"type":"function","function":{"name":"get_weather"}}`, `{"city":"Rome"}`, "get_weather", `{"city":"Rome"}`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var deltas []runner.Delta
+			var deltas []engine.Delta
 			for _, part := range []string{tc.answer[:5], tc.answer[5:]} {
-				deltas = append(deltas, runner.Delta{Content: part})
+				deltas = append(deltas, engine.Delta{Content: part})
 			}
 			f := &fakeService{deltas: deltas, result: stdResult()}
 			ts := newTestServer(t, f, nil)

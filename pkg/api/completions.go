@@ -6,14 +6,14 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // completions serves POST /v1/completions. A list of prompts gets one
 // choice each, generated in order.
 func (s *Server) completions(c *gin.Context) {
 	var req CompletionRequest
-	rreq, ok := bindRunner[runner.CompletionRequest](s, c, &req)
+	rreq, ok := bindRunner[engine.CompletionRequest](s, c, &req)
 	if !ok {
 		return
 	}
@@ -23,7 +23,7 @@ func (s *Server) completions(c *gin.Context) {
 		return
 	}
 	out := base
-	var total runner.Usage
+	var total engine.Usage
 	for i, one := range req.each(rreq) {
 		ch, res, err := s.completeOne(c, one, base.ID)
 		if err != nil {
@@ -42,13 +42,13 @@ func (s *Server) completions(c *gin.Context) {
 }
 
 // completeOne generates one choice.
-func (s *Server) completeOne(c *gin.Context, rreq runner.CompletionRequest, id string) (CompletionChoice, runner.Result, error) {
+func (s *Server) completeOne(c *gin.Context, rreq engine.CompletionRequest, id string) (CompletionChoice, engine.Result, error) {
 	var text strings.Builder
 	var lps *LegacyLogprobs
 	if rreq.Options.Logprobs {
 		lps = &LegacyLogprobs{}
 	}
-	res, err := s.cfg.Service.Complete(runner.WithRequestID(c.Request.Context(), id), rreq, func(d runner.Delta) error {
+	res, err := s.cfg.Service.Complete(engine.WithRequestID(c.Request.Context(), id), rreq, func(d engine.Delta) error {
 		if lps != nil {
 			appendLegacy(lps, d.Tokens, text.Len())
 		}
@@ -61,7 +61,7 @@ func (s *Server) completeOne(c *gin.Context, rreq runner.CompletionRequest, id s
 
 // addUsage sums the usage of several choices (timings add up: they ran
 // one after the other).
-func addUsage(a, b runner.Usage) runner.Usage {
+func addUsage(a, b engine.Usage) engine.Usage {
 	a.PromptTokens += b.PromptTokens
 	a.CachedTokens += b.CachedTokens
 	a.CompletionTokens += b.CompletionTokens
@@ -73,12 +73,12 @@ func addUsage(a, b runner.Usage) runner.Usage {
 }
 
 // streamCompletion streams a completion as SSE chunks, choice by choice.
-func (s *Server) streamCompletion(c *gin.Context, req *CompletionRequest, reqs []runner.CompletionRequest, base Completion) {
+func (s *Server) streamCompletion(c *gin.Context, req *CompletionRequest, reqs []engine.CompletionRequest, base Completion) {
 	w := s.newSSEWriter(c)
-	var total runner.Usage
+	var total engine.Usage
 	for i, rreq := range reqs {
 		offset := 0
-		res, err := s.cfg.Service.Complete(runner.WithRequestID(c.Request.Context(), base.ID), rreq, func(d runner.Delta) error {
+		res, err := s.cfg.Service.Complete(engine.WithRequestID(c.Request.Context(), base.ID), rreq, func(d engine.Delta) error {
 			ch := CompletionChoice{Index: i, Text: d.Reasoning + d.Content}
 			if rreq.Options.Logprobs {
 				ch.Logprobs = &LegacyLogprobs{}
@@ -118,7 +118,7 @@ func (s *Server) streamCompletion(c *gin.Context, req *CompletionRequest, reqs [
 }
 
 // appendLegacy adds tokens to the legacy completions logprobs object.
-func appendLegacy(lp *LegacyLogprobs, toks []runner.TokenInfo, offset int) {
+func appendLegacy(lp *LegacyLogprobs, toks []engine.TokenInfo, offset int) {
 	for _, t := range toks {
 		lp.Tokens = append(lp.Tokens, t.Text)
 		lp.TokenLogprobs = append(lp.TokenLogprobs, t.Logprob)

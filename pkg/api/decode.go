@@ -13,7 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -119,8 +119,8 @@ func validateModel(model string) error {
 }
 
 // options converts the shared generation fields into runner options.
-func (p *GenerationParams) options() (runner.Options, error) {
-	var o runner.Options
+func (p *GenerationParams) options() (engine.Options, error) {
+	var o engine.Options
 	if p.N != nil && *p.N != 1 {
 		return o, badRequest("n = %d is not supported: helexa returns exactly one choice (n = 1)", *p.N)
 	}
@@ -231,8 +231,8 @@ func logitBias(m map[string]float32) (map[int32]float32, error) {
 }
 
 // toRunner converts a chat request into the engine's request.
-func (r *ChatCompletionRequest) toRunner() (runner.ChatRequest, error) {
-	var out runner.ChatRequest
+func (r *ChatCompletionRequest) toRunner() (engine.ChatRequest, error) {
+	var out engine.ChatRequest
 	if err := validateModel(r.Model); err != nil {
 		return out, err
 	}
@@ -266,13 +266,13 @@ func (r *ChatCompletionRequest) toRunner() (runner.ChatRequest, error) {
 	if r.forced != nil {
 		o.JSONMode = true // the answer is one JSON object: the call
 	}
-	return runner.ChatRequest{
+	return engine.ChatRequest{
 		Model: r.Model, Messages: msgs, Tools: tools,
 		TemplateKwargs: r.ChatTemplateKwargs, Options: o,
 	}, nil
 }
 
-func (r *ChatCompletionRequest) applyLogprobs(o *runner.Options) error {
+func (r *ChatCompletionRequest) applyLogprobs(o *engine.Options) error {
 	lp := r.Logprobs != nil && *r.Logprobs
 	if r.TopLogprobs != nil {
 		if !lp {
@@ -400,8 +400,8 @@ func validateMessages(raw json.RawMessage) error {
 }
 
 // toRunner converts a completion request into the engine's request.
-func (r *CompletionRequest) toRunner() (runner.CompletionRequest, error) {
-	var out runner.CompletionRequest
+func (r *CompletionRequest) toRunner() (engine.CompletionRequest, error) {
+	var out engine.CompletionRequest
 	if err := validateModel(r.Model); err != nil {
 		return out, err
 	}
@@ -426,15 +426,15 @@ func (r *CompletionRequest) toRunner() (runner.CompletionRequest, error) {
 		return out, badRequest("%d prompts in one request; send at most %d", r.Prompt.Len(), maxPrompts)
 	}
 	addSpecial := r.AddSpecial == nil || *r.AddSpecial
-	return runner.CompletionRequest{Model: r.Model, AddSpecial: addSpecial, Options: o}, nil
+	return engine.CompletionRequest{Model: r.Model, AddSpecial: addSpecial, Options: o}, nil
 }
 
 // maxPrompts caps the prompts (choices) of one completions request.
 const maxPrompts = 64
 
 // each returns the engine request of every prompt, in order.
-func (r *CompletionRequest) each(base runner.CompletionRequest) []runner.CompletionRequest {
-	out := make([]runner.CompletionRequest, 0, r.Prompt.Len())
+func (r *CompletionRequest) each(base engine.CompletionRequest) []engine.CompletionRequest {
+	out := make([]engine.CompletionRequest, 0, r.Prompt.Len())
 	for _, t := range r.Prompt.Texts {
 		q := base
 		q.Prompt = t

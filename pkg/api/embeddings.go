@@ -9,7 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // EmbeddingRequest is the body of POST /v1/embeddings.
@@ -60,7 +60,7 @@ func (s *Server) embeddings(c *gin.Context) {
 		s.fail(c, badRequest("encoding_format %q: use \"float\" or \"base64\"", req.EncodingFormat))
 		return
 	}
-	em, ok := s.cfg.Service.(runner.Embedder)
+	em, ok := s.cfg.Service.(engine.Embedder)
 	if !ok {
 		s.writeError(c, http.StatusNotImplemented, ErrorBody{Message: "this server's engine does not compute embeddings", Type: "invalid_request_error", Code: "not_implemented"})
 		return
@@ -69,7 +69,7 @@ func (s *Server) embeddings(c *gin.Context) {
 	if req.KeepAlive != nil {
 		keep = &req.KeepAlive.Duration
 	}
-	res, err := em.Embed(c.Request.Context(), runner.EmbedRequest{Model: req.Model, Inputs: req.Input.Texts,
+	res, err := em.Embed(c.Request.Context(), engine.EmbedRequest{Model: req.Model, Inputs: req.Input.Texts,
 		Tokens: req.Input.Tokens, Pooling: req.Pooling, KeepAlive: keep})
 	if err != nil {
 		s.failOrGone(c, err)

@@ -5,25 +5,25 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
-// Error codes that are not a runner.Kind.
+// Error codes that are not an engine.Kind.
 const (
-	codeContextLength = "context_length_exceeded" // OpenAI's code for runner.KindContextLength
+	codeContextLength = "context_length_exceeded" // OpenAI's code for engine.KindContextLength
 	codeBodyTooLarge  = "request_too_large"
 )
 
 // errorStatus maps an engine error kind to its HTTP status.
-func errorStatus(k runner.Kind) int {
+func errorStatus(k engine.Kind) int {
 	switch k {
-	case runner.KindBadRequest, runner.KindContextLength:
+	case engine.KindBadRequest, engine.KindContextLength:
 		return http.StatusBadRequest
-	case runner.KindNotFound:
+	case engine.KindNotFound:
 		return http.StatusNotFound
-	case runner.KindUnauthorized:
+	case engine.KindUnauthorized:
 		return http.StatusUnauthorized
-	case runner.KindBusy, runner.KindNoMemory, runner.KindPoisoned:
+	case engine.KindBusy, engine.KindNoMemory, engine.KindPoisoned:
 		return http.StatusServiceUnavailable
 	default:
 		return http.StatusInternalServerError
@@ -31,13 +31,13 @@ func errorStatus(k runner.Kind) int {
 }
 
 // errorType is the OpenAI `type` for a kind.
-func errorType(k runner.Kind) string {
+func errorType(k engine.Kind) string {
 	switch k {
-	case runner.KindBadRequest, runner.KindContextLength:
+	case engine.KindBadRequest, engine.KindContextLength:
 		return "invalid_request_error"
-	case runner.KindNotFound:
+	case engine.KindNotFound:
 		return "not_found_error"
-	case runner.KindUnauthorized:
+	case engine.KindUnauthorized:
 		return "authentication_error"
 	default:
 		return "server_error"
@@ -45,27 +45,27 @@ func errorType(k runner.Kind) string {
 }
 
 // errorCode is the OpenAI `code` for a kind; it round-trips through kindOf.
-func errorCode(k runner.Kind) string {
-	if k == runner.KindContextLength {
+func errorCode(k engine.Kind) string {
+	if k == engine.KindContextLength {
 		return codeContextLength
 	}
 	return string(k)
 }
 
-// toRunnerError classifies any error as a *runner.Error.
-func toRunnerError(err error) *runner.Error {
-	var re *runner.Error
+// toRunnerError classifies any error as a *engine.Error.
+func toRunnerError(err error) *engine.Error {
+	var re *engine.Error
 	if errors.As(err, &re) {
 		return re
 	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return &runner.Error{Kind: runner.KindBadRequest, Msg: "request body too large", Err: err}
+		return &engine.Error{Kind: engine.KindBadRequest, Msg: "request body too large", Err: err}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return &runner.Error{Kind: runner.KindInternal, Msg: "request cancelled", Err: err}
+		return &engine.Error{Kind: engine.KindInternal, Msg: "request cancelled", Err: err}
 	}
-	return &runner.Error{Kind: runner.KindInternal, Msg: "internal error", Err: err}
+	return &engine.Error{Kind: engine.KindInternal, Msg: "internal error", Err: err}
 }
 
 // errorResponse renders err as a status and an OpenAI-shaped body.
@@ -87,30 +87,30 @@ func errorResponse(err error) (int, ErrorResponse) {
 }
 
 // kindOf recovers the engine error kind from a response's status and code.
-func kindOf(status int, code string) runner.Kind {
-	switch runner.Kind(code) {
-	case runner.KindBadRequest, runner.KindNotFound, runner.KindContextLength, runner.KindBusy,
-		runner.KindNoMemory, runner.KindPoisoned, runner.KindUnauthorized, runner.KindInternal:
-		return runner.Kind(code)
+func kindOf(status int, code string) engine.Kind {
+	switch engine.Kind(code) {
+	case engine.KindBadRequest, engine.KindNotFound, engine.KindContextLength, engine.KindBusy,
+		engine.KindNoMemory, engine.KindPoisoned, engine.KindUnauthorized, engine.KindInternal:
+		return engine.Kind(code)
 	}
 	if code == codeContextLength {
-		return runner.KindContextLength
+		return engine.KindContextLength
 	}
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return runner.KindUnauthorized
+		return engine.KindUnauthorized
 	case status == http.StatusNotFound:
-		return runner.KindNotFound
+		return engine.KindNotFound
 	case status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests:
-		return runner.KindBusy
+		return engine.KindBusy
 	case status >= 400 && status < 500:
-		return runner.KindBadRequest
+		return engine.KindBadRequest
 	default:
-		return runner.KindInternal
+		return engine.KindInternal
 	}
 }
 
 // badRequest builds a 400 engine error.
-func badRequest(format string, args ...any) *runner.Error {
-	return runner.Errorf(runner.KindBadRequest, format, args...)
+func badRequest(format string, args ...any) *engine.Error {
+	return engine.Errorf(engine.KindBadRequest, format, args...)
 }

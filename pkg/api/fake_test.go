@@ -12,19 +12,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
-// fakeService is a scripted runner.Service.
+// fakeService is a scripted engine.Service.
 type fakeService struct {
 	mu       sync.Mutex
-	chatReq  runner.ChatRequest
-	compReq  runner.CompletionRequest
+	chatReq  engine.ChatRequest
+	compReq  engine.CompletionRequest
 	reqID    string // the request id the engine was given
-	loadReq  runner.LoadRequest
+	loadReq  engine.LoadRequest
 	unloaded []string
-	deltas   []runner.Delta
-	result   runner.Result
+	deltas   []engine.Delta
+	result   engine.Result
 	err      error // returned before any delta
 	midErr   error // returned after the deltas
 	block    bool  // wait for ctx cancellation after the deltas
@@ -33,20 +33,20 @@ type fakeService struct {
 	flood    int
 	flooded  chan error
 	canceled chan struct{}
-	models   []runner.ModelStatus
-	details  runner.ModelDetails
+	models   []engine.ModelStatus
+	details  engine.ModelDetails
 }
 
-func (f *fakeService) generate(ctx context.Context, onDelta func(runner.Delta) error) (runner.Result, error) {
+func (f *fakeService) generate(ctx context.Context, onDelta func(engine.Delta) error) (engine.Result, error) {
 	if f.err != nil {
-		return runner.Result{}, f.err
+		return engine.Result{}, f.err
 	}
 	if f.flood > 0 {
-		d := runner.Delta{Content: strings.Repeat("x", f.flood)}
+		d := engine.Delta{Content: strings.Repeat("x", f.flood)}
 		for {
 			if err := onDelta(d); err != nil {
 				f.flooded <- err
-				return runner.Result{}, err
+				return engine.Result{}, err
 			}
 		}
 	}
@@ -55,44 +55,44 @@ func (f *fakeService) generate(ctx context.Context, onDelta func(runner.Delta) e
 			if f.block { // the client went away while deltas were still going out
 				close(f.canceled)
 			}
-			return runner.Result{}, err
+			return engine.Result{}, err
 		}
 	}
 	if f.block {
 		<-ctx.Done()
 		close(f.canceled)
-		return runner.Result{FinishReason: "cancelled"}, ctx.Err()
+		return engine.Result{FinishReason: "cancelled"}, ctx.Err()
 	}
 	if f.midErr != nil {
-		return runner.Result{}, f.midErr
+		return engine.Result{}, f.midErr
 	}
 	return f.result, nil
 }
 
-func (f *fakeService) Chat(ctx context.Context, req runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
+func (f *fakeService) Chat(ctx context.Context, req engine.ChatRequest, onDelta func(engine.Delta) error) (engine.Result, error) {
 	f.mu.Lock()
 	f.chatReq = req
-	f.reqID = runner.RequestIDFrom(ctx)
+	f.reqID = engine.RequestIDFrom(ctx)
 	f.mu.Unlock()
 	return f.generate(ctx, onDelta)
 }
 
-func (f *fakeService) Complete(ctx context.Context, req runner.CompletionRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
+func (f *fakeService) Complete(ctx context.Context, req engine.CompletionRequest, onDelta func(engine.Delta) error) (engine.Result, error) {
 	f.mu.Lock()
 	f.compReq = req
-	f.reqID = runner.RequestIDFrom(ctx)
+	f.reqID = engine.RequestIDFrom(ctx)
 	f.mu.Unlock()
 	return f.generate(ctx, onDelta)
 }
 
-func (f *fakeService) Load(_ context.Context, req runner.LoadRequest) (runner.ModelStatus, error) {
+func (f *fakeService) Load(_ context.Context, req engine.LoadRequest) (engine.ModelStatus, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.loadReq = req
 	if f.err != nil {
-		return runner.ModelStatus{}, f.err
+		return engine.ModelStatus{}, f.err
 	}
-	return runner.ModelStatus{Name: req.Model, State: runner.StateReady, Context: req.NumCtx}, nil
+	return engine.ModelStatus{Name: req.Model, State: engine.StateReady, Context: req.NumCtx}, nil
 }
 
 func (f *fakeService) Unload(_ context.Context, model string) error {
@@ -102,18 +102,18 @@ func (f *fakeService) Unload(_ context.Context, model string) error {
 	return f.err
 }
 
-func (f *fakeService) PS(context.Context) ([]runner.ModelStatus, error) { return f.models, nil }
+func (f *fakeService) PS(context.Context) ([]engine.ModelStatus, error) { return f.models, nil }
 
-func (f *fakeService) Show(_ context.Context, model string) (runner.ModelDetails, error) {
+func (f *fakeService) Show(_ context.Context, model string) (engine.ModelDetails, error) {
 	if f.err != nil {
-		return runner.ModelDetails{}, f.err
+		return engine.ModelDetails{}, f.err
 	}
 	d := f.details
 	d.Name = model
 	return d, nil
 }
 
-func (f *fakeService) lastChat() runner.ChatRequest {
+func (f *fakeService) lastChat() engine.ChatRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.chatReq
@@ -208,16 +208,16 @@ func decodeChunk(t *testing.T, data string) ChatCompletionChunk {
 
 const chatBody = `{"model":"m","messages":[{"role":"user","content":"hi"}]`
 
-func stdDeltas() []runner.Delta {
-	return []runner.Delta{
-		{Reasoning: "think", Tokens: []runner.TokenInfo{{ID: 7, Text: "think"}}},
-		{Content: "Hel", Tokens: []runner.TokenInfo{{ID: 1, Text: "Hel"}}},
-		{Content: "lo", Tokens: []runner.TokenInfo{{ID: 2, Text: "lo"}}},
+func stdDeltas() []engine.Delta {
+	return []engine.Delta{
+		{Reasoning: "think", Tokens: []engine.TokenInfo{{ID: 7, Text: "think"}}},
+		{Content: "Hel", Tokens: []engine.TokenInfo{{ID: 1, Text: "Hel"}}},
+		{Content: "lo", Tokens: []engine.TokenInfo{{ID: 2, Text: "lo"}}},
 	}
 }
 
-func stdResult() runner.Result {
-	return runner.Result{FinishReason: "stop", Usage: runner.Usage{
+func stdResult() engine.Result {
+	return engine.Result{FinishReason: "stop", Usage: engine.Usage{
 		PromptTokens: 10, CachedTokens: 4, CompletionTokens: 3,
 		PrefillDuration: 60 * time.Millisecond, DecodeDuration: 30 * time.Millisecond, LoadDuration: time.Second,
 	}}

@@ -10,28 +10,28 @@ import (
 	"github.com/openai/openai-go/option"
 
 	"github.com/helexa/helexa/pkg/models/chat"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // scriptedDeltas replays text as a model would generate it, a few runes
 // per delta, with reasoning split out by the model's reasoning format as
 // the runner does.
-func scriptedDeltas(t *testing.T, template, text string) []runner.Delta {
+func scriptedDeltas(t *testing.T, template, text string) []engine.Delta {
 	t.Helper()
 	r, ok := chat.DetectReasoning(template, nil)
 	if !ok {
 		t.Fatal("template has no reasoning format")
 	}
 	s := r.NewSplitter(false)
-	var out []runner.Delta
+	var out []engine.Delta
 	runes := []rune(text)
 	for i := 0; i < len(runes); i += 3 {
 		piece := string(runes[i:min(len(runes), i+3)])
 		rs, cs := s.Push(piece)
-		out = append(out, runner.Delta{Reasoning: rs, Content: cs, Tokens: []runner.TokenInfo{{ID: int32(i), Text: piece}}})
+		out = append(out, engine.Delta{Reasoning: rs, Content: cs, Tokens: []engine.TokenInfo{{ID: int32(i), Text: piece}}})
 	}
 	rs, cs := s.Flush()
-	return append(out, runner.Delta{Reasoning: rs, Content: cs})
+	return append(out, engine.Delta{Reasoning: rs, Content: cs})
 }
 
 // TestFamilyFormatsOpenAIClient: a model served with the Mistral
@@ -53,7 +53,7 @@ func TestFamilyFormatsOpenAIClient(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := &fakeService{result: stdResult(), deltas: scriptedDeltas(t, string(src), c.text),
-				details: runner.ModelDetails{Template: string(src)}}
+				details: engine.ModelDetails{Template: string(src)}}
 			ts := newTestServer(t, f, nil)
 			client := openai.NewClient(option.WithBaseURL(ts.URL+"/v1/"), option.WithAPIKey("x"), option.WithMaxRetries(0))
 			params := openai.ChatCompletionNewParams{

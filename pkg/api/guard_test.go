@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // TestGuard: a page in the user's browser (a foreign Origin, a rebound
@@ -104,7 +104,7 @@ func TestGuardNonLoopbackBind(t *testing.T) {
 // TestRemoteClientsSeeNoLocalPaths: errors for a client on another machine
 // carry no local paths, and internal errors no details.
 func TestRemoteClientsSeeNoLocalPaths(t *testing.T) {
-	f := &fakeService{err: runner.Errorf(runner.KindBadRequest, "opening /home/alice/models/secret.gguf failed: bad magic")}
+	f := &fakeService{err: engine.Errorf(engine.KindBadRequest, "opening /home/alice/models/secret.gguf failed: bad magic")}
 	s, err := NewServer(Config{Service: f, Logger: slog.New(slog.DiscardHandler), Guard: Guard{BindHost: "0.0.0.0"}})
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +124,7 @@ func TestRemoteClientsSeeNoLocalPaths(t *testing.T) {
 			t.Errorf("client %s: %s, want %q and no %q", tc.remote, b, tc.want, tc.not)
 		}
 	}
-	f.err = runner.Errorf(runner.KindInternal, "mmap /srv/m.gguf: cannot allocate memory")
+	f.err = engine.Errorf(engine.KindInternal, "mmap /srv/m.gguf: cannot allocate memory")
 	req := httptest.NewRequest("POST", "/v1/completions", strings.NewReader(`{"model":"m","prompt":"x"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.RemoteAddr, req.Host = "192.0.2.7:5000", "192.0.2.1:13131"

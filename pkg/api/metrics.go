@@ -11,7 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // metrics holds the server's counters for /metrics.
@@ -55,7 +55,7 @@ func (m *metrics) streamError() {
 }
 
 // usage adds one finished generation.
-func (m *metrics) usage(model string, u runner.Usage) {
+func (m *metrics) usage(model string, u engine.Usage) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	mc := m.models[model]
@@ -160,12 +160,12 @@ func (m *metrics) write(p *promWriter) {
 }
 
 // writeModels renders the per-model state gauges.
-func writeModels(p *promWriter, sts []runner.ModelStatus) {
+func writeModels(p *promWriter, sts []engine.ModelStatus) {
 	p.header("helexa_models_loaded", "gauge", "Models currently loaded.")
 	p.sample("helexa_models_loaded", float64(len(sts)))
 	p.header("helexa_model_state", "gauge", "1 for the state each loaded model is in.")
 	for _, st := range sts {
-		for _, state := range []string{runner.StateLoading, runner.StateReady, runner.StatePoisoned} {
+		for _, state := range []string{engine.StateLoading, engine.StateReady, engine.StatePoisoned} {
 			v := 0.0
 			if st.State == state {
 				v = 1
@@ -184,7 +184,7 @@ func writeModels(p *promWriter, sts []runner.ModelStatus) {
 }
 
 // writeEngine renders the engine's counters and per-model scheduler gauges.
-func writeEngine(p *promWriter, m runner.MetricsSnapshot) {
+func writeEngine(p *promWriter, m engine.MetricsSnapshot) {
 	p.header("helexa_engine_requests_total", "counter", "Finished engine requests by finish reason or error kind.")
 	statuses := make([]string, 0, len(m.Requests))
 	for k := range m.Requests {
@@ -215,15 +215,15 @@ func writeEngine(p *promWriter, m runner.MetricsSnapshot) {
 	}
 	gauges := []struct {
 		name, help string
-		get        func(runner.ModelMetrics) float64
+		get        func(engine.ModelMetrics) float64
 	}{
-		{"helexa_queue_depth", "Requests waiting for a slot per model.", func(s runner.ModelMetrics) float64 { return float64(s.Queued) }},
-		{"helexa_running_sequences", "Sequences in the running batch per model.", func(s runner.ModelMetrics) float64 { return float64(s.Running) }},
-		{"helexa_kv_blocks_used", "KV cache blocks in use per model.", func(s runner.ModelMetrics) float64 { return float64(s.KVBlocksUsed) }},
-		{"helexa_kv_blocks_free", "KV cache blocks free (or holding idle cached prefixes) per model.", func(s runner.ModelMetrics) float64 { return float64(s.KVBlocksFree) }},
-		{"helexa_kv_blocks_cached", "Idle KV blocks kept for the prefix cache per model.", func(s runner.ModelMetrics) float64 { return float64(s.KVBlocksCached) }},
-		{"helexa_kv_window_blocks_used", "Sliding-window KV store blocks in use per model (windowed models).", func(s runner.ModelMetrics) float64 { return float64(s.KVWindowBlocksUsed) }},
-		{"helexa_kv_window_blocks_cached", "Idle sliding-window KV blocks kept for the prefix cache per model.", func(s runner.ModelMetrics) float64 { return float64(s.KVWindowBlocksCached) }},
+		{"helexa_queue_depth", "Requests waiting for a slot per model.", func(s engine.ModelMetrics) float64 { return float64(s.Queued) }},
+		{"helexa_running_sequences", "Sequences in the running batch per model.", func(s engine.ModelMetrics) float64 { return float64(s.Running) }},
+		{"helexa_kv_blocks_used", "KV cache blocks in use per model.", func(s engine.ModelMetrics) float64 { return float64(s.KVBlocksUsed) }},
+		{"helexa_kv_blocks_free", "KV cache blocks free (or holding idle cached prefixes) per model.", func(s engine.ModelMetrics) float64 { return float64(s.KVBlocksFree) }},
+		{"helexa_kv_blocks_cached", "Idle KV blocks kept for the prefix cache per model.", func(s engine.ModelMetrics) float64 { return float64(s.KVBlocksCached) }},
+		{"helexa_kv_window_blocks_used", "Sliding-window KV store blocks in use per model (windowed models).", func(s engine.ModelMetrics) float64 { return float64(s.KVWindowBlocksUsed) }},
+		{"helexa_kv_window_blocks_cached", "Idle sliding-window KV blocks kept for the prefix cache per model.", func(s engine.ModelMetrics) float64 { return float64(s.KVWindowBlocksCached) }},
 	}
 	for _, g := range gauges {
 		p.header(g.name, "gauge", g.help)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // StateAvailable is the /v1/models state of a model that is on disk (in the
@@ -50,7 +50,7 @@ func (e *modelEntry) named(id string) bool {
 }
 
 // toModel converts a loaded model's status to a /v1/models entry.
-func toModel(st runner.ModelStatus, created int64) Model {
+func toModel(st engine.ModelStatus, created int64) Model {
 	m := Model{
 		ID: st.Name, Object: "model", Created: created, OwnedBy: "helexa",
 		State: st.State, Loaded: true, SizeBytes: st.SizeBytes, Processor: st.Processor,
@@ -145,7 +145,7 @@ func (s *Server) getModel(c *gin.Context) {
 		return
 	}
 	entries, err := s.models(c.Request.Context())
-	canon := runner.CanonicalName(id) // a local file is listed under its resolved path
+	canon := engine.CanonicalName(id) // a local file is listed under its resolved path
 	for _, e := range entries {
 		if e.named(id) || e.named(canon) {
 			m := e.Model
@@ -159,11 +159,11 @@ func (s *Server) getModel(c *gin.Context) {
 		return
 	}
 	if isLocalPath(id) {
-		s.fail(c, runner.Errorf(runner.KindNotFound,
+		s.fail(c, engine.Errorf(engine.KindNotFound,
 			"model %q is neither loaded nor in the local cache; a request naming the file loads it (or POST /api/load)", id))
 		return
 	}
-	s.fail(c, runner.Errorf(runner.KindNotFound,
+	s.fail(c, engine.Errorf(engine.KindNotFound,
 		"model %q is neither loaded nor in the local cache; pull it (`helexa pull %s` or POST /api/pull), "+
 			"or see GET /v1/models for the models available", id, id))
 }

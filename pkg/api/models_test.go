@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // fakeCatalog is a scripted Catalog.
@@ -48,11 +48,11 @@ func listModelsOf(t *testing.T, ts *httptest.Server) []Model {
 }
 
 func TestModelsListsLoadedAndCached(t *testing.T) {
-	f := &fakeService{models: []runner.ModelStatus{
+	f := &fakeService{models: []engine.ModelStatus{
 		// Loaded under an alias: the same file as a cached model.
-		{Name: "tiny", Path: "/hf/a/a-Q8_0.gguf", State: runner.StateReady, Active: 1, SizeBytes: 900, Processor: "CPU", Context: 4096},
+		{Name: "tiny", Path: "/hf/a/a-Q8_0.gguf", State: engine.StateReady, Active: 1, SizeBytes: 900, Processor: "CPU", Context: 4096},
 		// Loaded from a local file that is not in the cache.
-		{Name: "/models/x.gguf", Path: "/models/x.gguf", State: runner.StatePoisoned, Error: "device lost"},
+		{Name: "/models/x.gguf", Path: "/models/x.gguf", State: engine.StatePoisoned, Error: "device lost"},
 	}}
 	ts := newTestServer(t, f, func(c *Config) { c.Catalog = catalogFixture() })
 	got := listModelsOf(t, ts)
@@ -62,8 +62,8 @@ func TestModelsListsLoadedAndCached(t *testing.T) {
 		size      int64
 		created   int64
 	}{
-		{"tiny", runner.StateReady, true, 900, 1700000000},
-		{"/models/x.gguf", runner.StatePoisoned, true, 0, 1700000000},
+		{"tiny", engine.StateReady, true, 900, 1700000000},
+		{"/models/x.gguf", engine.StatePoisoned, true, 0, 1700000000},
 		{"org/a-GGUF:Q4_K_M", StateAvailable, false, 400, 1600000000},
 		{"org/b", StateAvailable, false, 1000, 1600000000},
 	}
@@ -86,16 +86,16 @@ func TestModelsListsLoadedAndCached(t *testing.T) {
 }
 
 func TestGetModel(t *testing.T) {
-	f := &fakeService{models: []runner.ModelStatus{
-		{Name: "tiny", Path: "/hf/a/a-Q8_0.gguf", State: runner.StateReady},
+	f := &fakeService{models: []engine.ModelStatus{
+		{Name: "tiny", Path: "/hf/a/a-Q8_0.gguf", State: engine.StateReady},
 	}}
 	ts := newTestServer(t, f, func(c *Config) { c.Catalog = catalogFixture() })
 	cases := []struct {
 		id, wantState string
 		wantStatus    int
 	}{
-		{"tiny", runner.StateReady, 200},
-		{"org/a-GGUF:Q8_0", runner.StateReady, 200}, // the cached ref of the loaded model
+		{"tiny", engine.StateReady, 200},
+		{"org/a-GGUF:Q8_0", engine.StateReady, 200}, // the cached ref of the loaded model
 		{"org/a-GGUF:Q4_K_M", StateAvailable, 200},
 		{"org/b", StateAvailable, 200},
 		{"org/nope", "", 404},
@@ -128,7 +128,7 @@ func TestGetModel(t *testing.T) {
 }
 
 func TestModelsCatalogFailure(t *testing.T) {
-	f := &fakeService{models: []runner.ModelStatus{{Name: "m", State: runner.StateReady}}}
+	f := &fakeService{models: []engine.ModelStatus{{Name: "m", State: engine.StateReady}}}
 	ts := newTestServer(t, f, func(c *Config) {
 		c.Catalog = fakeCatalog{err: errors.New("permission denied")}
 	})

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // ps serves GET /api/ps.
@@ -19,7 +19,7 @@ func (s *Server) ps(c *gin.Context) {
 		return
 	}
 	if sts == nil {
-		sts = []runner.ModelStatus{}
+		sts = []engine.ModelStatus{}
 	}
 	c.JSON(http.StatusOK, PSResponse{Models: sts})
 }
@@ -38,11 +38,11 @@ func (s *Server) load(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if req.TP < 0 || req.TP > runner.MaxTP {
-		s.fail(c, runner.Errorf(runner.KindBadRequest, "tp %d: want 1 to %d tensor-parallel ranks (or leave it out for the daemon's default)", req.TP, runner.MaxTP))
+	if req.TP < 0 || req.TP > engine.MaxTP {
+		s.fail(c, engine.Errorf(engine.KindBadRequest, "tp %d: want 1 to %d tensor-parallel ranks (or leave it out for the daemon's default)", req.TP, engine.MaxTP))
 		return
 	}
-	st, err := s.cfg.Service.Load(c.Request.Context(), runner.LoadRequest{
+	st, err := s.cfg.Service.Load(c.Request.Context(), engine.LoadRequest{
 		Model: req.Model, NumCtx: req.NumCtx, KeepAlive: durationPtr(req.KeepAlive), TP: req.TP,
 	})
 	if err != nil {
@@ -106,7 +106,7 @@ func (s *Server) pull(c *gin.Context) {
 	if s.cfg.Puller == nil {
 		s.writeError(c, http.StatusNotImplemented, ErrorBody{
 			Message: "this server has no model downloader; pull with `helexa pull` instead",
-			Type:    "server_error", Code: string(runner.KindInternal),
+			Type:    "server_error", Code: string(engine.KindInternal),
 		})
 		return
 	}

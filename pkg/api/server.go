@@ -2,7 +2,7 @@
 // OpenAI-compatible endpoints (/v1/chat/completions, /v1/completions,
 // /v1/models) and the native ones (/api/ps, /api/load, /api/unload,
 // /api/show, /api/pull, /health, /metrics), their request and response
-// types, and the Go Client that implements runner.Service against a daemon.
+// types, and the Go Client that implements engine.Service against a daemon.
 // /v1/models lists the loaded models and, through a Catalog, the models on
 // disk; chat answers of requests with tools go through pkg/api/toolcall so
 // calls written as text come back as OpenAI tool_calls.
@@ -19,7 +19,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // retryAfterSeconds is the Retry-After of a 503 (busy, no memory, a model
@@ -52,15 +52,15 @@ func (f PullFunc) Pull(ctx context.Context, model string, progress func(PullProg
 }
 
 // MetricsSource reports the engine's counters and gauges for /metrics
-// (runner.Manager implements it).
+// (engine.Manager implements it).
 type MetricsSource interface {
-	Metrics() runner.MetricsSnapshot
+	Metrics() engine.MetricsSnapshot
 }
 
 // Config configures a Server.
 type Config struct {
 	// Service is the engine (required).
-	Service runner.Service
+	Service engine.Service
 	// Puller serves POST /api/pull; nil answers 501.
 	Puller Puller
 	// Catalog adds the models on disk that are not loaded to /v1/models;
@@ -87,7 +87,7 @@ type Config struct {
 	Guard Guard
 }
 
-// Server is the HTTP front end over a runner.Service.
+// Server is the HTTP front end over an engine.Service.
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
@@ -129,12 +129,12 @@ func (s *Server) routes() *gin.Engine {
 	e.HandleMethodNotAllowed = true
 	e.Use(s.recoverer, s.observe, s.guard)
 	e.NoRoute(func(c *gin.Context) {
-		s.fail(c, runner.Errorf(runner.KindNotFound, "no endpoint %s %s", c.Request.Method, c.Request.URL.Path))
+		s.fail(c, engine.Errorf(engine.KindNotFound, "no endpoint %s %s", c.Request.Method, c.Request.URL.Path))
 	})
 	e.NoMethod(func(c *gin.Context) {
 		s.writeError(c, http.StatusMethodNotAllowed, ErrorBody{
 			Message: fmt.Sprintf("method %s not allowed on %s", c.Request.Method, c.Request.URL.Path),
-			Type:    "invalid_request_error", Code: string(runner.KindBadRequest),
+			Type:    "invalid_request_error", Code: string(engine.KindBadRequest),
 		})
 	})
 	e.GET("/health", s.health)
@@ -161,7 +161,7 @@ func (s *Server) authenticate(c *gin.Context) {
 	got, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
 	if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.cfg.APIKey)) != 1 {
 		c.Header("WWW-Authenticate", `Bearer realm="helexa"`)
-		s.fail(c, runner.Errorf(runner.KindUnauthorized,
+		s.fail(c, engine.Errorf(engine.KindUnauthorized,
 			"missing or wrong API key: send \"Authorization: Bearer <key>\" with the daemon's HELEXA_API_KEY"))
 		c.Abort()
 	}
@@ -189,7 +189,7 @@ func (s *Server) recoverer(c *gin.Context) {
 			}
 			s.log.Error("panic in handler", "path", c.Request.URL.Path, "panic", v)
 			if !c.Writer.Written() {
-				s.fail(c, runner.Errorf(runner.KindInternal, "internal error: %v", v))
+				s.fail(c, engine.Errorf(engine.KindInternal, "internal error: %v", v))
 			}
 			c.Abort()
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 func TestChatStreamFraming(t *testing.T) {
@@ -164,22 +164,22 @@ func TestChatBadRequests(t *testing.T) {
 
 func TestErrorMapping(t *testing.T) {
 	cases := []struct {
-		kind   runner.Kind
+		kind   engine.Kind
 		status int
 		code   string
 	}{
-		{runner.KindBadRequest, 400, "bad_request"},
-		{runner.KindContextLength, 400, "context_length_exceeded"},
-		{runner.KindNotFound, 404, "not_found"},
-		{runner.KindUnauthorized, 401, "unauthorized"},
-		{runner.KindBusy, 503, "busy"},
-		{runner.KindNoMemory, 503, "insufficient_memory"},
-		{runner.KindPoisoned, 503, "poisoned"},
-		{runner.KindInternal, 500, "internal"},
+		{engine.KindBadRequest, 400, "bad_request"},
+		{engine.KindContextLength, 400, "context_length_exceeded"},
+		{engine.KindNotFound, 404, "not_found"},
+		{engine.KindUnauthorized, 401, "unauthorized"},
+		{engine.KindBusy, 503, "busy"},
+		{engine.KindNoMemory, 503, "insufficient_memory"},
+		{engine.KindPoisoned, 503, "poisoned"},
+		{engine.KindInternal, 500, "internal"},
 	}
 	for _, c := range cases {
 		for _, stream := range []bool{false, true} {
-			f := &fakeService{err: runner.Errorf(c.kind, "boom %s", c.kind)}
+			f := &fakeService{err: engine.Errorf(c.kind, "boom %s", c.kind)}
 			ts := newTestServer(t, f, nil)
 			body := chatBody + `}`
 			if stream {
@@ -203,7 +203,7 @@ func TestErrorMapping(t *testing.T) {
 }
 
 func TestStreamErrorAfterOutput(t *testing.T) {
-	f := &fakeService{deltas: stdDeltas(), midErr: runner.Errorf(runner.KindPoisoned, "device lost; unload and load again")}
+	f := &fakeService{deltas: stdDeltas(), midErr: engine.Errorf(engine.KindPoisoned, "device lost; unload and load again")}
 	ts := newTestServer(t, f, nil)
 	status, out := post(t, ts, "/v1/chat/completions", chatBody+`,"stream":true}`)
 	if status != http.StatusOK {
@@ -293,17 +293,17 @@ func TestClientDisconnectCancels(t *testing.T) {
 
 type fakeEngine struct{}
 
-func (fakeEngine) Metrics() runner.MetricsSnapshot {
-	return runner.MetricsSnapshot{
+func (fakeEngine) Metrics() engine.MetricsSnapshot {
+	return engine.MetricsSnapshot{
 		Requests: map[string]int64{"stop": 2, "busy": 1}, PromptTokens: 20, CachedTokens: 8, GeneratedTokens: 6,
 		PrefillTokensPerSec: 250, DecodeTokensPerSec: 50, QueueDepth: 1, RunningSeqs: 2,
-		Models: []runner.ModelMetrics{{Name: "m", State: "ready", Running: 2, Queued: 1, KVBlocksUsed: 5, KVBlocksFree: 11}},
+		Models: []engine.ModelMetrics{{Name: "m", State: "ready", Running: 2, Queued: 1, KVBlocksUsed: 5, KVBlocksFree: 11}},
 	}
 }
 
 func TestMetrics(t *testing.T) {
 	f := &fakeService{deltas: stdDeltas(), result: stdResult(),
-		models: []runner.ModelStatus{{Name: "m", State: runner.StateReady, Active: 2, SizeBytes: 1000}}}
+		models: []engine.ModelStatus{{Name: "m", State: engine.StateReady, Active: 2, SizeBytes: 1000}}}
 	ts := newTestServer(t, f, func(c *Config) { c.Engine = fakeEngine{} })
 	post(t, ts, "/v1/chat/completions", chatBody+`}`)
 	post(t, ts, "/v1/chat/completions", chatBody+`,"n":3}`)
@@ -339,7 +339,7 @@ func TestMetrics(t *testing.T) {
 
 func TestModelsAndNative(t *testing.T) {
 	exp := time.Unix(1700000300, 0).UTC()
-	f := &fakeService{models: []runner.ModelStatus{{Name: "org/repo:Q8_0", State: runner.StatePoisoned, Error: "cuda", ExpiresAt: exp}}}
+	f := &fakeService{models: []engine.ModelStatus{{Name: "org/repo:Q8_0", State: engine.StatePoisoned, Error: "cuda", ExpiresAt: exp}}}
 	ts := newTestServer(t, f, nil)
 	status, out := get(t, ts, "/v1/models")
 	if status != 200 || !strings.Contains(out, `"id":"org/repo:Q8_0"`) || !strings.Contains(out, `"state":"poisoned"`) || !strings.Contains(out, `"object":"list"`) {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // sseWriter writes Server-Sent Events. Headers are committed on the first
@@ -112,7 +112,7 @@ func newID(prefix string) string {
 }
 
 // usage converts engine usage to the OpenAI object.
-func usage(u runner.Usage) Usage {
+func usage(u engine.Usage) Usage {
 	return Usage{
 		PromptTokens:        u.PromptTokens,
 		CompletionTokens:    u.CompletionTokens,
@@ -122,7 +122,7 @@ func usage(u runner.Usage) Usage {
 }
 
 // timings converts engine usage to the llama.cpp-style timings object.
-func timings(u runner.Usage) *Timings {
+func timings(u engine.Usage) *Timings {
 	t := &Timings{
 		PromptN:     u.PromptTokens - u.CachedTokens,
 		CacheN:      u.CachedTokens,
@@ -141,7 +141,7 @@ func timings(u runner.Usage) *Timings {
 }
 
 // chatLogprobs converts a delta's tokens to the chat logprobs object.
-func chatLogprobs(toks []runner.TokenInfo) *ChoiceLogprobs {
+func chatLogprobs(toks []engine.TokenInfo) *ChoiceLogprobs {
 	out := &ChoiceLogprobs{Content: make([]TokenLogprob, 0, len(toks))}
 	for _, t := range toks {
 		tl := TokenLogprob{
@@ -168,7 +168,7 @@ func byteInts(s string) []int {
 	return out
 }
 
-func tokenIDs(toks []runner.TokenInfo) []int32 {
+func tokenIDs(toks []engine.TokenInfo) []int32 {
 	if len(toks) == 0 {
 		return nil
 	}

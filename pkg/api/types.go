@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // StopList is the OpenAI `stop` field: a string or a list of strings.
@@ -153,7 +153,7 @@ type ServedOptions struct {
 }
 
 // served reports the options of a finished request (nil when unknown).
-func served(u runner.Usage) *ServedOptions {
+func served(u engine.Usage) *ServedOptions {
 	if u.Context == 0 {
 		return nil
 	}
@@ -331,7 +331,7 @@ type ModelList struct {
 
 // PSResponse is the GET /api/ps response.
 type PSResponse struct {
-	Models []runner.ModelStatus `json:"models"`
+	Models []engine.ModelStatus `json:"models"`
 }
 
 // LoadRequest is the POST /api/load body.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/helexa/helexa/internal/fsutil"
 	"github.com/helexa/helexa/internal/humanize"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // HelpText lists the slash commands and keys.
@@ -221,7 +221,7 @@ const showTimeout = 30 * time.Second
 // shownMsg carries the answer to /show info.
 type shownMsg struct {
 	model   string
-	details runner.ModelDetails
+	details engine.ModelDetails
 	err     error
 }
 
@@ -263,7 +263,7 @@ func (m *Model) thinkText() string {
 }
 
 // FormatDetails renders what /show info prints.
-func FormatDetails(d runner.ModelDetails) string {
+func FormatDetails(d engine.ModelDetails) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  model        %s\n", d.Name)
 	fmt.Fprintf(&b, "  architecture %s\n", d.Arch)
@@ -305,7 +305,7 @@ func (m *Model) statsText() string {
 	return b.String()
 }
 
-func writeUsage(b *strings.Builder, u runner.Usage) {
+func writeUsage(b *strings.Builder, u engine.Usage) {
 	fmt.Fprintf(b, "  prompt    %d tokens (%d from cache)", u.PromptTokens, u.CachedTokens)
 	if r := PrefillRate(u); r > 0 {
 		fmt.Fprintf(b, ", %.1f tok/s", r)

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/helexa/helexa/internal/fsutil"
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // Message is one turn of the conversation, as sent to the chat template.
@@ -44,7 +44,7 @@ func wireMessages(system string, msgs []Message) (json.RawMessage, error) {
 type SavedConversation struct {
 	Model          string         `json:"model"`
 	System         string         `json:"system,omitempty"`
-	Options        runner.Options `json:"options"`
+	Options        engine.Options `json:"options"`
 	TemplateKwargs map[string]any `json:"template_kwargs,omitempty"`
 	Messages       []Message      `json:"messages"`
 }

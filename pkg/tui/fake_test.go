@@ -11,24 +11,24 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
-// fakeService is a scripted runner.Service.
+// fakeService is a scripted engine.Service.
 type fakeService struct {
 	mu      sync.Mutex
-	chats   []runner.ChatRequest
-	loads   []runner.LoadRequest
-	details runner.ModelDetails
+	chats   []engine.ChatRequest
+	loads   []engine.LoadRequest
+	details engine.ModelDetails
 	// loadGate, when set, holds every Load until it is closed; showGate
 	// every Show, which then fails with showErr when set.
 	loadGate chan struct{}
 	showGate chan struct{}
 	showErr  error
-	chat     func(ctx context.Context, req runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error)
+	chat     func(ctx context.Context, req engine.ChatRequest, onDelta func(engine.Delta) error) (engine.Result, error)
 }
 
-func (f *fakeService) Chat(ctx context.Context, req runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
+func (f *fakeService) Chat(ctx context.Context, req engine.ChatRequest, onDelta func(engine.Delta) error) (engine.Result, error) {
 	f.mu.Lock()
 	f.chats = append(f.chats, req)
 	fn := f.chat
@@ -36,16 +36,16 @@ func (f *fakeService) Chat(ctx context.Context, req runner.ChatRequest, onDelta 
 	return fn(ctx, req, onDelta)
 }
 
-func (f *fakeService) Complete(context.Context, runner.CompletionRequest, func(runner.Delta) error) (runner.Result, error) {
-	return runner.Result{}, runner.Errorf(runner.KindBadRequest, "not used")
+func (f *fakeService) Complete(context.Context, engine.CompletionRequest, func(engine.Delta) error) (engine.Result, error) {
+	return engine.Result{}, engine.Errorf(engine.KindBadRequest, "not used")
 }
 
-func (f *fakeService) Load(lctx context.Context, req runner.LoadRequest) (runner.ModelStatus, error) {
+func (f *fakeService) Load(lctx context.Context, req engine.LoadRequest) (engine.ModelStatus, error) {
 	if f.loadGate != nil {
 		select {
 		case <-f.loadGate:
 		case <-lctx.Done():
-			return runner.ModelStatus{}, lctx.Err()
+			return engine.ModelStatus{}, lctx.Err()
 		}
 	}
 	f.mu.Lock()
@@ -56,23 +56,23 @@ func (f *fakeService) Load(lctx context.Context, req runner.LoadRequest) (runner
 		ctx = 4096
 	}
 	f.details.Context = ctx
-	return runner.ModelStatus{Name: req.Model, Context: ctx, State: runner.StateReady}, nil
+	return engine.ModelStatus{Name: req.Model, Context: ctx, State: engine.StateReady}, nil
 }
 
 func (f *fakeService) Unload(context.Context, string) error { return nil }
 
-func (f *fakeService) PS(context.Context) ([]runner.ModelStatus, error) { return nil, nil }
+func (f *fakeService) PS(context.Context) ([]engine.ModelStatus, error) { return nil, nil }
 
-func (f *fakeService) Show(ctx context.Context, model string) (runner.ModelDetails, error) {
+func (f *fakeService) Show(ctx context.Context, model string) (engine.ModelDetails, error) {
 	if f.showGate != nil {
 		select {
 		case <-f.showGate:
 		case <-ctx.Done():
-			return runner.ModelDetails{}, ctx.Err()
+			return engine.ModelDetails{}, ctx.Err()
 		}
 	}
 	if f.showErr != nil {
-		return runner.ModelDetails{}, f.showErr
+		return engine.ModelDetails{}, f.showErr
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -81,21 +81,21 @@ func (f *fakeService) Show(ctx context.Context, model string) (runner.ModelDetai
 	return d, nil
 }
 
-func (f *fakeService) requests() []runner.ChatRequest {
+func (f *fakeService) requests() []engine.ChatRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]runner.ChatRequest(nil), f.chats...)
+	return append([]engine.ChatRequest(nil), f.chats...)
 }
 
 // streamReply answers with the given deltas and usage.
-func streamReply(usage runner.Usage, deltas ...runner.Delta) func(context.Context, runner.ChatRequest, func(runner.Delta) error) (runner.Result, error) {
-	return func(ctx context.Context, _ runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
+func streamReply(usage engine.Usage, deltas ...engine.Delta) func(context.Context, engine.ChatRequest, func(engine.Delta) error) (engine.Result, error) {
+	return func(ctx context.Context, _ engine.ChatRequest, onDelta func(engine.Delta) error) (engine.Result, error) {
 		for _, d := range deltas {
 			if err := onDelta(d); err != nil {
-				return runner.Result{FinishReason: "cancelled", Usage: usage}, err
+				return engine.Result{FinishReason: "cancelled", Usage: usage}, err
 			}
 		}
-		return runner.Result{FinishReason: "stop", Usage: usage}, nil
+		return engine.Result{FinishReason: "stop", Usage: usage}, nil
 	}
 }
 
@@ -110,9 +110,9 @@ type driver struct {
 	quit     bool
 }
 
-func newDriver(t *testing.T, svc runner.Service, mut func(*Config)) *driver {
+func newDriver(t *testing.T, svc engine.Service, mut func(*Config)) *driver {
 	t.Helper()
-	cfg := Config{Service: svc, Model: "test-model", Details: runner.ModelDetails{Context: 4096}}
+	cfg := Config{Service: svc, Model: "test-model", Details: engine.ModelDetails{Context: 4096}}
 	if mut != nil {
 		mut(&cfg)
 	}
@@ -197,7 +197,7 @@ func (d *driver) screen() string { return ansi.Strip(d.m.View().Content) }
 // transcript is the whole transcript (not just the visible part).
 func (d *driver) transcript() string { return ansi.Strip(d.m.vp.GetContent()) }
 
-func messagesOf(t *testing.T, req runner.ChatRequest) []Message {
+func messagesOf(t *testing.T, req engine.ChatRequest) []Message {
 	t.Helper()
 	var ms []Message
 	if err := json.Unmarshal(req.Messages, &ms); err != nil {

@@ -11,21 +11,21 @@ import (
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // Model is the bubbletea model of the chat.
 type Model struct {
 	ctx  context.Context
 	cfg  Config
-	svc  runner.Service
+	svc  engine.Service
 	hist *History
 	hc   histCursor
 
 	model   string
-	details runner.ModelDetails
+	details engine.ModelDetails
 	system  string
-	opts    runner.Options
+	opts    engine.Options
 	think   *bool
 	seeded  bool
 
@@ -45,8 +45,8 @@ type Model struct {
 	genSeq   int
 	loading  *loadState
 	ctxUsed  int
-	last     *runner.Usage
-	totals   runner.Usage
+	last     *engine.Usage
+	totals   engine.Usage
 	answers  int
 	quitHint bool
 	quitting bool

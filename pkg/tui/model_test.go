@@ -11,24 +11,24 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 func TestStreamingAnswer(t *testing.T) {
 	release := make(chan struct{})
-	svc := &fakeService{details: runner.ModelDetails{Context: 4096}}
-	usage := runner.Usage{PromptTokens: 12, CompletionTokens: 5, DecodeDuration: 100 * time.Millisecond}
-	svc.chat = func(ctx context.Context, _ runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
-		for _, dl := range []runner.Delta{{Reasoning: "pondering the question"}, {Content: "Hello"}} {
+	svc := &fakeService{details: engine.ModelDetails{Context: 4096}}
+	usage := engine.Usage{PromptTokens: 12, CompletionTokens: 5, DecodeDuration: 100 * time.Millisecond}
+	svc.chat = func(ctx context.Context, _ engine.ChatRequest, onDelta func(engine.Delta) error) (engine.Result, error) {
+		for _, dl := range []engine.Delta{{Reasoning: "pondering the question"}, {Content: "Hello"}} {
 			if err := onDelta(dl); err != nil {
-				return runner.Result{}, err
+				return engine.Result{}, err
 			}
 		}
 		<-release // the first half is on screen before the rest arrives
-		if err := onDelta(runner.Delta{Content: " **bold world**"}); err != nil {
-			return runner.Result{}, err
+		if err := onDelta(engine.Delta{Content: " **bold world**"}); err != nil {
+			return engine.Result{}, err
 		}
-		return runner.Result{FinishReason: "stop", Usage: usage}, nil
+		return engine.Result{FinishReason: "stop", Usage: usage}, nil
 	}
 	d := newDriver(t, svc, nil)
 	d.typeText("hi there")
@@ -49,7 +49,7 @@ func TestStreamingAnswer(t *testing.T) {
 	contains(t, "screen with thinking expanded", d.screen(), "pondering the question")
 
 	// The second turn sends the whole conversation.
-	svc.chat = streamReply(usage, runner.Delta{Content: "again"})
+	svc.chat = streamReply(usage, engine.Delta{Content: "again"})
 	d.say("and now?")
 	reqs := svc.requests()
 	if len(reqs) != 2 {
@@ -68,7 +68,7 @@ func TestStreamingAnswer(t *testing.T) {
 }
 
 func TestHideThinking(t *testing.T) {
-	svc := &fakeService{chat: streamReply(runner.Usage{}, runner.Delta{Reasoning: "secret plan"}, runner.Delta{Content: "answer"})}
+	svc := &fakeService{chat: streamReply(engine.Usage{}, engine.Delta{Reasoning: "secret plan"}, engine.Delta{Content: "answer"})}
 	d := newDriver(t, svc, func(c *Config) { c.HideThinking = true })
 	d.say("q")
 	if tr := d.transcript(); strings.Contains(tr, "secret plan") || !strings.Contains(tr, "answer") {
@@ -78,11 +78,11 @@ func TestHideThinking(t *testing.T) {
 
 func TestCancelMidAnswer(t *testing.T) {
 	svc := &fakeService{}
-	svc.chat = func(ctx context.Context, _ runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
-		_ = onDelta(runner.Delta{Content: "partial "})
-		_ = onDelta(runner.Delta{Content: "answer"})
+	svc.chat = func(ctx context.Context, _ engine.ChatRequest, onDelta func(engine.Delta) error) (engine.Result, error) {
+		_ = onDelta(engine.Delta{Content: "partial "})
+		_ = onDelta(engine.Delta{Content: "answer"})
 		<-ctx.Done()
-		return runner.Result{FinishReason: "cancelled", Usage: runner.Usage{PromptTokens: 3, CompletionTokens: 2}}, ctx.Err()
+		return engine.Result{FinishReason: "cancelled", Usage: engine.Usage{PromptTokens: 3, CompletionTokens: 2}}, ctx.Err()
 	}
 	d := newDriver(t, svc, nil)
 	d.typeText("tell me a long story")
@@ -120,7 +120,7 @@ func TestCtrlDQuits(t *testing.T) {
 }
 
 func TestMultilineInput(t *testing.T) {
-	svc := &fakeService{chat: streamReply(runner.Usage{}, runner.Delta{Content: "ok"})}
+	svc := &fakeService{chat: streamReply(engine.Usage{}, engine.Delta{Content: "ok"})}
 	d := newDriver(t, svc, nil)
 	d.typeText("line one")
 	d.key(tea.KeyPressMsg{Code: tea.KeyEnter, Mod: tea.ModAlt})
@@ -147,8 +147,8 @@ func TestMultilineInput(t *testing.T) {
 
 func TestContextFullNotice(t *testing.T) {
 	svc := &fakeService{}
-	svc.chat = func(context.Context, runner.ChatRequest, func(runner.Delta) error) (runner.Result, error) {
-		return runner.Result{}, runner.Errorf(runner.KindContextLength, "the prompt is 5000 tokens but the context of model %q is 4096 tokens", "test-model")
+	svc.chat = func(context.Context, engine.ChatRequest, func(engine.Delta) error) (engine.Result, error) {
+		return engine.Result{}, engine.Errorf(engine.KindContextLength, "the prompt is 5000 tokens but the context of model %q is 4096 tokens", "test-model")
 	}
 	d := newDriver(t, svc, nil)
 	d.say("a very long question")
@@ -160,10 +160,10 @@ func TestContextFullNotice(t *testing.T) {
 		t.Errorf("input = %q, want the question back", got)
 	}
 	// An answer cut off by a full context says so too.
-	svc.chat = streamReply(runner.Usage{PromptTokens: 4000, CompletionTokens: 96}, runner.Delta{Content: "cut"})
-	svc.chat = func(ctx context.Context, r runner.ChatRequest, f func(runner.Delta) error) (runner.Result, error) {
-		_ = f(runner.Delta{Content: "cut"})
-		return runner.Result{FinishReason: "length", Usage: runner.Usage{PromptTokens: 4000, CompletionTokens: 96}}, nil
+	svc.chat = streamReply(engine.Usage{PromptTokens: 4000, CompletionTokens: 96}, engine.Delta{Content: "cut"})
+	svc.chat = func(ctx context.Context, r engine.ChatRequest, f func(engine.Delta) error) (engine.Result, error) {
+		_ = f(engine.Delta{Content: "cut"})
+		return engine.Result{FinishReason: "length", Usage: engine.Usage{PromptTokens: 4000, CompletionTokens: 96}}, nil
 	}
 	d.m.setInput("")
 	d.say("short")
@@ -172,8 +172,8 @@ func TestContextFullNotice(t *testing.T) {
 
 func TestOtherErrorShown(t *testing.T) {
 	svc := &fakeService{}
-	svc.chat = func(context.Context, runner.ChatRequest, func(runner.Delta) error) (runner.Result, error) {
-		return runner.Result{}, runner.Errorf(runner.KindPoisoned, "model poisoned; unload and load again")
+	svc.chat = func(context.Context, engine.ChatRequest, func(engine.Delta) error) (engine.Result, error) {
+		return engine.Result{}, engine.Errorf(engine.KindPoisoned, "model poisoned; unload and load again")
 	}
 	d := newDriver(t, svc, nil)
 	d.say("hello")
@@ -275,9 +275,9 @@ func TestSlashCommands(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			svc := &fakeService{
-				details: runner.ModelDetails{Arch: "llama", Parameters: 1_500_000, Quant: "Q8_0", Context: 4096, Path: "/models/x.gguf"},
-				chat: streamReply(runner.Usage{PromptTokens: 10, CachedTokens: 4, CompletionTokens: 3, DecodeDuration: 100 * time.Millisecond},
-					runner.Delta{Content: "fine"}),
+				details: engine.ModelDetails{Arch: "llama", Parameters: 1_500_000, Quant: "Q8_0", Context: 4096, Path: "/models/x.gguf"},
+				chat: streamReply(engine.Usage{PromptTokens: 10, CachedTokens: 4, CompletionTokens: 3, DecodeDuration: 100 * time.Millisecond},
+					engine.Delta{Content: "fine"}),
 			}
 			d := newDriver(t, svc, nil)
 			for _, l := range tt.lines {
@@ -290,7 +290,7 @@ func TestSlashCommands(t *testing.T) {
 
 func TestHistoryPersists(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state", "history")
-	svc := &fakeService{chat: streamReply(runner.Usage{}, runner.Delta{Content: "ok"})}
+	svc := &fakeService{chat: streamReply(engine.Usage{}, engine.Delta{Content: "ok"})}
 	h, err := LoadHistory(path)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // generation is one answer being streamed.
@@ -17,7 +17,7 @@ type generation struct {
 	id       int
 	entry    *entry
 	cancel   context.CancelFunc
-	deltas   <-chan runner.Delta
+	deltas   <-chan engine.Delta
 	done     <-chan doneMsg
 	started  time.Time
 	tokens   int
@@ -27,13 +27,13 @@ type generation struct {
 // deltaMsg carries one streamed piece of an answer.
 type deltaMsg struct {
 	id    int
-	delta runner.Delta
+	delta engine.Delta
 }
 
 // doneMsg ends an answer.
 type doneMsg struct {
 	id  int
-	res runner.Result
+	res engine.Result
 	err error
 }
 
@@ -47,7 +47,7 @@ func (m *Model) send(text string) tea.Cmd {
 		m.addEntry(&entry{kind: kindError, text: err.Error()})
 		return nil
 	}
-	req := runner.ChatRequest{Model: m.model, Messages: raw, Options: m.opts, TemplateKwargs: m.kwargs()}
+	req := engine.ChatRequest{Model: m.model, Messages: raw, Options: m.opts, TemplateKwargs: m.kwargs()}
 	if !m.seeded {
 		req.Options.Sampling.Seed = rand.Uint64()
 	}
@@ -55,11 +55,11 @@ func (m *Model) send(text string) tea.Cmd {
 	m.addEntry(ans)
 	m.genSeq++
 	ctx, cancel := context.WithCancel(m.ctx)
-	deltas := make(chan runner.Delta, 64)
+	deltas := make(chan engine.Delta, 64)
 	done := make(chan doneMsg, 1)
 	id := m.genSeq
 	go func() {
-		res, err := m.svc.Chat(ctx, req, func(d runner.Delta) error {
+		res, err := m.svc.Chat(ctx, req, func(d engine.Delta) error {
 			select {
 			case deltas <- d:
 				return nil
@@ -161,8 +161,8 @@ func (m *Model) failed(e *entry, err error) {
 		question = m.msgs[n-1].Content
 		m.msgs = m.msgs[:n-1]
 	}
-	var re *runner.Error
-	if errors.As(err, &re) && re.Kind == runner.KindContextLength {
+	var re *engine.Error
+	if errors.As(err, &re) && re.Kind == engine.KindContextLength {
 		m.addEntry(&entry{kind: kindNotice, text: "The conversation no longer fits the model's context" + m.ctxText() +
 			", so this message was not sent (nothing was cut). /clear starts a new conversation (your message is back in the input); /set num_ctx N loads the model with a larger context.\n" + re.Error()})
 		if question != "" && m.input.Value() == "" {
@@ -180,7 +180,7 @@ func (m *Model) ctxText() string {
 	return ""
 }
 
-func (m *Model) accumulate(u runner.Usage) {
+func (m *Model) accumulate(u engine.Usage) {
 	m.answers++
 	m.totals.PromptTokens += u.PromptTokens
 	m.totals.CachedTokens += u.CachedTokens
@@ -191,7 +191,7 @@ func (m *Model) accumulate(u runner.Usage) {
 
 // DecodeRate is generated tokens per second (the first token is counted
 // with the prefill, as llama.cpp does).
-func DecodeRate(u runner.Usage) float64 {
+func DecodeRate(u engine.Usage) float64 {
 	if u.DecodeDuration <= 0 || u.CompletionTokens < 2 {
 		return 0
 	}
@@ -199,7 +199,7 @@ func DecodeRate(u runner.Usage) float64 {
 }
 
 // PrefillRate is prompt tokens computed (not cached) per second.
-func PrefillRate(u runner.Usage) float64 {
+func PrefillRate(u engine.Usage) float64 {
 	n := u.PromptTokens - u.CachedTokens
 	if u.PrefillDuration <= 0 || n <= 0 {
 		return 0
@@ -207,7 +207,7 @@ func PrefillRate(u runner.Usage) float64 {
 	return float64(n) / u.PrefillDuration.Seconds()
 }
 
-func answerStats(u runner.Usage) string {
+func answerStats(u engine.Usage) string {
 	s := fmt.Sprintf("%d %s", u.CompletionTokens, plural(u.CompletionTokens, "token", "tokens"))
 	if r := DecodeRate(u); r > 0 {
 		s += fmt.Sprintf(" · %.1f tok/s", r)
@@ -219,8 +219,8 @@ func answerStats(u runner.Usage) string {
 type loadedMsg struct {
 	id      int
 	model   string
-	status  runner.ModelStatus
-	details runner.ModelDetails
+	status  engine.ModelStatus
+	details engine.ModelDetails
 	err     error
 }
 
@@ -233,7 +233,7 @@ func (m *Model) load(model string) tea.Cmd {
 	svc, numCtx := m.svc, m.opts.NumCtx
 	run := func() tea.Msg {
 		defer cancel()
-		st, err := svc.Load(ctx, runner.LoadRequest{Model: model, NumCtx: numCtx})
+		st, err := svc.Load(ctx, engine.LoadRequest{Model: model, NumCtx: numCtx})
 		if err != nil {
 			return loadedMsg{id: id, model: model, err: err}
 		}

@@ -5,19 +5,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // TestStoppedWithoutUsage: a daemon's stream cut by Ctrl+C reports no
 // usage; the answer's footer counts the tokens that arrived.
 func TestStoppedWithoutUsage(t *testing.T) {
 	svc := &fakeService{}
-	svc.chat = func(ctx context.Context, _ runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
+	svc.chat = func(ctx context.Context, _ engine.ChatRequest, onDelta func(engine.Delta) error) (engine.Result, error) {
 		for _, s := range []string{"one", " two", " three"} {
-			_ = onDelta(runner.Delta{Content: s, Tokens: []runner.TokenInfo{{ID: 1}}})
+			_ = onDelta(engine.Delta{Content: s, Tokens: []engine.TokenInfo{{ID: 1}}})
 		}
 		<-ctx.Done()
-		return runner.Result{}, ctx.Err()
+		return engine.Result{}, ctx.Err()
 	}
 	d := newDriver(t, svc, nil)
 	d.typeText("count")
@@ -32,8 +32,8 @@ func TestStoppedWithoutUsage(t *testing.T) {
 // says the conversation no longer fits.
 func TestReloadSmallerContext(t *testing.T) {
 	svc := &fakeService{
-		details: runner.ModelDetails{Context: 4096},
-		chat:    streamReply(runner.Usage{PromptTokens: 30, CompletionTokens: 10}, runner.Delta{Content: "fine"}),
+		details: engine.ModelDetails{Context: 4096},
+		chat:    streamReply(engine.Usage{PromptTokens: 30, CompletionTokens: 10}, engine.Delta{Content: "fine"}),
 	}
 	tests := []struct {
 		numCtx string
@@ -80,11 +80,11 @@ func TestShowInfoAsync(t *testing.T) {
 		want string
 	}{
 		{"answer", nil, "architecture qwen3"},
-		{"error", runner.Errorf(runner.KindNotFound, "model %q is not loaded", "test-model"), `error: /show info: model "test-model" is not loaded`},
+		{"error", engine.Errorf(engine.KindNotFound, "model %q is not loaded", "test-model"), `error: /show info: model "test-model" is not loaded`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			svc := &fakeService{details: runner.ModelDetails{Arch: "qwen3", Context: 4096}, showGate: make(chan struct{}), showErr: tt.err}
+			svc := &fakeService{details: engine.ModelDetails{Arch: "qwen3", Context: 4096}, showGate: make(chan struct{}), showErr: tt.err}
 			d := newDriver(t, svc, nil)
 			d.typeText("/show info")
 			d.enter()

@@ -1,8 +1,8 @@
 // Package tui owns the terminal chat UI of `helexa run`: a bubbletea model
 // with a streaming, scrollable transcript (answers rendered as markdown),
 // a multi-line input with persisted ↑/↓ history, slash commands and a
-// status line. It talks to the engine only through runner.Service, so the
-// same UI drives an in-process runner.Manager or a daemon via api.Client.
+// status line. It talks to the engine only through engine.Service, so the
+// same UI drives an in-process engine.Manager or a daemon via api.Client.
 package tui
 
 import (
@@ -12,18 +12,18 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // Config is what the chat starts with.
 type Config struct {
-	Service runner.Service
+	Service engine.Service
 	// Model is the model reference; Details describe it when already
 	// loaded (Context is the context size shown in the status line).
 	Model   string
-	Details runner.ModelDetails
+	Details engine.ModelDetails
 	System  string
-	Options runner.Options
+	Options engine.Options
 	// Think sets the enable_thinking template variable (nil: the
 	// template's default).
 	Think *bool

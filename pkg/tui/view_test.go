@@ -10,7 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"github.com/helexa/helexa/pkg/runner"
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // numbered is an answer of n lines "line 1" … "line n".
@@ -35,19 +35,19 @@ func hasLine(screen, s string) bool {
 func TestScrollTranscript(t *testing.T) {
 	release := make(chan struct{})
 	svc := &fakeService{}
-	svc.chat = func(ctx context.Context, _ runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
-		if err := onDelta(runner.Delta{Content: numbered(100) + "\n"}); err != nil {
-			return runner.Result{}, err
+	svc.chat = func(ctx context.Context, _ engine.ChatRequest, onDelta func(engine.Delta) error) (engine.Result, error) {
+		if err := onDelta(engine.Delta{Content: numbered(100) + "\n"}); err != nil {
+			return engine.Result{}, err
 		}
 		select {
 		case <-release:
 		case <-ctx.Done():
-			return runner.Result{}, ctx.Err()
+			return engine.Result{}, ctx.Err()
 		}
-		if err := onDelta(runner.Delta{Content: "the end"}); err != nil {
-			return runner.Result{}, err
+		if err := onDelta(engine.Delta{Content: "the end"}); err != nil {
+			return engine.Result{}, err
 		}
-		return runner.Result{FinishReason: "stop"}, nil
+		return engine.Result{FinishReason: "stop"}, nil
 	}
 	d := newDriver(t, svc, nil)
 	d.typeText("long please")
@@ -84,7 +84,7 @@ func TestScrollTranscript(t *testing.T) {
 }
 
 func TestResizeKeepsEnd(t *testing.T) {
-	svc := &fakeService{chat: streamReply(runner.Usage{CompletionTokens: 101}, runner.Delta{Content: numbered(100) + "\n\nthe end"})}
+	svc := &fakeService{chat: streamReply(engine.Usage{CompletionTokens: 101}, engine.Delta{Content: numbered(100) + "\n\nthe end"})}
 	d := newDriver(t, svc, nil)
 	d.say("long please")
 	for _, sz := range []struct{ w, h int }{{60, 20}, {40, 12}, {130, 40}, {100, 30}} {
@@ -97,8 +97,8 @@ func TestResizeKeepsEnd(t *testing.T) {
 }
 
 func TestViewFitsWidth(t *testing.T) {
-	svc := &fakeService{chat: streamReply(runner.Usage{PromptTokens: 9, CompletionTokens: 5, DecodeDuration: time.Second},
-		runner.Delta{Content: "An answer with a long line that has to wrap at narrow widths, and `code`."})}
+	svc := &fakeService{chat: streamReply(engine.Usage{PromptTokens: 9, CompletionTokens: 5, DecodeDuration: time.Second},
+		engine.Delta{Content: "An answer with a long line that has to wrap at narrow widths, and `code`."})}
 	for _, w := range []int{20, 40, 80} {
 		t.Run(fmt.Sprint(w), func(t *testing.T) {
 			d := newDriver(t, svc, func(c *Config) { c.Model = "/models/some-rather-long-model-name-Q4_K_M.gguf" })
@@ -135,7 +135,7 @@ func TestFitLine(t *testing.T) {
 }
 
 func TestMarkdownKeepsLineBreaks(t *testing.T) {
-	svc := &fakeService{chat: streamReply(runner.Usage{}, runner.Delta{Content: "Roses are red,\nviolets are **blue**.\n\n- one\n- two"})}
+	svc := &fakeService{chat: streamReply(engine.Usage{}, engine.Delta{Content: "Roses are red,\nviolets are **blue**.\n\n- one\n- two"})}
 	d := newDriver(t, svc, nil)
 	d.say("a poem")
 	scr := d.screen()
@@ -149,10 +149,10 @@ func TestMarkdownKeepsLineBreaks(t *testing.T) {
 func TestThinkingIsDimmed(t *testing.T) {
 	release := make(chan struct{})
 	svc := &fakeService{}
-	svc.chat = func(ctx context.Context, _ runner.ChatRequest, onDelta func(runner.Delta) error) (runner.Result, error) {
-		_ = onDelta(runner.Delta{Reasoning: "mulling"})
+	svc.chat = func(ctx context.Context, _ engine.ChatRequest, onDelta func(engine.Delta) error) (engine.Result, error) {
+		_ = onDelta(engine.Delta{Reasoning: "mulling"})
 		<-release
-		return runner.Result{FinishReason: "stop"}, onDelta(runner.Delta{Content: "ok"})
+		return engine.Result{FinishReason: "stop"}, onDelta(engine.Delta{Content: "ok"})
 	}
 	d := newDriver(t, svc, nil)
 	d.typeText("q")

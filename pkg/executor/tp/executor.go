@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/helexa/helexa/pkg/executor"
-	"github.com/helexa/helexa/pkg/executor/cpuexec"
+	"github.com/helexa/helexa/pkg/executor/local"
 	"github.com/helexa/helexa/pkg/models/modelfile"
 	"github.com/helexa/helexa/pkg/sampling"
 )
@@ -44,7 +44,7 @@ type Options struct {
 	Size int
 	// Exec are rank 0's executor options; Threads is per rank (default:
 	// the cores divided among the ranks).
-	Exec cpuexec.Options
+	Exec local.Options
 	// Start starts the worker ranks.
 	Start StartWorker
 	// Timeout bounds each all-reduce exchange (default 5 minutes).
@@ -56,7 +56,7 @@ type Options struct {
 // embeddings come from rank 0. Any rank failing fails the step (the model
 // is poisoned: Exited closes); the group is then only good for Close.
 type Executor struct {
-	local   *cpuexec.Executor
+	local   *local.Executor
 	file    *modelfile.Model
 	ring    *Ring
 	workers []Worker
@@ -132,7 +132,7 @@ func (e *Executor) startRanks(ctx context.Context, dir string, m *modelfile.Mode
 	size := opts.Size
 	// The KV pool is sized here once, so that every rank's agrees.
 	hp := m.Arch.ShardHP(size)
-	if err := cpuexec.FillDefaults(&opts.Exec, &hp); err != nil {
+	if err := local.FillDefaults(&opts.Exec, &hp); err != nil {
 		return err
 	}
 	load := WorkerLoad{Path: m.Path, NumCtx: opts.Exec.NumCtx, BlockSize: opts.Exec.BlockSize,
@@ -146,7 +146,7 @@ func (e *Executor) startRanks(ctx context.Context, dir string, m *modelfile.Mode
 		if err == nil {
 			e.ring = r
 			opts.Exec.Rank, opts.Exec.Size, opts.Exec.Reducer = 0, size, r
-			e.local, err = cpuexec.New(m, opts.Exec)
+			e.local, err = local.New(m, opts.Exec)
 		}
 		if errs[0] = err; err != nil {
 			cancel()

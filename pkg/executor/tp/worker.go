@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/helexa/helexa/pkg/executor"
-	"github.com/helexa/helexa/pkg/executor/cpuexec"
+	"github.com/helexa/helexa/pkg/executor/local"
 	"github.com/helexa/helexa/pkg/executor/rpc"
 )
 
@@ -37,7 +37,7 @@ func WorkerOpener(rank, size int, dir string, timeout time.Duration) rpc.Opener 
 		if err != nil {
 			return nil, executor.Errorf(executor.KindDevice, "rank %d joining the ring: %v", rank, err)
 		}
-		ex, err := cpuexec.Load(ctx, p.Path, cpuexec.Options{
+		ex, err := local.Load(ctx, p.Path, local.Options{
 			NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks, WinBlocks: p.WinBlocks, Threads: p.Threads,
 			ChunkSize: p.ChunkSize, KVType: p.KVType, Rank: rank, Size: size, Reducer: ring,
 		})
@@ -51,7 +51,7 @@ func WorkerOpener(rank, size int, dir string, timeout time.Duration) rpc.Opener 
 
 // workerExec is a worker's shard executor; closing it leaves the ring.
 type workerExec struct {
-	*cpuexec.Executor
+	*local.Executor
 	ring *Ring
 }
 

@@ -1,0 +1,366 @@
+package loader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/helexa/helexa/pkg/api/toolcall"
+	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/executor/local"
+	"github.com/helexa/helexa/pkg/executor/replay"
+	"github.com/helexa/helexa/pkg/hub"
+	"github.com/helexa/helexa/pkg/models/chat"
+	"github.com/helexa/helexa/pkg/models/gguf"
+	"github.com/helexa/helexa/pkg/models/modelfile"
+	"github.com/helexa/helexa/pkg/models/tokenizer"
+	"github.com/helexa/helexa/pkg/engine"
+)
+
+// Resolver turns a model reference into files on disk (hub.Client, pulling
+// what the cache lacks).
+type Resolver interface {
+	Resolve(ctx context.Context, ref string) (*hub.Resolved, error)
+}
+
+// GGUFLoader is the real Loader: it resolves a reference through the hub
+// (a local .gguf path or model directory, or org/repo[:QUANT] downloaded
+// into the Hugging Face cache), opens the model once (modelfile), reads the
+// tokenizer and chat template from it, and hands it to the executor: the
+// CPU executor in-process, or a runner process through Exec. Hugging Face
+// safetensors directories take the same path (see loadHF).
+type GGUFLoader struct {
+	Hub Resolver
+	// Executor options; zero values take the executor's defaults. NumCtx
+	// comes from LoadOptions.
+	Threads   int
+	BlockSize int
+	ChunkSize int
+	// KVType is the KV cache's element type ("f32", "f16"; "" = f32).
+	KVType string
+	// Exec starts the executor; nil runs the CPU executor in-process.
+	Exec ExecStarter
+	// ChatTemplate, when set, is the Jinja source used instead of every
+	// model's own chat template (HELEXA_CHAT_TEMPLATE).
+	ChatTemplate string
+	// Replay, tests only (HELEXA_TEST_REPLAY): when set, every model
+	// "generates" this text (encoded with its tokenizer, special tokens
+	// parsed, then its end-of-sequence token) instead of sampling.
+	Replay string
+	Log    *slog.Logger
+
+	mu       sync.Mutex
+	resolved map[string]*hub.Resolved // by Resolve, for the Load that follows
+}
+
+// ExecOptions are what a loader asks of a model's executor.
+type ExecOptions struct {
+	NumCtx, BlockSize, Threads, ChunkSize, NumParallel int
+	KVType                                             string
+	// TP is the number of tensor-parallel ranks (1 = one process).
+	TP int
+}
+
+// ExecStarter starts the executor of an open model: in a runner process
+// (rpc.Remote, from m.Path), or elsewhere. The loader keeps m open for the
+// model's text side and closes it after the executor.
+type ExecStarter interface {
+	StartExecutor(ctx context.Context, name string, m *modelfile.Model, o ExecOptions) (executor.Executor, error)
+}
+
+// startExecutor starts the model's executor through l.Exec, or in-process.
+func (l *GGUFLoader) startExecutor(ctx context.Context, name string, mf *modelfile.Model, numCtx int, opts engine.LoadOptions) (executor.Executor, error) {
+	o := ExecOptions{NumCtx: numCtx, BlockSize: l.BlockSize, Threads: l.Threads, ChunkSize: l.ChunkSize, NumParallel: opts.NumParallel, TP: max(1, opts.TP),
+		KVType: l.KVType}
+	var ex executor.Executor
+	var err error
+	switch {
+	case l.Exec != nil:
+		ex, err = l.Exec.StartExecutor(ctx, name, mf, o)
+	case o.TP > 1:
+		err = fmt.Errorf("tensor parallelism (tp %d) needs worker processes, and this engine starts none", o.TP)
+	default:
+		ex, err = local.New(mf, local.Options{
+			NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads, ChunkSize: o.ChunkSize, Parallel: o.NumParallel, KVType: o.KVType,
+		})
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
+		if executor.KindOf(err) == executor.KindDevice {
+			return nil, &engine.Error{Kind: engine.KindInternal, Msg: fmt.Sprintf("loading %s failed", mf.Path), Err: err}
+		}
+		return nil, &engine.Error{Kind: engine.KindBadRequest, Msg: fmt.Sprintf("loading %s failed", mf.Path), Err: err}
+	}
+	return ex, nil
+}
+
+var (
+	_ engine.Loader        = (*GGUFLoader)(nil)
+	_ engine.SizeEstimator = (*GGUFLoader)(nil)
+	_ engine.NameResolver  = (*GGUFLoader)(nil)
+)
+
+// Resolve implements engine.NameResolver: the reference is resolved (and
+// pulled when missing) before the engine evicts anything for it; Load
+// uses the result.
+func (l *GGUFLoader) Resolve(ctx context.Context, name string) error {
+	res, err := l.resolve(ctx, name)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.resolved == nil {
+		l.resolved = map[string]*hub.Resolved{}
+	}
+	l.resolved[name] = res
+	return nil
+}
+
+// take returns what Resolve found for name, or resolves it now.
+func (l *GGUFLoader) take(ctx context.Context, name string) (*hub.Resolved, error) {
+	l.mu.Lock()
+	res, ok := l.resolved[name]
+	delete(l.resolved, name)
+	l.mu.Unlock()
+	if ok {
+		return res, nil
+	}
+	return l.resolve(ctx, name)
+}
+
+func (l *GGUFLoader) resolve(ctx context.Context, name string) (*hub.Resolved, error) {
+	if looksLikePath(name) {
+		if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
+			return nil, &engine.Error{Kind: engine.KindNotFound, Msg: fmt.Sprintf("model file %s does not exist", name), Err: err}
+		}
+	}
+	res, err := l.Hub.Resolve(ctx, name)
+	if err != nil {
+		return nil, resolveError(name, err)
+	}
+	return res, nil
+}
+
+// Load implements Loader.
+func (l *GGUFLoader) Load(ctx context.Context, name string, opts engine.LoadOptions) (*engine.Model, error) {
+	log := l.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	res, err := l.take(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	switch res.Format {
+	case hub.FormatSafetensors:
+		return l.loadHF(ctx, res, opts, log)
+	case hub.FormatGGUF:
+	default:
+		return nil, engine.Errorf(engine.KindBadRequest, "model %q has format %q; helexa loads GGUF files and Hugging Face safetensors directories", name, res.Format)
+	}
+	mf, err := modelfile.Open(res.ModelPath)
+	if err != nil {
+		return nil, &engine.Error{Kind: engine.KindBadRequest, Msg: fmt.Sprintf("opening %s failed", res.ModelPath), Err: err}
+	}
+	m, err := l.build(ctx, mf, res, opts, log)
+	if err != nil {
+		_ = mf.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+func (l *GGUFLoader) build(ctx context.Context, mf *modelfile.Model, res *hub.Resolved, opts engine.LoadOptions, log *slog.Logger) (*engine.Model, error) {
+	f := mf.GGUF
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		return nil, &engine.Error{Kind: engine.KindBadRequest, Msg: fmt.Sprintf("%s: reading the tokenizer failed", res.ModelPath), Err: err}
+	}
+	numCtx := opts.NumCtx
+	if train := int(f.UintOr(f.Arch()+".context_length", 0)); train > 0 && numCtx > train {
+		log.Info("context capped at the model's training context", "asked", numCtx, "train", train)
+		numCtx = train
+	}
+	ex, err := l.startExecutor(ctx, res.Ref, mf, numCtx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if l.Replay != "" {
+		if ex, err = replayExecutor(ex, tok, l.Replay); err != nil {
+			return nil, err
+		}
+	}
+	m := &engine.Model{
+		Executor:  ex,
+		Tokenizer: newGGUFTokenizer(tok),
+		Closer:    mf.Close,
+		Details:   details(f, res, ex.Info()),
+	}
+	tpl, err := chat.FromGGUF(f, log)
+	if l.ChatTemplate != "" {
+		tpl, err = chat.FromGGUFWith(f, l.ChatTemplate)
+	}
+	setChat(m, tpl, err, tok, res.Ref, log)
+	return m, nil
+}
+
+// setChat installs the chat template (a broken one is logged and leaves
+// chat requests refused) and the reasoning splitter of the model's format
+// (chat.DetectReasoning: from the template's markers, or <think> in the
+// vocabulary). Both loaders end with it.
+func setChat(m *engine.Model, tpl *chat.Template, err error, tok *tokenizer.Tokenizer, ref string, log *slog.Logger) {
+	if err != nil {
+		log.Warn("chat template unusable; chat requests will be refused", "model", ref, "err", err)
+	} else {
+		m.Template = chatTemplate{tpl}
+		m.Details.Template = tpl.Source()
+	}
+	src := ""
+	if tpl != nil {
+		src = tpl.Source()
+	}
+	hasToken := func(s string) bool { _, ok := tok.TokenID(s); return ok }
+	var think, tools []string
+	if r, ok := chat.DetectReasoning(src, hasToken); ok {
+		m.NewThinkSplitter = func(start bool) engine.ThinkSplitter { return r.NewSplitter(start) }
+		think = r.Markers()
+	}
+	if f := toolcall.DetectFamily(src); f != nil {
+		tools = f.Markers()
+	}
+	switch t := m.Tokenizer.(type) {
+	case ggufTokenizer:
+		t.thinkMarkers, t.toolMarkers = think, tools
+		m.Tokenizer = t
+	case eogTokenizer:
+		t.thinkMarkers, t.toolMarkers = think, tools
+		m.Tokenizer = t
+	}
+}
+
+// replayExecutor wraps ex so that it writes text (tests only).
+func replayExecutor(ex executor.Executor, tok *tokenizer.Tokenizer, text string) (executor.Executor, error) {
+	ids, err := tok.Encode(text, false, true)
+	if err != nil {
+		_ = ex.Close()
+		return nil, &engine.Error{Kind: engine.KindBadRequest, Msg: "encoding the replay text failed", Err: err}
+	}
+	if eos := tok.EOS(); eos != tokenizer.NoToken {
+		ids = append(ids, eos)
+	}
+	return replay.New(ex, ids), nil
+}
+
+func details(f *gguf.File, res *hub.Resolved, info executor.Info) engine.ModelDetails {
+	var params int64
+	bytesByType := map[string]int64{}
+	quant := res.Quant
+	for _, t := range f.Tensors() {
+		params += t.Elements()
+		bytesByType[t.Type.String()] += t.Size
+		if quant == "" || bytesByType[t.Type.String()] > bytesByType[quant] {
+			quant = t.Type.String() // the type holding most of the weights
+		}
+	}
+	if res.Quant != "" {
+		quant = res.Quant
+	}
+	return engine.ModelDetails{
+		Name:         res.Ref,
+		Path:         res.ModelPath,
+		Arch:         f.Arch(),
+		Parameters:   params,
+		Quant:        quant,
+		ContextTrain: info.NCtxTrain,
+		VocabSize:    info.NVocab,
+		Context:      info.NCtx,
+		FileBytes:    f.FileSize(),
+	}
+}
+
+// EstimateBytes implements SizeEstimator for local files (the file size;
+// CPU weights are mapped, so this is what they can take in RAM).
+func (l *GGUFLoader) EstimateBytes(_ context.Context, name string, _ engine.LoadOptions) (int64, error) {
+	st, err := os.Stat(name)
+	if err != nil {
+		return 0, nil
+	}
+	if st.IsDir() {
+		return dirWeightsBytes(name), nil
+	}
+	return st.Size(), nil
+}
+
+// looksLikePath reports a name meant as a file or directory path rather
+// than a Hub reference.
+func looksLikePath(name string) bool {
+	return strings.HasPrefix(name, "/") || strings.HasPrefix(name, "./") || strings.HasPrefix(name, "../") ||
+		strings.HasSuffix(strings.ToLower(name), ".gguf")
+}
+
+func resolveError(name string, err error) error {
+	switch {
+	case errors.Is(err, hub.ErrBadReference):
+		// The hub's errors name the reference and say what is wrong.
+		return &engine.Error{Kind: engine.KindBadRequest, Err: err}
+	case errors.Is(err, hub.ErrNotFound), errors.Is(err, hub.ErrQuantNotFound),
+		errors.Is(err, hub.ErrNotCached), errors.Is(err, hub.ErrNoWeights):
+		return &engine.Error{Kind: engine.KindNotFound, Err: err}
+	case errors.Is(err, os.ErrNotExist):
+		return &engine.Error{Kind: engine.KindNotFound, Msg: fmt.Sprintf("model %q not found", name), Err: err}
+	case errors.Is(err, hub.ErrUnreachable):
+		return &engine.Error{Kind: engine.KindNotFound, Msg: fmt.Sprintf(
+			"model %q is not in the local cache and the Hub cannot be reached (connect, set HF_ENDPOINT to a mirror, or pull it where there is a network)", name), Err: err}
+	case errors.Is(err, hub.ErrUnauthorized):
+		return &engine.Error{Kind: engine.KindUnauthorized, Msg: fmt.Sprintf("access to model %q denied (set HF_TOKEN, or accept the licence on the Hub)", name), Err: err}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return &engine.Error{Kind: engine.KindInternal, Msg: fmt.Sprintf("resolving model %q failed", name), Err: err}
+}
+
+// ggufTokenizer adapts tokenizer.Tokenizer to the runner's Tokenizer.
+type ggufTokenizer struct {
+	t        *tokenizer.Tokenizer
+	maxBytes int // the longest vocabulary string, in bytes
+	// toolMarkers and thinkMarkers are the texts of the model's tool-call
+	// and reasoning markers, rendered even when they are control tokens.
+	toolMarkers, thinkMarkers []string
+}
+
+func newGGUFTokenizer(t *tokenizer.Tokenizer) ggufTokenizer {
+	g := ggufTokenizer{t: t}
+	for id := range t.VocabSize() {
+		g.maxBytes = max(g.maxBytes, len(t.TokenText(int32(id))))
+	}
+	return g
+}
+
+// MaxTokenBytes bounds the text one token stands for: a vocabulary
+// string is never shorter than the text it decodes to (byte-level BPE and
+// SentencePiece both spell text bytes with one or more bytes each).
+func (g ggufTokenizer) MaxTokenBytes() int { return g.maxBytes }
+
+func (g ggufTokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error) {
+	return g.t.Encode(text, addSpecial, parseSpecial)
+}
+func (g ggufTokenizer) IsEOG(id int32) bool { return g.t.IsEOG(id) }
+
+func (g ggufTokenizer) TokenText(id int32) string { return g.t.Piece(id, false) }
+func (g ggufTokenizer) VocabSize() int            { return g.t.VocabSize() }
+
+// chatTemplate adapts chat.Template to the runner's Template.
+type chatTemplate struct{ t *chat.Template }
+
+func (c chatTemplate) Render(ctx context.Context, in engine.ChatInput) (string, error) {
+	return c.t.Render(ctx, chat.Input{
+		Messages: in.Messages, Tools: in.Tools, AddGenerationPrompt: in.AddGenerationPrompt, Kwargs: in.Kwargs,
+	})
+}
