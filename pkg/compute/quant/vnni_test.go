@@ -191,7 +191,7 @@ func TestParseLevel(t *testing.T) {
 // bits whatever number of activation rows it is multiplied with (the
 // interleaved tiles of sixteen and eight, the kernels for one to seven
 // rows, the weight tables of long prefills, the decode kernels of two and
-// four weight rows), as the README promises: every kernel does the same
+// four weight rows), as docs/performance.md promises: every kernel does the same
 // operations for a (weight row, activation row) pair. (The package's tests otherwise
 // run the exact kernels, so TestVecDotRowsMultiMatchesVecDotRows does not
 // reach these.)
