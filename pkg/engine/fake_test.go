@@ -397,8 +397,9 @@ func (f *fakeThink) Push(text string) (reasoning, content string) {
 func (f *fakeThink) Flush() (string, string) { return "", "" }
 
 // fakeOutput is the fake models' output format: <think> pieces as
-// fakeThink splits them, and, with tools, "[NAME ARGS]" in the content as
-// a call (a required call: the whole content is its arguments).
+// fakeThink splits them, and, with tools, "[NAME ARGS]" or "[NAME#ID ARGS]"
+// in the content as a call (a required call: the whole content is its
+// arguments).
 type fakeOutput struct{}
 
 func (fakeOutput) NewParser(o ParseOptions) OutputParser {
@@ -444,7 +445,8 @@ func (p *fakeParser) Push(text string) Delta {
 			return d
 		}
 		name, args, _ := strings.Cut(p.pend[1:j], " ")
-		d.ToolCalls = append(d.ToolCalls, ToolCall{Name: name, Arguments: args})
+		name, id, _ := strings.Cut(name, "#")
+		d.ToolCalls = append(d.ToolCalls, ToolCall{ID: id, Name: name, Arguments: args})
 		p.pend = p.pend[j+1:]
 	}
 }
@@ -453,7 +455,7 @@ func (p *fakeParser) Flush() Delta {
 	var d Delta
 	switch {
 	case p.forced.Required && p.pend != "":
-		d.ToolCalls = []ToolCall{{ID: "forced", Name: p.forced.Name, Arguments: p.pend}}
+		d.ToolCalls = []ToolCall{{Name: p.forced.Name, Arguments: p.pend}}
 	default:
 		d.Content = p.pend
 	}

@@ -78,8 +78,6 @@ type Piece struct {
 	Calls              []Call
 }
 
-// Empty reports a piece with nothing in it.
-func (p Piece) Empty() bool { return p.Reasoning == "" && p.Content == "" && len(p.Calls) == 0 }
 
 // OutputParser splits one generation's text: the reasoning splitter
 // first, then the tool-call parser on the content. It is not safe for
