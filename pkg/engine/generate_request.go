@@ -155,14 +155,14 @@ func hasTools(tools json.RawMessage) bool {
 }
 
 type genArgs struct {
-	kind         string
-	prompt       []int32
-	opts         Options
-	parse        ParseOptions // how the model's output format parses the text
-	loadDur      time.Duration
-	t0           time.Time
-	numCtx       int                // the context of the model that serves the request
-	embed        executor.EmbedMode // an embedding: prefill only, then the pooled hidden state
+	kind    string
+	prompt  []int32
+	opts    Options
+	parse   ParseOptions // how the model's output format parses the text
+	loadDur time.Duration
+	t0      time.Time
+	numCtx  int                // the context of the model that serves the request
+	embed   executor.EmbedMode // an embedding: prefill only, then the pooled hidden state
 }
 
 // generate runs pre-flight, hands the request to the model's scheduler and

@@ -78,7 +78,6 @@ type Piece struct {
 	Calls              []Call
 }
 
-
 // OutputParser splits one generation's text: the reasoning splitter
 // first, then the tool-call parser on the content. It is not safe for
 // concurrent use.
