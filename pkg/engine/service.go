@@ -1,6 +1,8 @@
 // Package engine is the engine behind every front end: the registry of loaded
 // models, the per-model scheduler (continuous batching, chunked prefill,
-// paged KV blocks, prefix cache), pre-flight checks and poison tracking.
+// paged KV blocks, prefix cache), pre-flight checks and poison tracking, and
+// the structured output of every generation (reasoning, content and tool
+// calls, split by the model's OutputFormat), the same for every caller.
 //
 // This file is the contract the front ends (HTTP API, TUI, one-shot run)
 // program against. Manager implements Service in-process; pkg/api's Client

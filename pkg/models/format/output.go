@@ -2,7 +2,6 @@ package format
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/helexa/helexa/pkg/models/chat"
 )
@@ -96,15 +95,10 @@ func (f Format) NewParser(o Options) *OutputParser {
 	if o.Tools == nil {
 		return p
 	}
-	switch {
-	case o.Choice.Required:
+	if o.Choice.Required {
 		p.forced = newForcedCall(o.Choice.Name, o.Tools)
-	case f.Tools != nil && f.Tools.stream != nil:
-		p.tools = f.Tools.stream(parseTools(o.Tools))
-	case f.Tools != nil:
-		p.tools = NewFamilyParser(f.Tools, o.Tools)
-	default:
-		p.tools = NewParser(o.Tools)
+	} else {
+		p.tools = f.Tools.newStream(o.Tools)
 	}
 	return p
 }
@@ -122,25 +116,21 @@ func (p *OutputParser) Push(text string) Piece {
 // Flush ends the text: whatever is still held is decided now.
 func (p *OutputParser) Flush() Piece {
 	var out Piece
-	text := ""
+	rest := ""
 	if p.think != nil {
-		out.Reasoning, text = p.think.Flush()
+		out.Reasoning, rest = p.think.Flush()
 	}
-	var b strings.Builder
-	c, calls := p.content(text)
-	b.WriteString(c)
+	out.Content, out.Calls = p.content(rest)
+	var c string
+	var more []Call
 	switch {
 	case p.forced != nil:
-		c, calls = p.forced.flush()
+		c, more = p.forced.flush()
 	case p.tools != nil:
-		var more []Call
 		c, more = p.tools.Flush()
-		calls = append(calls, more...)
-	default:
-		c = ""
 	}
-	b.WriteString(c)
-	out.Content, out.Calls = b.String(), calls
+	out.Content += c
+	out.Calls = append(out.Calls, more...)
 	return out
 }
 
