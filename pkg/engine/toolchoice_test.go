@@ -52,12 +52,12 @@ func TestChatToolCalls(t *testing.T) {
 	msgs := json.RawMessage(`[{"role":"user","content":"hi"}]`)
 	cases := []struct {
 		name, text, content, reason string
-		tools                       string
+		tools, reasoning            string
 		opts                        Options
 		choice                      ToolChoice
 		calls                       []ToolCall // ids "" are checked as call_…
 	}{
-		{name: "call", text: "<think>abc</think>hello[f {}]", tools: twoTools, content: "hello", reason: "tool_calls",
+		{name: "call", text: "<think>abc</think>hello[f {}]", tools: twoTools, reasoning: "abc", content: "hello", reason: "tool_calls",
 			calls: []ToolCall{{Name: "f", Arguments: "{}"}}},
 		{name: "the model's id is kept", text: "[f#c7 {}][g {}]", tools: twoTools, reason: "tool_calls",
 			calls: []ToolCall{{ID: "c7", Name: "f", Arguments: "{}"}, {Name: "g", Arguments: "{}"}}},
@@ -79,8 +79,9 @@ func TestChatToolCalls(t *testing.T) {
 			if o.err != nil {
 				t.Fatal(o.err)
 			}
-			if o.content != c.content || o.res.FinishReason != c.reason || len(o.calls) != len(c.calls) {
-				t.Fatalf("content %q calls %+v finish %q; want %q, %d calls, %q", o.content, o.calls, o.res.FinishReason, c.content, len(c.calls), c.reason)
+			if o.content != c.content || o.reasoning != c.reasoning || o.res.FinishReason != c.reason || len(o.calls) != len(c.calls) {
+				t.Fatalf("reasoning %q content %q calls %+v finish %q; want %q %q, %d calls, %q",
+					o.reasoning, o.content, o.calls, o.res.FinishReason, c.reasoning, c.content, len(c.calls), c.reason)
 			}
 			for i, want := range c.calls {
 				got := o.calls[i]
