@@ -9,7 +9,9 @@ import (
 	"github.com/helexa/helexa/pkg/engine"
 )
 
-// chatCompletions serves POST /v1/chat/completions.
+// chatCompletions serves POST /v1/chat/completions: it encodes the
+// engine's deltas (reasoning, content, tool calls) as an OpenAI chat
+// completion, streamed or not.
 func (s *Server) chatCompletions(c *gin.Context) {
 	var req ChatCompletionRequest
 	rreq, ok := bindRunner[engine.ChatRequest](s, c, &req)
@@ -22,20 +24,15 @@ func (s *Server) chatCompletions(c *gin.Context) {
 		return
 	}
 	var content, reasoning strings.Builder
+	var calls toolCalls
 	var lps *ChoiceLogprobs
 	if rreq.Options.Logprobs {
 		lps = &ChoiceLogprobs{Content: []TokenLogprob{}}
 	}
-	// The model's template (its tool-call format) is read while the
-	// generation holds the model.
-	var tmpl *string
 	res, err := s.cfg.Service.Chat(engine.WithRequestID(c.Request.Context(), base.ID), rreq, func(d engine.Delta) error {
-		if tmpl == nil {
-			t := s.toolTemplate(c.Request.Context(), rreq)
-			tmpl = &t
-		}
 		content.WriteString(d.Content)
 		reasoning.WriteString(d.Reasoning)
+		calls.add(d.ToolCalls)
 		if lps != nil {
 			lps.Content = append(lps.Content, chatLogprobs(d.Tokens).Content...)
 		}
@@ -46,19 +43,12 @@ func (s *Server) chatCompletions(c *gin.Context) {
 		return
 	}
 	s.metrics.usage(req.Model, res.Usage)
-	tf := newToolFilter(rreq.Tools, req.forced, func() string {
-		if tmpl == nil {
-			return ""
-		}
-		return *tmpl
-	})
-	text, calls := tf.all(content.String())
 	c.JSON(http.StatusOK, ChatCompletion{
 		ID: base.ID, Object: "chat.completion", Created: base.Created, Model: req.Model,
 		Choices: []ChatChoice{{
-			Message:      ChatMessage{Role: "assistant", Content: text, ReasoningContent: reasoning.String(), ToolCalls: calls},
+			Message:      ChatMessage{Role: "assistant", Content: content.String(), ReasoningContent: reasoning.String(), ToolCalls: calls.whole()},
 			Logprobs:     lps,
-			FinishReason: tf.finishReason(res.FinishReason),
+			FinishReason: res.FinishReason,
 		}},
 		Usage:   usage(res.Usage),
 		Timings: timings(res.Usage),
@@ -66,14 +56,11 @@ func (s *Server) chatCompletions(c *gin.Context) {
 	})
 }
 
-// streamChat streams a chat completion as SSE chunks. With tools, text
-// that may start a tool call is held back until it is decided, and calls
-// go out as tool_calls deltas; the tokens (logprobs, token_ids) of held
-// text ride along with the next chunk that is sent.
+// streamChat streams a chat completion as SSE chunks, one per engine delta
+// (each tool call whole, in a tool_calls delta).
 func (s *Server) streamChat(c *gin.Context, req *ChatCompletionRequest, rreq engine.ChatRequest, base ChatCompletionChunk) {
 	w := s.newSSEWriter(c)
-	tf := newToolFilter(rreq.Tools, req.forced, func() string { return s.toolTemplate(c.Request.Context(), rreq) })
-	var held []engine.TokenInfo
+	var calls toolCalls
 	chunk := func(d ChunkDelta, lp *ChoiceLogprobs, finish *string) ChatCompletionChunk {
 		ch := base
 		ch.Choices = []ChunkChoice{{Delta: d, Logprobs: lp, FinishReason: finish}}
@@ -82,40 +69,25 @@ func (s *Server) streamChat(c *gin.Context, req *ChatCompletionRequest, rreq eng
 	sendRole := func() error {
 		return w.send(chunk(ChunkDelta{Role: "assistant", Content: ptr("")}, nil, nil))
 	}
-	// send writes one delta; final forces a chunk for leftover tokens.
-	send := func(content, reasoning string, calls []ToolCallDelta, toks []engine.TokenInfo, final bool) error {
-		held = append(held, toks...)
-		if content == "" && reasoning == "" && len(calls) == 0 && (!final || len(held) == 0) {
-			return nil
-		}
+	res, err := s.cfg.Service.Chat(engine.WithRequestID(c.Request.Context(), base.ID), rreq, func(d engine.Delta) error {
 		if !w.started {
 			if err := sendRole(); err != nil {
 				return err
 			}
 		}
-		cd := ChunkDelta{ReasoningContent: reasoning, ToolCalls: calls}
-		if content != "" || (reasoning == "" && len(calls) == 0) {
-			cd.Content = ptr(content)
+		cd := ChunkDelta{ReasoningContent: d.Reasoning, ToolCalls: calls.add(d.ToolCalls)}
+		if d.Content != "" || (d.Reasoning == "" && len(d.ToolCalls) == 0) {
+			cd.Content = ptr(d.Content)
 		}
 		if req.ReturnTokens {
-			cd.TokenIDs = tokenIDs(held)
+			cd.TokenIDs = tokenIDs(d.Tokens)
 		}
 		var lp *ChoiceLogprobs
 		if rreq.Options.Logprobs {
-			lp = chatLogprobs(held)
+			lp = chatLogprobs(d.Tokens)
 		}
-		held = nil
 		return w.send(chunk(cd, lp, nil))
-	}
-	res, err := s.cfg.Service.Chat(engine.WithRequestID(c.Request.Context(), base.ID), rreq, func(d engine.Delta) error {
-		content, calls := tf.push(d.Content)
-		// Without tools every delta is sent, as it comes.
-		return send(content, d.Reasoning, calls, d.Tokens, tf == nil)
 	})
-	if err == nil {
-		content, calls := tf.flush()
-		err = send(content, "", calls, nil, true)
-	}
 	if err == nil && !w.started {
 		err = sendRole()
 	}
@@ -124,7 +96,7 @@ func (s *Server) streamChat(c *gin.Context, req *ChatCompletionRequest, rreq eng
 		return
 	}
 	s.metrics.usage(req.Model, res.Usage)
-	if err := w.send(chunk(ChunkDelta{}, nil, ptr(tf.finishReason(res.FinishReason)))); err != nil {
+	if err := w.send(chunk(ChunkDelta{}, nil, ptr(res.FinishReason))); err != nil {
 		return
 	}
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
@@ -138,4 +110,32 @@ func (s *Server) streamChat(c *gin.Context, req *ChatCompletionRequest, rreq eng
 		}
 	}
 	_ = w.done()
+}
+
+// toolCalls numbers a response's tool calls in the order they come.
+type toolCalls struct{ list []ToolCallDelta }
+
+// add encodes calls, indexed after the ones before them.
+func (tc *toolCalls) add(calls []engine.ToolCall) []ToolCallDelta {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]ToolCallDelta, 0, len(calls))
+	for _, c := range calls {
+		out = append(out, ToolCallDelta{Index: len(tc.list) + len(out), ToolCall: ToolCall{
+			ID: c.ID, Type: "function",
+			Function: FunctionCall{Name: c.Name, Arguments: c.Arguments},
+		}})
+	}
+	tc.list = append(tc.list, out...)
+	return out
+}
+
+// whole returns every call, for a non-streamed message.
+func (tc *toolCalls) whole() []ToolCall {
+	var out []ToolCall
+	for _, d := range tc.list {
+		out = append(out, d.ToolCall)
+	}
+	return out
 }

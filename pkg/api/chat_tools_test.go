@@ -27,10 +27,19 @@ func textDeltas(pieces ...string) []engine.Delta {
 	return out
 }
 
-// hermesDeltas is a Qwen-style answer: text, then a call split mid-marker.
+// weatherCall is a parsed call as the engine emits it.
+func weatherCall(id, city string) engine.ToolCall {
+	return engine.ToolCall{ID: id, Name: "get_weather", Arguments: `{"city":"` + city + `"}`}
+}
+
+// hermesDeltas is what the engine makes of a Qwen-style answer: reasoning,
+// text, then a call (whose tokens ride along with it).
 func hermesDeltas() []engine.Delta {
-	return append([]engine.Delta{{Reasoning: "need weather"}},
-		textDeltas("I'll check.", "\n<tool", "_call>\n{\"name\": \"get_weather\", \"argu", "ments\": {\"city\": \"Paris\"}}\n</tool_call>")...)
+	return []engine.Delta{
+		{Reasoning: "need weather", Tokens: []engine.TokenInfo{{ID: 1, Text: "need weather"}}},
+		{Content: "I'll check.", Tokens: []engine.TokenInfo{{ID: 2, Text: "I'll check."}}},
+		{ToolCalls: []engine.ToolCall{weatherCall("call_1", "Paris")}, Tokens: []engine.TokenInfo{{ID: 3, Text: "<tool_call>"}, {ID: 4, Text: "{...}</tool_call>"}}},
+	}
 }
 
 func decodeCompletion(t *testing.T, status int, out string) ChatCompletion {
@@ -45,27 +54,23 @@ func decodeCompletion(t *testing.T, status int, out string) ChatCompletion {
 	return cc
 }
 
+// TestChatToolCallsNonStreaming: the engine's structured deltas become
+// one OpenAI message, calls in tool_calls with the engine's ids.
 func TestChatToolCallsNonStreaming(t *testing.T) {
 	cases := []struct {
 		name, body, content, finish string
 		deltas                      []engine.Delta
-		result                      string
 		calls                       int
 	}{
-		{"hermes", toolChatBody + `}`, "I'll check.", "tool_calls", hermesDeltas(), "stop", 1},
-		{"llama bare json", toolChatBody + `}`, "", "tool_calls",
-			textDeltas(`{"name": "get_weather", `, `"parameters": {"city": "Paris"}}`), "stop", 1},
-		{"no tools: text stays text", chatBody + `}`, "I'll check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
-			"stop", hermesDeltas(), "stop", 0},
-		{"tool_choice none", toolChatBody + `,"tool_choice":"none"}`, "I'll check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
-			"stop", hermesDeltas(), "stop", 0},
+		{"hermes", toolChatBody + `}`, "I'll check.", "tool_calls", hermesDeltas(), 1},
+		{"text only", toolChatBody + `}`, "It is sunny.", "stop", textDeltas("It is ", "sunny."), 0},
 		{"cut off by length", toolChatBody + `}`, "<tool_call>{\"name\": \"get_weather\", \"argu", "length",
-			textDeltas("<tool_call>", `{"name": "get_weather", "argu`), "length", 0},
+			textDeltas("<tool_call>", `{"name": "get_weather", "argu`), 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res := stdResult()
-			res.FinishReason = c.result
+			res.FinishReason = c.finish
 			f := &fakeService{deltas: c.deltas, result: res}
 			status, out := post(t, newTestServer(t, f, nil), "/v1/chat/completions", c.body)
 			cc := decodeCompletion(t, status, out)
@@ -77,16 +82,62 @@ func TestChatToolCallsNonStreaming(t *testing.T) {
 				return
 			}
 			tc := ch.Message.ToolCalls[0]
-			if !strings.HasPrefix(tc.ID, "call_") || tc.Type != "function" || tc.Function.Name != "get_weather" ||
-				tc.Function.Arguments != `{"city":"Paris"}` {
-				t.Errorf("tool call %+v", tc)
+			if tc.ID != "call_1" || tc.Type != "function" || tc.Function.Name != "get_weather" ||
+				tc.Function.Arguments != `{"city":"Paris"}` || ch.Message.ReasoningContent != "need weather" {
+				t.Errorf("message %+v", ch.Message)
 			}
 		})
 	}
 }
 
+// TestChatToolChoiceToEngine: tools and tool_choice reach the engine as
+// given ("none" drops the tools; "required" and a named function require a
+// call); a tool_choice the API cannot read is a 400.
+func TestChatToolChoiceToEngine(t *testing.T) {
+	cases := []struct {
+		choice string
+		tools  bool
+		want   engine.ToolChoice
+		status int
+	}{
+		{"", true, engine.ToolChoice{}, http.StatusOK},
+		{`"auto"`, true, engine.ToolChoice{}, http.StatusOK},
+		{`"none"`, false, engine.ToolChoice{}, http.StatusOK},
+		{`"required"`, true, engine.ToolChoice{Required: true}, http.StatusOK},
+		{`{"type":"function","function":{"name":"get_weather"}}`, true, engine.ToolChoice{Required: true, Name: "get_weather"}, http.StatusOK},
+		{`"sometimes"`, false, engine.ToolChoice{}, http.StatusBadRequest},
+		{`{"type":"function"}`, false, engine.ToolChoice{}, http.StatusBadRequest},
+	}
+	for _, c := range cases {
+		t.Run(c.choice, func(t *testing.T) {
+			f := &fakeService{deltas: stdDeltas(), result: stdResult()}
+			body := toolChatBody
+			if c.choice != "" {
+				body += `,"tool_choice":` + c.choice
+			}
+			status, out := post(t, newTestServer(t, f, nil), "/v1/chat/completions", body+`}`)
+			if status != c.status {
+				t.Fatalf("status %d, want %d: %s", status, c.status, out)
+			}
+			if status != http.StatusOK {
+				return
+			}
+			got := f.lastChat()
+			if got.ToolChoice != c.want || (got.Tools != nil) != c.tools {
+				t.Errorf("engine request tool choice %+v tools %s; want %+v, tools %v", got.ToolChoice, got.Tools, c.want, c.tools)
+			}
+		})
+	}
+	f := &fakeService{}
+	if status, out := post(t, newTestServer(t, f, nil), "/v1/chat/completions", chatBody+`,"tool_choice":"required"}`); status != http.StatusBadRequest {
+		t.Errorf("tool_choice required without tools: %d %s", status, out)
+	}
+}
+
 func TestChatToolCallsStreaming(t *testing.T) {
-	f := &fakeService{deltas: hermesDeltas(), result: stdResult()}
+	res := stdResult()
+	res.FinishReason = "tool_calls"
+	f := &fakeService{deltas: hermesDeltas(), result: res}
 	ts := newTestServer(t, f, nil)
 	status, out := post(t, ts, "/v1/chat/completions", toolChatBody+`,"stream":true,"logprobs":true}`)
 	if status != http.StatusOK {
@@ -103,9 +154,6 @@ func TestChatToolCallsStreaming(t *testing.T) {
 	for _, e := range ev[:len(ev)-1] {
 		ch := decodeChunk(t, e)
 		d := ch.Choices[0].Delta
-		if d.Content != nil && strings.Contains(*d.Content, "<tool") {
-			t.Errorf("a chunk leaks tool-call text: %s", e)
-		}
 		if d.Content != nil {
 			content += *d.Content
 		}
@@ -121,7 +169,7 @@ func TestChatToolCallsStreaming(t *testing.T) {
 	if content != "I'll check." || reasoning != "need weather" {
 		t.Errorf("content %q reasoning %q", content, reasoning)
 	}
-	if len(calls) != 1 || calls[0].Index != 0 || !strings.HasPrefix(calls[0].ID, "call_") || calls[0].Type != "function" ||
+	if len(calls) != 1 || calls[0].Index != 0 || calls[0].ID != "call_1" || calls[0].Type != "function" ||
 		calls[0].Function.Name != "get_weather" || calls[0].Function.Arguments != `{"city":"Paris"}` {
 		t.Errorf("tool calls %+v", calls)
 	}
@@ -129,7 +177,7 @@ func TestChatToolCallsStreaming(t *testing.T) {
 		t.Errorf("finish reasons %v, want [tool_calls]", finish)
 	}
 	if tokens != 4 {
-		t.Errorf("%d tokens carried logprobs, want all 4 content tokens", tokens)
+		t.Errorf("%d tokens carried logprobs, want all 4", tokens)
 	}
 	// The finish chunk comes after the call.
 	if i, j := strings.Index(out, `"tool_calls":[`), strings.Index(out, `"finish_reason":"tool_calls"`); i < 0 || j < i {
@@ -140,9 +188,12 @@ func TestChatToolCallsStreaming(t *testing.T) {
 // TestChatToolCallsOpenAIClient reads the calls with the official OpenAI Go
 // client, streaming (through its accumulator) and not.
 func TestChatToolCallsOpenAIClient(t *testing.T) {
-	f := &fakeService{result: stdResult(), deltas: textDeltas(
-		"<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}}</tool_call>\n",
-		"<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Rome\"}}</tool_call>")}
+	res := stdResult()
+	res.FinishReason = "tool_calls"
+	f := &fakeService{result: res, deltas: []engine.Delta{
+		{ToolCalls: []engine.ToolCall{weatherCall("call_a", "Paris")}},
+		{ToolCalls: []engine.ToolCall{weatherCall("call_b", "Rome")}},
+	}}
 	ts := newTestServer(t, f, nil)
 	client := openai.NewClient(option.WithBaseURL(ts.URL+"/v1/"), option.WithAPIKey("x"), option.WithMaxRetries(0))
 	params := openai.ChatCompletionNewParams{

@@ -60,7 +60,7 @@ func wireParams(o engine.Options) GenerationParams {
 func (c *Client) Chat(ctx context.Context, req engine.ChatRequest, onDelta func(engine.Delta) error) (engine.Result, error) {
 	body := ChatCompletionRequest{
 		Model: req.Model, Messages: req.Messages, GenerationParams: wireParams(req.Options),
-		Tools: req.Tools, ChatTemplateKwargs: req.TemplateKwargs,
+		Tools: req.Tools, ToolChoice: wireToolChoice(req.ToolChoice), ChatTemplateKwargs: req.TemplateKwargs,
 	}
 	if req.Options.Logprobs || req.Options.TopLogprobs > 0 {
 		body.Logprobs = ptr(true)
@@ -92,6 +92,19 @@ func (c *Client) Chat(ctx context.Context, req engine.ChatRequest, onDelta func(
 		}
 		return nil
 	})
+}
+
+// wireToolChoice encodes a tool choice as OpenAI's tool_choice (nil: the
+// default, "auto").
+func wireToolChoice(tc engine.ToolChoice) json.RawMessage {
+	switch {
+	case tc.Name != "":
+		b, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": tc.Name}})
+		return b
+	case tc.Required:
+		return json.RawMessage(`"required"`)
+	}
+	return nil
 }
 
 // Complete streams a raw-prompt completion from the daemon.

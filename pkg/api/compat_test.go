@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -106,56 +105,6 @@ func TestCompletionPromptForms(t *testing.T) {
 				t.Errorf("last prompt's tokens %v, want %v", got, tc.tokens)
 			}
 		})
-	}
-}
-
-const twoTools = `[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}},` +
-	`{"type":"function","function":{"name":"get_time","parameters":{"type":"object"}}}]`
-
-// TestToolChoiceRequiredAndNamed: "required" and a named function force a
-// call: the answer is constrained to one JSON object and comes back as
-// tool_calls (streamed and not); a named function is the only tool the
-// template sees.
-func TestToolChoiceRequiredAndNamed(t *testing.T) {
-	for _, tc := range []struct {
-		name, choice, answer, wantName, wantArgs string
-		stream                                   bool
-	}{
-		{"required", `"required"`, `{"name":"get_time","arguments":{"tz":"UTC"}}`, "get_time", `{"tz":"UTC"}`, false},
-		{"required, streamed", `"required"`, `{"name":"get_weather","arguments":{"city":"Paris"}}`, "get_weather", `{"city":"Paris"}`, true},
-		{"named", `{"type":"function","function":{"name":"get_weather"}}`, `{"city":"Oslo"}`, "get_weather", `{"city":"Oslo"}`, false},
-		{"named, streamed", `{"type":"function","function":{"name":"get_weather"}}`, `{"city":"Rome"}`, "get_weather", `{"city":"Rome"}`, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var deltas []engine.Delta
-			for _, part := range []string{tc.answer[:5], tc.answer[5:]} {
-				deltas = append(deltas, engine.Delta{Content: part})
-			}
-			f := &fakeService{deltas: deltas, result: stdResult()}
-			ts := newTestServer(t, f, nil)
-			body := `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":` + twoTools +
-				`,"tool_choice":` + tc.choice + fmt.Sprintf(`,"stream":%v}`, tc.stream)
-			st, out := post(t, ts, "/v1/chat/completions", body)
-			if st != 200 {
-				t.Fatalf("%d %s", st, out)
-			}
-			if !f.lastChat().Options.JSONMode {
-				t.Error("the answer was not constrained to a JSON object")
-			}
-			if strings.Contains(tc.choice, "function") && strings.Contains(string(f.lastChat().Tools), "get_time") {
-				t.Errorf("a named tool_choice passed every tool to the template: %s", f.lastChat().Tools)
-			}
-			want := fmt.Sprintf(`"name":%q,"arguments":%q`, tc.wantName, tc.wantArgs)
-			if !strings.Contains(out, want) || !strings.Contains(out, `"finish_reason":"tool_calls"`) {
-				t.Errorf("answer %s\nwant a tool call with %s and finish_reason tool_calls", out, want)
-			}
-		})
-	}
-	f := &fakeService{deltas: stdDeltas(), result: stdResult()}
-	ts := newTestServer(t, f, nil)
-	body := `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":` + twoTools + `,"tool_choice":{"type":"function","function":{"name":"nope"}}}`
-	if st, out := post(t, ts, "/v1/chat/completions", body); st != 400 || !strings.Contains(out, "nope") {
-		t.Errorf("a named tool that is not in tools: %d %s", st, out)
 	}
 }
 

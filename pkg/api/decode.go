@@ -259,15 +259,12 @@ func (r *ChatCompletionRequest) toRunner() (engine.ChatRequest, error) {
 	if o.JSONMode, err = jsonMode(r.ResponseFormat); err != nil {
 		return out, err
 	}
-	tools, err := r.tools()
+	tools, choice, err := r.tools()
 	if err != nil {
 		return out, err
 	}
-	if r.forced != nil {
-		o.JSONMode = true // the answer is one JSON object: the call
-	}
 	return engine.ChatRequest{
-		Model: r.Model, Messages: msgs, Tools: tools,
+		Model: r.Model, Messages: msgs, Tools: tools, ToolChoice: choice,
 		TemplateKwargs: r.ChatTemplateKwargs, Options: o,
 	}, nil
 }
@@ -289,33 +286,34 @@ func (r *ChatCompletionRequest) applyLogprobs(o *engine.Options) error {
 
 // tools checks tools and tool_choice: "none" drops the tools, "auto" (the
 // default) lets the model choose, "required" and a named function require
-// a call (r.forced; a named function is the only tool the template sees).
-func (r *ChatCompletionRequest) tools() (json.RawMessage, error) {
+// a call (the engine constrains the answer to it, and a named function is
+// the only tool the template sees).
+func (r *ChatCompletionRequest) tools() (json.RawMessage, engine.ToolChoice, error) {
+	var none engine.ToolChoice
 	tools := r.Tools
 	if isNull(tools) {
 		tools = nil
 	}
 	if tools != nil && !isJSONArray(tools) {
-		return nil, badRequest("tools must be a list of tool definitions")
+		return nil, none, badRequest("tools must be a list of tool definitions")
 	}
 	if isNull(r.ToolChoice) {
-		return tools, nil
+		return tools, none, nil
 	}
 	var choice string
 	if json.Unmarshal(r.ToolChoice, &choice) == nil {
 		switch choice {
 		case "auto":
-			return tools, nil
+			return tools, none, nil
 		case "none":
-			return nil, nil
+			return nil, none, nil
 		case "required":
 			if tools == nil {
-				return nil, badRequest("tool_choice \"required\" needs tools")
+				return nil, none, badRequest("tool_choice \"required\" needs tools")
 			}
-			r.forced = &forcedCall{tools: toolNames(tools)}
-			return tools, nil
+			return tools, engine.ToolChoice{Required: true}, nil
 		}
-		return nil, badRequest("tool_choice %q is not supported: use \"auto\", \"none\", \"required\" or {\"type\":\"function\",\"function\":{\"name\":…}}", choice)
+		return nil, none, badRequest("tool_choice %q is not supported: use \"auto\", \"none\", \"required\" or {\"type\":\"function\",\"function\":{\"name\":…}}", choice)
 	}
 	var named struct {
 		Type     string `json:"type"`
@@ -324,41 +322,12 @@ func (r *ChatCompletionRequest) tools() (json.RawMessage, error) {
 		} `json:"function"`
 	}
 	if err := json.Unmarshal(r.ToolChoice, &named); err != nil || named.Function.Name == "" {
-		return nil, badRequest("tool_choice must be \"auto\", \"none\", \"required\" or {\"type\":\"function\",\"function\":{\"name\":…}}")
+		return nil, none, badRequest("tool_choice must be \"auto\", \"none\", \"required\" or {\"type\":\"function\",\"function\":{\"name\":…}}")
 	}
-	one, err := onlyTool(tools, named.Function.Name)
-	if err != nil {
-		return nil, err
+	if tools == nil {
+		return nil, none, badRequest("tool_choice names function %q but the request has no tools", named.Function.Name)
 	}
-	r.forced = &forcedCall{name: named.Function.Name, tools: []string{named.Function.Name}}
-	return one, nil
-}
-
-// toolNames lists the function names of a tools array.
-func toolNames(tools json.RawMessage) []string {
-	var list []struct {
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	}
-	_ = json.Unmarshal(tools, &list)
-	names := make([]string, 0, len(list))
-	for _, t := range list {
-		names = append(names, t.Function.Name)
-	}
-	return names
-}
-
-// onlyTool returns the tools array reduced to the named function.
-func onlyTool(tools json.RawMessage, name string) (json.RawMessage, error) {
-	var list []json.RawMessage
-	_ = json.Unmarshal(tools, &list)
-	for i, n := range toolNames(tools) {
-		if n == name && i < len(list) {
-			return json.RawMessage("[" + string(list[i]) + "]"), nil
-		}
-	}
-	return nil, badRequest("tool_choice names function %q, which is not among the request's tools", name)
+	return tools, engine.ToolChoice{Required: true, Name: named.Function.Name}, nil
 }
 
 // jsonMode maps response_format to runner JSON mode.

@@ -4,8 +4,9 @@
 // /api/show, /api/pull, /health, /metrics), their request and response
 // types, and the Go Client that implements engine.Service against a daemon.
 // /v1/models lists the loaded models and, through a Catalog, the models on
-// disk; chat answers of requests with tools go through pkg/api/toolcall so
-// calls written as text come back as OpenAI tool_calls.
+// disk. The endpoints encode what the engine emits (reasoning, content and
+// structured tool calls, parsed by the engine with the model's output
+// format) in the protocol's shape; they parse no model output themselves.
 package api
 
 import (

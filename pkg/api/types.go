@@ -115,9 +115,6 @@ type ChatCompletionRequest struct {
 	ParallelToolCalls   *bool           `json:"parallel_tool_calls,omitempty"`
 	Metadata            map[string]any  `json:"metadata,omitempty"`
 	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs,omitempty"`
-
-	// forced is set by toRunner when tool_choice requires a call.
-	forced *forcedCall
 }
 
 // CompletionRequest is the body of POST /v1/completions.

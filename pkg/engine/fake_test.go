@@ -396,6 +396,73 @@ func (f *fakeThink) Push(text string) (reasoning, content string) {
 }
 func (f *fakeThink) Flush() (string, string) { return "", "" }
 
+// fakeOutput is the fake models' output format: <think> pieces as
+// fakeThink splits them, and, with tools, "[NAME ARGS]" or "[NAME#ID ARGS]"
+// in the content as a call (a required call: the whole content is its
+// arguments).
+type fakeOutput struct{}
+
+func (fakeOutput) NewParser(o ParseOptions) OutputParser {
+	open := strings.LastIndex(o.Prompt, "<think>")
+	p := &fakeParser{tools: o.Tools != nil, forced: o.ToolChoice}
+	if !o.NoReasoning {
+		p.think = &fakeThink{in: open >= 0 && strings.LastIndex(o.Prompt, "</think>") < open}
+	}
+	return p
+}
+
+type fakeParser struct {
+	think  *fakeThink // nil: no reasoning
+	tools  bool
+	forced ToolChoice
+	pend   string // content held: inside "[…" or a required call
+}
+
+func (p *fakeParser) Push(text string) Delta {
+	var d Delta
+	if p.think != nil {
+		d.Reasoning, text = p.think.Push(text)
+	}
+	if !p.tools {
+		d.Content = text
+		return d
+	}
+	p.pend += text
+	if p.forced.Required {
+		return d
+	}
+	for {
+		i := strings.IndexByte(p.pend, '[')
+		if i < 0 {
+			d.Content += p.pend
+			p.pend = ""
+			return d
+		}
+		d.Content += p.pend[:i]
+		p.pend = p.pend[i:]
+		j := strings.IndexByte(p.pend, ']')
+		if j < 0 {
+			return d
+		}
+		name, args, _ := strings.Cut(p.pend[1:j], " ")
+		name, id, _ := strings.Cut(name, "#")
+		d.ToolCalls = append(d.ToolCalls, ToolCall{ID: id, Name: name, Arguments: args})
+		p.pend = p.pend[j+1:]
+	}
+}
+
+func (p *fakeParser) Flush() Delta {
+	var d Delta
+	switch {
+	case p.forced.Required && p.pend != "":
+		d.ToolCalls = []ToolCall{{Name: p.forced.Name, Arguments: p.pend}}
+	default:
+		d.Content = p.pend
+	}
+	p.pend = ""
+	return d
+}
+
 // fakeLoader builds a fresh fake model per load.
 type fakeLoader struct {
 	mu    sync.Mutex
@@ -435,8 +502,8 @@ func (l *fakeLoader) Load(ctx context.Context, name string, opts LoadOptions) (*
 	l.mu.Unlock()
 	return &Model{
 		Executor: ex, Tokenizer: tok, Template: fakeTemplate{},
-		NewThinkSplitter: func(start bool) ThinkSplitter { return &fakeThink{in: start} },
-		Details:          ModelDetails{Name: name, Path: "/fake/" + name, Arch: "fake"},
+		Output:  fakeOutput{},
+		Details: ModelDetails{Name: name, Path: "/fake/" + name, Arch: "fake"},
 	}, nil
 }
 

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"strings"
 
 	"github.com/helexa/helexa/pkg/executor"
@@ -53,27 +55,28 @@ func (s *stopper) flush() string {
 }
 
 // generation turns one sequence's sampled tokens into deltas: incremental
-// detokenizing, end-of-generation tokens, stop strings, max tokens, the
-// reasoning split and JSON mode.
+// detokenizing, end-of-generation tokens, stop strings, max tokens, JSON
+// mode, and the model's output format (reasoning, content, tool calls).
 type generation struct {
 	tok       Tokenizer
 	dec       Decoder
 	stop      stopper
-	think     ThinkSplitter // nil: everything is content
-	json      *jsonState    // nil unless JSON mode
+	out       OutputParser // nil: everything is content
+	json      *jsonState   // nil unless JSON mode
 	maxTokens int
 	logprobs  bool
 	ignoreEOS bool // benchmarks: end-of-generation tokens do not stop it
 	generated int
+	calls     int         // tool calls emitted so far
 	held      []TokenInfo // tokens whose text has not been emitted yet
 }
 
-// newGeneration starts a sequence's output; hasTools (a chat request that
-// declares tools) keeps the text of tool-call control tokens (toolTags) for
-// the API layer's tool-call parser.
-func newGeneration(m *Model, opts Options, startInThink, hasTools bool) *generation {
+// newGeneration starts a sequence's output. In a chat request that
+// declares tools (p.Tools), the text of tool-call control tokens is kept
+// (the tokenizer's tool decoder) for the output parser.
+func newGeneration(m *Model, opts Options, p ParseOptions) *generation {
 	dec := m.Tokenizer.NewDecoder()
-	if td, ok := m.Tokenizer.(toolDecoderTokenizer); ok && hasTools {
+	if td, ok := m.Tokenizer.(toolDecoderTokenizer); ok && p.Tools != nil {
 		dec = td.NewToolDecoder()
 	}
 	g := &generation{
@@ -84,9 +87,10 @@ func newGeneration(m *Model, opts Options, startInThink, hasTools bool) *generat
 		logprobs:  opts.Logprobs || opts.TopLogprobs > 0,
 		ignoreEOS: opts.IgnoreEOS,
 	}
-	// JSON mode constrains the whole output, so there is no reasoning part.
-	if m.NewThinkSplitter != nil && !opts.JSONMode {
-		g.think = m.NewThinkSplitter(startInThink)
+	if m.Output != nil {
+		// JSON mode constrains the whole output, so there is no reasoning part.
+		p.NoReasoning = p.NoReasoning || opts.JSONMode
+		g.out = m.Output.NewParser(p)
 	}
 	if opts.JSONMode {
 		g.json = &jsonState{}
@@ -105,8 +109,21 @@ func nonEmpty(ss []string) []string {
 }
 
 // accept takes one sampled token. It returns the delta to send (nil when
-// there is nothing yet) and the finish reason ("" to go on).
+// there is nothing yet) and the finish reason ("" to go on): a stop after
+// tool calls is "tool_calls".
 func (g *generation) accept(r executor.Result) (*Delta, string) {
+	d, reason := g.acceptToken(r)
+	if reason == "stop" && g.calls > 0 {
+		reason = finishToolCalls
+	}
+	return d, reason
+}
+
+// finishToolCalls is the finish reason of a turn that stopped after
+// making tool calls.
+const finishToolCalls = "tool_calls"
+
+func (g *generation) acceptToken(r executor.Result) (*Delta, string) {
 	if g.tok.IsEOG(r.Token) && !g.ignoreEOS {
 		return g.finish(false), "stop"
 	}
@@ -129,7 +146,7 @@ func (g *generation) accept(r executor.Result) (*Delta, string) {
 	case stopped:
 		d := g.delta(emit, false)
 		g.held = nil // the stop string's tokens are not part of the output
-		return merge(d, g.flushThink()), "stop"
+		return merge(d, g.flushOutput()), "stop"
 	case g.json != nil && g.json.done():
 		return g.appendFinish(emit), "stop"
 	case g.maxTokens > 0 && g.generated >= g.maxTokens:
@@ -152,23 +169,25 @@ func merge(a, b *Delta) *Delta {
 		a.Content += b.Content
 		a.Reasoning += b.Reasoning
 		a.Tokens = append(a.Tokens, b.Tokens...)
+		a.ToolCalls = append(a.ToolCalls, b.ToolCalls...)
 	}
 	return a
 }
 
-// flushThink returns what the think splitter still holds.
-func (g *generation) flushThink() *Delta {
-	if g.think == nil {
+// flushOutput returns what the output parser still holds.
+func (g *generation) flushOutput() *Delta {
+	if g.out == nil {
 		return nil
 	}
-	r, c := g.think.Flush()
-	if r == "" && c == "" {
+	d := g.out.Flush()
+	g.named(&d)
+	if empty(&d) {
 		return nil
 	}
-	return &Delta{Reasoning: r, Content: c}
+	return &d
 }
 
-// finish flushes the detokenizer, the stop buffer and the think splitter.
+// finish flushes the detokenizer, the stop buffer and the output parser.
 // drop discards held text (it was invalid).
 func (g *generation) finish(drop bool) *Delta {
 	if drop {
@@ -179,24 +198,46 @@ func (g *generation) finish(drop bool) *Delta {
 	if !stopped {
 		text += g.stop.flush()
 	}
-	return merge(g.delta(text, true), g.flushThink())
+	return merge(g.delta(text, true), g.flushOutput())
 }
 
 // delta builds the delta for emitted text; held tokens ride along with the
-// first delta that carries text (or with the final one when final).
+// first delta that carries output (or with the final one when final).
 func (g *generation) delta(text string, final bool) *Delta {
 	var d Delta
-	if g.think != nil {
-		d.Reasoning, d.Content = g.think.Push(text)
+	if g.out != nil {
+		d = g.out.Push(text)
+		g.named(&d)
 	} else {
 		d.Content = text
 	}
-	if d.Content == "" && d.Reasoning == "" && !final {
+	if empty(&d) && !final {
 		return nil
 	}
 	d.Tokens, g.held = g.held, nil
-	if d.Content == "" && d.Reasoning == "" && len(d.Tokens) == 0 {
+	if empty(&d) && len(d.Tokens) == 0 {
 		return nil
 	}
 	return &d
+}
+
+// empty reports a delta without output (tokens aside).
+func empty(d *Delta) bool { return d.Content == "" && d.Reasoning == "" && len(d.ToolCalls) == 0 }
+
+// named counts d's tool calls and gives every call its format did not
+// name an id.
+func (g *generation) named(d *Delta) {
+	for i := range d.ToolCalls {
+		if d.ToolCalls[i].ID == "" {
+			d.ToolCalls[i].ID = newCallID()
+		}
+	}
+	g.calls += len(d.ToolCalls)
+}
+
+// newCallID returns an OpenAI-style tool call id.
+func newCallID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "call_" + hex.EncodeToString(b[:])
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/helexa/helexa/pkg/executor"
@@ -20,6 +19,10 @@ const maxTopLogprobs = 20
 // Chat renders the conversation with the model's template and generates.
 func (m *Manager) Chat(ctx context.Context, req ChatRequest, onDelta func(Delta) error) (Result, error) {
 	t0 := time.Now()
+	req, err := applyToolChoice(req)
+	if err != nil {
+		return m.refused(ctx, req.Model, t0, err)
+	}
 	e, loadDur, err := m.acquire(ctx, req.Model, loadWant{numCtx: req.Options.NumCtx})
 	if err != nil {
 		return m.refused(ctx, req.Model, t0, err)
@@ -47,8 +50,12 @@ func (m *Manager) Chat(ctx context.Context, req ChatRequest, onDelta func(Delta)
 	if err != nil {
 		return m.refused(ctx, req.Model, t0, err)
 	}
+	parse := ParseOptions{Prompt: text}
+	if hasTools(req.Tools) {
+		parse.Tools, parse.ToolChoice = req.Tools, req.ToolChoice
+	}
 	return m.generate(ctx, e, genArgs{kind: "chat", prompt: prompt, opts: req.Options,
-		startInThink: opensThink(text), hasTools: hasTools(req.Tools), loadDur: loadDur, t0: t0}, onDelta)
+		parse: parse, loadDur: loadDur, t0: t0}, onDelta)
 }
 
 // guard runs f, turning a panic in it (a bug tripped by this request's
@@ -141,13 +148,6 @@ func completionPrompt(e *entry, req CompletionRequest) ([]int32, error) {
 	return append([]int32(nil), req.Tokens...), nil
 }
 
-// opensThink reports a prompt that ends inside an open <think> block (the
-// template started the reasoning for the model).
-func opensThink(prompt string) bool {
-	open := strings.LastIndex(prompt, "<think>")
-	return open >= 0 && strings.LastIndex(prompt, "</think>") < open
-}
-
 // hasTools reports a tools array with at least one entry.
 func hasTools(tools json.RawMessage) bool {
 	var list []json.RawMessage
@@ -155,15 +155,14 @@ func hasTools(tools json.RawMessage) bool {
 }
 
 type genArgs struct {
-	kind         string
-	prompt       []int32
-	opts         Options
-	startInThink bool
-	hasTools     bool
-	loadDur      time.Duration
-	t0           time.Time
-	numCtx       int                // the context of the model that serves the request
-	embed        executor.EmbedMode // an embedding: prefill only, then the pooled hidden state
+	kind    string
+	prompt  []int32
+	opts    Options
+	parse   ParseOptions // how the model's output format parses the text
+	loadDur time.Duration
+	t0      time.Time
+	numCtx  int                // the context of the model that serves the request
+	embed   executor.EmbedMode // an embedding: prefill only, then the pooled hidden state
 }
 
 // generate runs pre-flight, hands the request to the model's scheduler and
@@ -178,7 +177,7 @@ func (m *Manager) generate(ctx context.Context, e *entry, a genArgs, onDelta fun
 	defer cancel()
 	r := &request{
 		id: id, ctx: rctx, prompt: a.prompt, opts: a.opts, embed: a.embed,
-		gen: newGeneration(e.model, a.opts, a.startInThink, a.hasTools),
+		gen: newGeneration(e.model, a.opts, a.parse),
 		out: newOutbox(),
 	}
 	m.log.Info("request started", "id", id, "model", e.name, "kind", a.kind,

@@ -10,7 +10,7 @@ import (
 // /metrics. Counters only grow for the Manager's lifetime.
 type MetricsSnapshot struct {
 	// Requests counts finished requests by status: a finish reason
-	// ("stop", "length", "cancelled") or an error kind ("busy",
+	// ("stop", "tool_calls", "length", "cancelled") or an error kind ("busy",
 	// "poisoned", "context_length", …).
 	Requests map[string]int64 `json:"requests"`
 	// Token counters over all requests.

@@ -40,10 +40,10 @@ type Model struct {
 	// Template renders chat messages; nil means the model has no chat
 	// template and Chat is refused (Complete still works).
 	Template Template
-	// NewThinkSplitter, when set, splits generated text into reasoning
-	// (inside <think>…</think>) and content.
-	NewThinkSplitter func(startInThink bool) ThinkSplitter
-	Details          ModelDetails
+	// Output is the model's output format (reasoning markers, tool-call
+	// family), chosen once at load; nil takes all generated text as content.
+	Output  OutputFormat
+	Details ModelDetails
 	// Closer, when set, releases resources besides the executor (a mapped
 	// file); it runs after Executor.Close.
 	Closer func() error
@@ -97,8 +97,34 @@ type Template interface {
 	Render(ctx context.Context, in ChatInput) (string, error)
 }
 
-// ThinkSplitter separates reasoning from content in streamed text.
-type ThinkSplitter interface {
-	Push(text string) (reasoning, content string)
-	Flush() (reasoning, content string)
+// OutputFormat is a model's output format: how its generated text marks
+// reasoning and tool calls. The loader detects it once, when the model
+// loads; the engine starts one parser per generation, so every caller gets
+// the same structured deltas.
+type OutputFormat interface {
+	NewParser(o ParseOptions) OutputParser
+}
+
+// ParseOptions describe one generation to its output parser.
+type ParseOptions struct {
+	// Prompt is the rendered chat prompt (one that ends inside an open
+	// reasoning block starts the generation in reasoning); "" for raw
+	// completions.
+	Prompt string
+	// NoReasoning takes the whole text as content (JSON mode).
+	NoReasoning bool
+	// Tools is the request's tools array; nil leaves tool-call markup in
+	// the content.
+	Tools json.RawMessage
+	// ToolChoice requires a call (with Tools).
+	ToolChoice ToolChoice
+}
+
+// OutputParser splits one generation's text into reasoning, content and
+// tool calls, incrementally: Push takes any split of the text, Flush ends
+// it. Returned deltas carry no Tokens; tool calls may lack an ID (the
+// engine assigns one).
+type OutputParser interface {
+	Push(text string) Delta
+	Flush() Delta
 }

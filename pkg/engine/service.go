@@ -1,6 +1,8 @@
-// Package runner is the engine behind every front end: the registry of loaded
+// Package engine is the engine behind every front end: the registry of loaded
 // models, the per-model scheduler (continuous batching, chunked prefill,
-// paged KV blocks, prefix cache), pre-flight checks and poison tracking.
+// paged KV blocks, prefix cache), pre-flight checks and poison tracking, and
+// the structured output of every generation (reasoning, content and tool
+// calls, split by the model's OutputFormat), the same for every caller.
 //
 // This file is the contract the front ends (HTTP API, TUI, one-shot run)
 // program against. Manager implements Service in-process; pkg/api's Client
@@ -66,9 +68,21 @@ type ChatRequest struct {
 	Messages json.RawMessage `json:"messages"`
 	// Tools is a JSON array of tool definitions, or nil.
 	Tools json.RawMessage `json:"tools,omitempty"`
+	// ToolChoice requires a tool call; the zero value lets the model
+	// choose. (A caller that wants no calls sends no Tools.)
+	ToolChoice ToolChoice `json:"tool_choice,omitzero"`
 	// TemplateKwargs are extra template variables (e.g. enable_thinking).
 	TemplateKwargs map[string]any `json:"template_kwargs,omitempty"`
 	Options        Options        `json:"options"`
+}
+
+// ToolChoice is a chat request's tool choice. Required (or a Name) makes
+// the answer one call, constrained to a JSON object: of the function Name
+// (then the only tool the template sees), or, with Name "", of any of the
+// tools.
+type ToolChoice struct {
+	Required bool   `json:"required,omitempty"`
+	Name     string `json:"name,omitempty"`
 }
 
 // CompletionRequest continues a raw prompt.
@@ -83,21 +97,26 @@ type CompletionRequest struct {
 	Options    Options `json:"options"`
 }
 
-// Delta is a piece of generated output.
+// Delta is a piece of generated output, split by the model's output
+// format: the in-process Manager and pkg/api's Client give the same deltas
+// for the same request.
 type Delta struct {
-	Content   string `json:"content,omitempty"`
-	Reasoning string `json:"reasoning,omitempty"` // text inside <think>…</think>
+	Content string `json:"content,omitempty"`
+	// Reasoning is text inside the model's reasoning markers
+	// (<think>…</think>, ...).
+	Reasoning string `json:"reasoning,omitempty"`
 	// Tokens are the ids that produced this delta, with logprobs when asked.
 	Tokens []TokenInfo `json:"tokens,omitempty"`
-	// ToolCalls are tool calls parsed from the model's output. Only
-	// pkg/api's Client fills it (from the daemon's OpenAI tool_calls); the
-	// in-process Manager leaves tool-call markup in Content and parsing to
-	// the API layer.
+	// ToolCalls are the tool calls parsed from the model's output (in
+	// requests that declare tools), each whole; their markup is not in
+	// Content.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 }
 
 // ToolCall is one call of a tool the request declared.
 type ToolCall struct {
+	// ID is the model's own call id where its format writes one, else
+	// one the engine made up ("call_…").
 	ID   string `json:"id"`
 	Name string `json:"name"`
 	// Arguments is a JSON object, as a string (OpenAI's encoding).
@@ -116,8 +135,8 @@ type TokenInfo struct {
 
 // Result is how a generation ended.
 type Result struct {
-	// FinishReason is "stop" (EOS or a stop string), "length" (MaxTokens),
-	// or "cancelled".
+	// FinishReason is "stop" (EOS or a stop string), "tool_calls" (a
+	// stop after tool calls), "length" (MaxTokens), or "cancelled".
 	FinishReason string `json:"finish_reason"`
 	Usage        Usage  `json:"usage"`
 	// Embedding is the pooled hidden state of an embedding request.

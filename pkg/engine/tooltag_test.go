@@ -55,7 +55,11 @@ func TestGenerationKeepsPythonTagOnlyWithTools(t *testing.T) {
 		{true, pythonTagText + `brave_search.call(query="x")`},
 		{false, `brave_search.call(query="x")`},
 	} {
-		gen := newGeneration(m, Options{}, false, tc.hasTools)
+		var p ParseOptions
+		if tc.hasTools {
+			p.Tools = []byte(`[{"type":"function"}]`)
+		}
+		gen := newGeneration(m, Options{}, p)
 		var content, reason string
 		for _, id := range ids {
 			d, r := gen.accept(executor.Result{Token: id})

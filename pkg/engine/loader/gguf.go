@@ -9,12 +9,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/helexa/helexa/pkg/api/toolcall"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/local"
 	"github.com/helexa/helexa/pkg/executor/replay"
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/models/chat"
+	"github.com/helexa/helexa/pkg/models/format"
 	"github.com/helexa/helexa/pkg/models/gguf"
 	"github.com/helexa/helexa/pkg/models/modelfile"
 	"github.com/helexa/helexa/pkg/models/tokenizer"
@@ -212,9 +212,9 @@ func (l *GGUFLoader) build(ctx context.Context, mf *modelfile.Model, res *hub.Re
 }
 
 // setChat installs the chat template (a broken one is logged and leaves
-// chat requests refused) and the reasoning splitter of the model's format
-// (chat.DetectReasoning: from the template's markers, or <think> in the
-// vocabulary). Both loaders end with it.
+// chat requests refused) and the model's output format (format.Detect:
+// reasoning markers and tool-call family, from the template's markers and
+// the vocabulary), detected once here. Both loaders end with it.
 func setChat(m *engine.Model, tpl *chat.Template, err error, tok *tokenizer.Tokenizer, ref string, log *slog.Logger) {
 	if err != nil {
 		log.Warn("chat template unusable; chat requests will be refused", "model", ref, "err", err)
@@ -227,14 +227,9 @@ func setChat(m *engine.Model, tpl *chat.Template, err error, tok *tokenizer.Toke
 		src = tpl.Source()
 	}
 	hasToken := func(s string) bool { _, ok := tok.TokenID(s); return ok }
-	var think, tools []string
-	if r, ok := chat.DetectReasoning(src, hasToken); ok {
-		m.NewThinkSplitter = func(start bool) engine.ThinkSplitter { return r.NewSplitter(start) }
-		think = r.Markers()
-	}
-	if f := toolcall.DetectFamily(src); f != nil {
-		tools = f.Markers()
-	}
+	f := format.Detect(src, hasToken)
+	m.Output = outputFormat{f}
+	think, tools := f.ReasoningMarkers(), f.ToolMarkers()
 	switch t := m.Tokenizer.(type) {
 	case ggufTokenizer:
 		t.thinkMarkers, t.toolMarkers = think, tools

@@ -10,7 +10,7 @@ import (
 // (`<|python_tag|>brave_search.call(query="…")`). Like llama.cpp and
 // ollama, the runner keeps its text in the content of requests that
 // declare tools, together with the tool-call markers of the model's family
-// (toolcall.Family.Markers: [TOOL_CALLS], <｜tool▁calls▁begin｜>, ...);
+// (format.Format.ToolMarkers: [TOOL_CALLS], <｜tool▁calls▁begin｜>, ...);
 // the reasoning markers of its format ([THINK], <seed:think>, ...) are
 // kept in every request, for the reasoning splitter. Every other control
 // token stays hidden.

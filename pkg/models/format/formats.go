@@ -1,4 +1,4 @@
-package toolcall
+package format
 
 import (
 	"bytes"

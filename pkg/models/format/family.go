@@ -1,4 +1,4 @@
-package toolcall
+package format
 
 import (
 	"encoding/json"
@@ -95,13 +95,18 @@ func DetectFamily(template string) *Family {
 // template: its family's when DetectFamily finds one, else the generic
 // Parser.
 func NewStream(template string, tools json.RawMessage) Stream {
-	if f := DetectFamily(template); f != nil {
-		if f.stream != nil {
-			return f.stream(parseTools(tools))
-		}
-		return NewFamilyParser(f, tools)
+	return DetectFamily(template).newStream(tools)
+}
+
+// newStream returns f's parser; a nil f is the generic Parser.
+func (f *Family) newStream(tools json.RawMessage) Stream {
+	switch {
+	case f == nil:
+		return NewParser(tools)
+	case f.stream != nil:
+		return f.stream(parseTools(tools))
 	}
-	return NewParser(tools)
+	return NewFamilyParser(f, tools)
 }
 
 // FamilyParser is the incremental parser of one Family: text outside

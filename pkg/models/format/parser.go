@@ -1,23 +1,4 @@
-// Package toolcall recognises the tool calls that open models write as
-// plain text and turns them into structured calls, incrementally, so an
-// OpenAI-compatible server can stream them as `tool_calls`.
-//
-// Recognised formats:
-//   - Hermes / Qwen: <tool_call>{"name": …, "arguments": {…}}</tool_call>,
-//     any number of them, with text before, between and after; the body may
-//     also be Qwen3-Coder's <function=NAME><parameter=KEY>VALUE</parameter></function>.
-//   - Llama 3.x: the whole answer is one or more JSON objects
-//     {"name": …, "parameters": {…}} (separated by ";" or whitespace), the
-//     name being one of the request's tools; Mistral's list
-//     [{"name": …, "arguments": {…}}, …] is taken the same way.
-//   - Llama 3.x <|python_tag|> (when it appears in the text): the rest of
-//     the answer is JSON call(s), a built-in call NAME.call(key="value", …),
-//     or code for a "python" / "code_interpreter" tool.
-//
-// Text that only looks like the start of a call is held back until it is
-// decided; anything that turns out not to be a call is returned as content,
-// unchanged.
-package toolcall
+package format
 
 import (
 	"encoding/json"
@@ -51,6 +32,23 @@ const (
 	stBare                // a JSON value at the start of the answer
 )
 
+// Parser is the generic tool-call parser, for models whose chat template
+// matches no Family. Recognised formats:
+//   - Hermes / Qwen: <tool_call>{"name": …, "arguments": {…}}</tool_call>,
+//     any number of them, with text before, between and after; the body may
+//     also be Qwen3-Coder's <function=NAME><parameter=KEY>VALUE</parameter></function>.
+//   - Llama 3.x: the whole answer is one or more JSON objects
+//     {"name": …, "parameters": {…}} (separated by ";" or whitespace), the
+//     name being one of the request's tools; Mistral's list
+//     [{"name": …, "arguments": {…}}, …] is taken the same way.
+//   - Llama 3.x <|python_tag|> (when it appears in the text): the rest of
+//     the answer is JSON call(s), a built-in call NAME.call(key="value", …),
+//     or code for a "python" / "code_interpreter" tool.
+//
+// Text that only looks like the start of a call is held back until it is
+// decided; anything that turns out not to be a call is returned as content,
+// unchanged.
+//
 // Parser splits generated text into content and tool calls. Push may be
 // given any split of the text (markers cut across pushes, one byte at a
 // time): the concatenated results are the same as for one Push of the

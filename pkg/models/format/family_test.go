@@ -1,4 +1,4 @@
-package toolcall
+package format
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 // corpusTemplates is the template corpus of pkg/models/chat (llama.cpp's
 // models/templates/ at commit 3f545bec).
-const corpusTemplates = "../../models/chat/testdata/corpus/templates"
+const corpusTemplates = "../chat/testdata/corpus/templates"
 
 const roundTripTools = `[
  {"type": "function", "function": {"name": "get_weather", "description": "Weather.", "parameters": {"type": "object",
