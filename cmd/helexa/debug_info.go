@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/helexa/helexa/internal/humanize"
+	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/models/arch"
 	"github.com/helexa/helexa/pkg/models/gguf"
-	"github.com/helexa/helexa/pkg/engine"
 )
 
 // debugInfoOptions are the flags of `helexa debug info`.

@@ -7,10 +7,10 @@ import (
 	"sync"
 
 	"github.com/helexa/helexa/internal/envvars"
-	"github.com/helexa/helexa/pkg/executor/local"
-	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/engine/loader"
+	"github.com/helexa/helexa/pkg/executor/local"
+	"github.com/helexa/helexa/pkg/hub"
 )
 
 // newEngine builds the in-process engine from the environment, the same

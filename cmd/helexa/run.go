@@ -20,8 +20,8 @@ import (
 	"github.com/helexa/helexa/internal/fsutil"
 	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/api"
-	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/engine"
+	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/sampling"
 	"github.com/helexa/helexa/pkg/tui"
 )

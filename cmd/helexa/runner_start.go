@@ -12,10 +12,10 @@ import (
 	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/device"
+	"github.com/helexa/helexa/pkg/engine/loader"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/rpc"
 	"github.com/helexa/helexa/pkg/models/modelfile"
-	"github.com/helexa/helexa/pkg/engine/loader"
 )
 
 // runnerStarter starts each model's executor in a runner child process:

@@ -15,8 +15,8 @@ import (
 
 	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/pkg/api"
-	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/engine"
+	"github.com/helexa/helexa/pkg/hub"
 )
 
 // serveOptions are the flags of `helexa serve`.

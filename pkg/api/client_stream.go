@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/engine"
+	"github.com/helexa/helexa/pkg/executor"
 )
 
 // wireParams converts engine options into the shared request fields.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/engine"
+	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/local"
-	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 

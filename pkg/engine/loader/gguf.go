@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/local"
 	"github.com/helexa/helexa/pkg/executor/replay"
@@ -18,7 +19,6 @@ import (
 	"github.com/helexa/helexa/pkg/models/gguf"
 	"github.com/helexa/helexa/pkg/models/modelfile"
 	"github.com/helexa/helexa/pkg/models/tokenizer"
-	"github.com/helexa/helexa/pkg/engine"
 )
 
 // Resolver turns a model reference into files on disk (hub.Client, pulling

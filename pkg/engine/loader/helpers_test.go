@@ -6,10 +6,10 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/models/synth/synthtest"
-	"github.com/helexa/helexa/pkg/engine"
 )
 
 // output is what one completion produced.

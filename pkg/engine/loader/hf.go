@@ -9,13 +9,13 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/models/arch"
 	"github.com/helexa/helexa/pkg/models/chat"
 	"github.com/helexa/helexa/pkg/models/modelfile"
 	"github.com/helexa/helexa/pkg/models/tokenizer"
-	"github.com/helexa/helexa/pkg/engine"
 )
 
 // loadHF loads a Hugging Face model directory (a local one, or a pulled

@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/helexa/helexa/internal/fixtures"
+	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/hub/hubtest"
 	"github.com/helexa/helexa/pkg/models/safetensors/sttest"
-	"github.com/helexa/helexa/pkg/engine"
 )
 
 // hfDir converts a fixture GGUF into a Hugging Face directory.

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/engine"
+	"github.com/helexa/helexa/pkg/executor"
 )
 
 // batchWatch is an executor that records how the scheduler drives a real

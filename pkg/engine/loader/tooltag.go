@@ -1,8 +1,8 @@
 package loader
 
 import (
-	"github.com/helexa/helexa/pkg/models/tokenizer"
 	"github.com/helexa/helexa/pkg/engine"
+	"github.com/helexa/helexa/pkg/models/tokenizer"
 )
 
 // pythonTag is a control token whose text a tool-call parser needs to see:

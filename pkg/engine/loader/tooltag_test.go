@@ -4,9 +4,9 @@ import (
 	"testing"
 
 	"github.com/helexa/helexa/internal/fixtures"
+	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/models/gguf"
 	"github.com/helexa/helexa/pkg/models/tokenizer"
-	"github.com/helexa/helexa/pkg/engine"
 )
 
 // Llama 3 ids of the control tokens these tests use.
