@@ -13,11 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/helexa/helexa/internal/envvars"
+	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/local"
 	"github.com/helexa/helexa/pkg/models/arch"
 	"github.com/helexa/helexa/pkg/models/gguf"
-	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -187,10 +187,7 @@ func openDebugSession(ctx context.Context, model string, ctxLen int, what string
 		return nil, nil, fmt.Errorf("%s = %d positions exceed the model's context length of %d tokens", what, ctxLen, nCtx)
 	}
 	const blockSize = 16
-	opts := local.Options{
-		NumCtx: ctxLen, BlockSize: blockSize, NumBlocks: (ctxLen + blockSize - 1) / blockSize,
-		ChunkSize: eng.chunk, Threads: eng.threads,
-	}
+	opts := local.Options{LoadOptions: executor.LoadOptions{NumCtx: ctxLen, BlockSize: blockSize, NumBlocks: (ctxLen + blockSize - 1) / blockSize, ChunkSize: eng.chunk, Threads: eng.threads}}
 	var ex executor.Executor
 	if eng.tp > 1 {
 		ex, err = loadTP(ctx, model, eng.tp, opts, filepath.Base(model), nil)

@@ -59,10 +59,7 @@ func runRunner(ctx context.Context, _ runnerOptions, s streams) error {
 // split over worker ranks with the runner as rank 0.
 func cpuRunnerOpener(log *slog.Logger) rpc.Opener {
 	return func(ctx context.Context, p rpc.LoadParams) (executor.Executor, error) {
-		opts := local.Options{
-			NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks, WinBlocks: p.WinBlocks,
-			Threads: p.Threads, ChunkSize: p.ChunkSize, KVBudget: p.KVBudget, Parallel: p.Parallel, KVType: p.KVType,
-		}
+		opts := local.Options{LoadOptions: executor.LoadOptions{NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks, WinBlocks: p.WinBlocks, Threads: p.Threads, ChunkSize: p.ChunkSize, KVBudget: p.KVBudget, Parallel: p.Parallel, KVType: p.KVType}}
 		if p.TP <= 1 {
 			ex, err := local.Load(ctx, p.Path, opts)
 			if err != nil {

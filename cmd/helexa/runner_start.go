@@ -12,10 +12,10 @@ import (
 	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/device"
+	"github.com/helexa/helexa/pkg/engine/loader"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/rpc"
 	"github.com/helexa/helexa/pkg/models/modelfile"
-	"github.com/helexa/helexa/pkg/engine/loader"
 )
 
 // runnerStarter starts each model's executor in a runner child process:
@@ -110,8 +110,7 @@ func chooseDevice(ctx context.Context, log *slog.Logger, setting, exe string) (d
 func (r *runnerStarter) StartExecutor(ctx context.Context, name string, m *modelfile.Model, o loader.ExecOptions) (executor.Executor, error) {
 	return rpc.Start(ctx, rpc.ProcessOptions{
 		Path: r.exe, Args: r.args, Name: name, Log: r.log, Timeout: r.timeout,
-	}, rpc.LoadParams{Path: m.Path, NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads,
-		ChunkSize: o.ChunkSize, Parallel: o.NumParallel, TP: o.TP, KVType: o.KVType})
+	}, rpc.LoadParams{LoadOptions: executor.LoadOptions{NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads, ChunkSize: o.ChunkSize, Parallel: o.NumParallel, TP: o.TP, KVType: o.KVType}, Path: m.Path})
 }
 
 // Short names for the loader's types in this package's starters.

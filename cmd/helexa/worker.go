@@ -98,8 +98,7 @@ type localStarter struct{ log *slog.Logger }
 
 // StartExecutor implements loader.ExecStarter.
 func (l localStarter) StartExecutor(ctx context.Context, name string, m *modelfileModel, o execOptions) (executor.Executor, error) {
-	opts := local.Options{NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads, ChunkSize: o.ChunkSize, Parallel: o.NumParallel,
-		KVType: o.KVType}
+	opts := local.Options{LoadOptions: executor.LoadOptions{NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads, ChunkSize: o.ChunkSize, Parallel: o.NumParallel, KVType: o.KVType}}
 	if o.TP > 1 {
 		return loadTP(ctx, m.Path, o.TP, opts, name, l.log)
 	}

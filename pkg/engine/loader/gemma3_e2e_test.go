@@ -7,9 +7,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/local"
-	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -65,7 +65,7 @@ func TestGemma3WindowStoreThroughScheduler(t *testing.T) {
 	}
 	wg.Wait()
 
-	ref, err := local.Load(ctx, path, local.Options{NumCtx: 512, Threads: 2})
+	ref, err := local.Load(ctx, path, local.Options{LoadOptions: executor.LoadOptions{NumCtx: 512, Threads: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
