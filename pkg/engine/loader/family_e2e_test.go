@@ -15,11 +15,11 @@ import (
 
 	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/api"
+	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/models/chat"
 	"github.com/helexa/helexa/pkg/models/gguf"
 	"github.com/helexa/helexa/pkg/models/tokenizer"
-	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -108,7 +108,7 @@ func TestFamilyFormatsThroughTheStack(t *testing.T) {
 			}
 			ex := &scriptExec{script: script, eos: tok.EOS(), pos: map[executor.SeqID]int{},
 				info: executor.Info{Arch: "script", NCtx: 4096, NCtxTrain: 4096, NVocab: tok.VocabSize(), BlockSize: 16, NumBlocks: 512, BlockBytes: 1024, Processor: "CPU"}}
-			m := &engine.Model{Executor: ex, Tokenizer: newGGUFTokenizer(tok)}
+			m := &engine.Model{Executor: ex, Tokenizer: newEngineTokenizer(tok)}
 			tpl, err := chat.Compile(string(src))
 			setChat(m, tpl, err, tok, c.template, slog.New(slog.DiscardHandler))
 			cfg := engine.DefaultConfig()

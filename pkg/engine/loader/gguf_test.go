@@ -8,9 +8,10 @@ import (
 	"testing"
 
 	"github.com/helexa/helexa/internal/fixtures"
+	"github.com/helexa/helexa/pkg/engine"
+	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/hub/hubtest"
-	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -31,14 +32,14 @@ func newGGUFManager(t testing.TB) *engine.Manager {
 	cfg := engine.DefaultConfig()
 	cfg.NumCtx = 256
 	cfg.KeepAlive = -1
-	loader := &GGUFLoader{Hub: hub.New(hub.Options{CacheDir: t.TempDir(), Offline: true}), Threads: 2,
+	loader := &Files{Hub: hub.New(hub.Options{CacheDir: t.TempDir(), Offline: true}), Options: executor.LoadOptions{Threads: 2},
 		Log: slog.New(slog.DiscardHandler)}
 	m := engine.NewManager(cfg, loader, nil)
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
 	return m
 }
 
-func TestGGUFLoaderStories260KGreedy(t *testing.T) {
+func TestFilesGGUFStories260KGreedy(t *testing.T) {
 	model := fixtures.Path(t, "models", "stories260K.gguf")
 	raw, err := os.ReadFile(fixtures.Path(t, "reference", "stories260K.json"))
 	if err != nil {
@@ -90,7 +91,7 @@ func TestGGUFLoaderStories260KGreedy(t *testing.T) {
 	}
 }
 
-func TestGGUFLoaderChatShowAndErrors(t *testing.T) {
+func TestFilesGGUFChatShowAndErrors(t *testing.T) {
 	model := fixtures.Path(t, "models", "stories260K.gguf")
 	m := newGGUFManager(t)
 	ctx := context.Background()
@@ -113,7 +114,7 @@ func TestGGUFLoaderChatShowAndErrors(t *testing.T) {
 }
 
 // JSON mode end to end needs the executor to honour executor.Work.Allowed.
-func TestGGUFLoaderJSONMode(t *testing.T) {
+func TestFilesGGUFJSONMode(t *testing.T) {
 	model := fixtures.Path(t, "models", "stories260K.gguf")
 	m := newGGUFManager(t)
 	for seed := range uint64(3) {
@@ -130,10 +131,10 @@ func TestGGUFLoaderJSONMode(t *testing.T) {
 	}
 }
 
-// TestGGUFLoaderPullsOnFirstRequest: a request naming a Hub reference that
+// TestFilesGGUFPullsOnFirstRequest: a request naming a Hub reference that
 // is not in the cache downloads it (from a fake Hub) and generates; a
 // reference the Hub lacks is a 404-kind error.
-func TestGGUFLoaderPullsOnFirstRequest(t *testing.T) {
+func TestFilesGGUFPullsOnFirstRequest(t *testing.T) {
 	data, err := os.ReadFile(fixtures.Path(t, "models", "stories260K.gguf"))
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +144,7 @@ func TestGGUFLoaderPullsOnFirstRequest(t *testing.T) {
 	cfg := engine.DefaultConfig()
 	cfg.NumCtx, cfg.KeepAlive = 256, -1
 	hc := hub.New(hub.Options{CacheDir: t.TempDir(), Endpoint: fake.URL})
-	m := engine.NewManager(cfg, &GGUFLoader{Hub: hc, Threads: 2, Log: slog.New(slog.DiscardHandler)}, nil)
+	m := engine.NewManager(cfg, &Files{Hub: hc, Options: executor.LoadOptions{Threads: 2}, Log: slog.New(slog.DiscardHandler)}, nil)
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
 
 	tests := []struct {

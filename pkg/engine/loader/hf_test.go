@@ -11,10 +11,11 @@ import (
 	"testing"
 
 	"github.com/helexa/helexa/internal/fixtures"
+	"github.com/helexa/helexa/pkg/engine"
+	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/hub/hubtest"
 	"github.com/helexa/helexa/pkg/models/safetensors/sttest"
-	"github.com/helexa/helexa/pkg/engine"
 )
 
 // hfDir converts a fixture GGUF into a Hugging Face directory.
@@ -92,7 +93,7 @@ func TestHFLoaderPulledRepo(t *testing.T) {
 	cfg := engine.DefaultConfig()
 	cfg.NumCtx, cfg.KeepAlive = 256, -1
 	hc := hub.New(hub.Options{CacheDir: t.TempDir(), Endpoint: fake.URL})
-	m := engine.NewManager(cfg, &GGUFLoader{Hub: hc, Threads: 2, Log: slog.New(slog.DiscardHandler)}, nil)
+	m := engine.NewManager(cfg, &Files{Hub: hc, Options: executor.LoadOptions{Threads: 2}, Log: slog.New(slog.DiscardHandler)}, nil)
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
 	ctx := context.Background()
 	req := engine.CompletionRequest{Prompt: "Once upon a time", AddSpecial: true, Options: engine.Options{MaxTokens: 12}}
