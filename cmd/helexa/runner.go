@@ -60,9 +60,7 @@ func runRunner(ctx context.Context, _ runnerOptions, s streams) error {
 func cpuRunnerOpener(log *slog.Logger) rpc.Opener {
 	return func(ctx context.Context, p rpc.LoadParams) (executor.Executor, error) {
 		if p.TP <= 1 {
-			o := p.LoadOptions
-			o.TP = 0
-			ex, err := local.Load(ctx, p.Path, local.Options{LoadOptions: o})
+			ex, err := local.Load(ctx, p.Path, local.Options{LoadOptions: p.LoadOptions})
 			if err != nil {
 				return nil, executor.Errorf(executor.KindBadRequest, "loading %s: %v", p.Path, err)
 			}

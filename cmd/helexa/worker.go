@@ -100,6 +100,5 @@ func (l localStarter) StartExecutor(ctx context.Context, name string, m *modelfi
 	if o.TP > 1 {
 		return loadTP(ctx, m.Path, o, name, l.log)
 	}
-	o.TP = 0
 	return local.New(m, local.Options{LoadOptions: o})
 }

@@ -82,7 +82,6 @@ func (l *Files) startExecutor(ctx context.Context, name string, mf *modelfile.Mo
 	case o.TP > 1:
 		err = fmt.Errorf("tensor parallelism (tp %d) needs worker processes, and this engine starts none", o.TP)
 	default:
-		o.TP = 0
 		ex, err = local.New(mf, local.Options{LoadOptions: o})
 	}
 	if err != nil {
