@@ -27,7 +27,7 @@ type greedyRef struct {
 	} `json:"cases"`
 }
 
-func newGGUFManager(t testing.TB) *engine.Manager {
+func newFilesManager(t testing.TB) *engine.Manager {
 	t.Helper()
 	cfg := engine.DefaultConfig()
 	cfg.NumCtx = 256
@@ -53,7 +53,7 @@ func TestFilesGGUFStories260KGreedy(t *testing.T) {
 	if c.Name != "short" {
 		t.Fatalf("first reference case is %q, want short", c.Name)
 	}
-	m := newGGUFManager(t)
+	m := newFilesManager(t)
 	o := complete(context.Background(), m, engine.CompletionRequest{Model: model, Prompt: c.Prompt, AddSpecial: true,
 		Options: engine.Options{MaxTokens: len(c.Greedy)}})
 	if o.err != nil {
@@ -93,7 +93,7 @@ func TestFilesGGUFStories260KGreedy(t *testing.T) {
 
 func TestFilesGGUFChatShowAndErrors(t *testing.T) {
 	model := fixtures.Path(t, "models", "stories260K.gguf")
-	m := newGGUFManager(t)
+	m := newFilesManager(t)
 	ctx := context.Background()
 	var text string
 	res, err := m.Chat(ctx, engine.ChatRequest{Model: model, Messages: json.RawMessage(`[{"role":"user","content":"Tell me a story"}]`),
@@ -116,7 +116,7 @@ func TestFilesGGUFChatShowAndErrors(t *testing.T) {
 // JSON mode end to end needs the executor to honour executor.Work.Allowed.
 func TestFilesGGUFJSONMode(t *testing.T) {
 	model := fixtures.Path(t, "models", "stories260K.gguf")
-	m := newGGUFManager(t)
+	m := newFilesManager(t)
 	for seed := range uint64(3) {
 		req := engine.CompletionRequest{Model: model, Prompt: "Here is the data:", AddSpecial: true, Options: engine.Options{
 			MaxTokens: 40, JSONMode: true, Sampling: sampling.Params{Temperature: 0.8, Seed: seed}}}
