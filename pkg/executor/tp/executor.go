@@ -69,10 +69,11 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// Executor runs a model over Size ranks: rank 0 in this process, the others
-// in worker processes that receive every step. Sampling, logits and
-// embeddings come from rank 0. Any rank failing fails the step (the model
-// is poisoned: Exited closes); the group is then only good for Close.
+// Executor runs a model over Options.Load.TP ranks: rank 0 in this
+// process, the others in worker processes that receive every step.
+// Sampling, logits and embeddings come from rank 0. Any rank failing fails
+// the step (the model is poisoned: Exited closes); the group is then only
+// good for Close.
 type Executor struct {
 	leader  Shard // rank 0
 	file    *modelfile.Model
