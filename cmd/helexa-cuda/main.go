@@ -115,12 +115,7 @@ func opener(ordinal int, log *slog.Logger) rpc.Opener {
 		}
 		free := be.FreeMemory()
 		log.Info("GPU open", "device", be.Name(), "free", free, "cublas", be.HasCublas())
-		opts := local.Options{
-			NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks, WinBlocks: p.WinBlocks,
-			Threads: p.Threads, ChunkSize: p.ChunkSize, KVBudget: p.KVBudget, Parallel: p.Parallel, KVType: p.KVType,
-			Device: be,
-		}
-		ex, err := local.Load(ctx, p.Path, opts) // the backend's CheckFits is the pre-flight
+		ex, err := local.Load(ctx, p.Path, local.Options{LoadOptions: p.LoadOptions, Device: be}) // the backend's CheckFits is the pre-flight
 		if err != nil {
 			be.Close()
 			kind := executor.KindBadRequest

@@ -187,15 +187,14 @@ func openDebugSession(ctx context.Context, model string, ctxLen int, what string
 		return nil, nil, fmt.Errorf("%s = %d positions exceed the model's context length of %d tokens", what, ctxLen, nCtx)
 	}
 	const blockSize = 16
-	opts := local.Options{
-		NumCtx: ctxLen, BlockSize: blockSize, NumBlocks: (ctxLen + blockSize - 1) / blockSize,
-		ChunkSize: eng.chunk, Threads: eng.threads,
-	}
+	opts := executor.LoadOptions{NumCtx: ctxLen, BlockSize: blockSize, NumBlocks: (ctxLen + blockSize - 1) / blockSize,
+		ChunkSize: eng.chunk, Threads: eng.threads}
 	var ex executor.Executor
 	if eng.tp > 1 {
-		ex, err = loadTP(ctx, model, eng.tp, opts, filepath.Base(model), nil)
+		opts.TP = eng.tp
+		ex, err = loadTP(ctx, model, opts, filepath.Base(model), nil)
 	} else {
-		ex, err = local.Load(ctx, model, opts)
+		ex, err = local.Load(ctx, model, local.Options{LoadOptions: opts})
 	}
 	if err != nil {
 		return nil, nil, err

@@ -26,7 +26,7 @@ func TestDebugSynthShapes(t *testing.T) {
 				if err := runDebugSynth(context.Background(), opts, streams{Out: io.Discard}); err != nil {
 					t.Fatal(err)
 				}
-				ex, err := local.Load(context.Background(), out, local.Options{NumCtx: 64, NumBlocks: 8})
+				ex, err := local.Load(context.Background(), out, local.Options{LoadOptions: executor.LoadOptions{NumCtx: 64, NumBlocks: 8}})
 				if err != nil {
 					t.Fatal(err)
 				}

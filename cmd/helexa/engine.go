@@ -9,7 +9,9 @@ import (
 	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/engine/loader"
+	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/local"
+	"github.com/helexa/helexa/pkg/executor/replay"
 	"github.com/helexa/helexa/pkg/hub"
 )
 
@@ -43,7 +45,7 @@ func newEngineWith(log *slog.Logger, progress hub.ProgressFunc, tweak func(*engi
 	if err != nil {
 		return nil, err
 	}
-	replay, err := readEnvFile(envvars.TestReplay)
+	script, err := readEnvFile(envvars.TestReplay)
 	if err != nil {
 		return nil, err
 	}
@@ -51,8 +53,11 @@ func newEngineWith(log *slog.Logger, progress hub.ProgressFunc, tweak func(*engi
 	if err := local.CheckKVType(kvType); err != nil {
 		return nil, fmt.Errorf("%s: %w", envvars.KVType.Name, err)
 	}
-	ld := &loader.GGUFLoader{Hub: hc, Threads: threads, ChunkSize: cfg.ChunkSize, KVType: kvType, Exec: exec, Log: log,
-		ChatTemplate: tmpl, Replay: replay}
+	ld := &loader.Files{Hub: hc, Options: executor.LoadOptions{Threads: threads, ChunkSize: cfg.ChunkSize, KVType: kvType},
+		Exec: exec, Log: log, ChatTemplate: tmpl}
+	if script != "" { // tests only: every model writes the script
+		ld.Wrap = replay.Text(script)
+	}
 	return engine.NewManager(cfg, ld, log), nil
 }
 

@@ -59,18 +59,14 @@ func runRunner(ctx context.Context, _ runnerOptions, s streams) error {
 // split over worker ranks with the runner as rank 0.
 func cpuRunnerOpener(log *slog.Logger) rpc.Opener {
 	return func(ctx context.Context, p rpc.LoadParams) (executor.Executor, error) {
-		opts := local.Options{
-			NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks, WinBlocks: p.WinBlocks,
-			Threads: p.Threads, ChunkSize: p.ChunkSize, KVBudget: p.KVBudget, Parallel: p.Parallel, KVType: p.KVType,
-		}
 		if p.TP <= 1 {
-			ex, err := local.Load(ctx, p.Path, opts)
+			ex, err := local.Load(ctx, p.Path, local.Options{LoadOptions: p.LoadOptions})
 			if err != nil {
 				return nil, executor.Errorf(executor.KindBadRequest, "loading %s: %v", p.Path, err)
 			}
 			return ex, nil
 		}
-		ex, err := loadTP(ctx, p.Path, p.TP, opts, filepath.Base(p.Path), log)
+		ex, err := loadTP(ctx, p.Path, p.LoadOptions, filepath.Base(p.Path), log)
 		if err != nil {
 			return nil, executor.Errorf(executor.KindBadRequest, "loading %s over %d ranks: %v", p.Path, p.TP, err)
 		}

@@ -107,15 +107,8 @@ func chooseDevice(ctx context.Context, log *slog.Logger, setting, exe string) (d
 
 // StartExecutor implements loader.ExecStarter: the runner maps the same
 // file in its own process.
-func (r *runnerStarter) StartExecutor(ctx context.Context, name string, m *modelfile.Model, o loader.ExecOptions) (executor.Executor, error) {
+func (r *runnerStarter) StartExecutor(ctx context.Context, name string, m *modelfile.Model, o executor.LoadOptions) (executor.Executor, error) {
 	return rpc.Start(ctx, rpc.ProcessOptions{
 		Path: r.exe, Args: r.args, Name: name, Log: r.log, Timeout: r.timeout,
-	}, rpc.LoadParams{Path: m.Path, NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads,
-		ChunkSize: o.ChunkSize, Parallel: o.NumParallel, TP: o.TP, KVType: o.KVType})
+	}, rpc.LoadParams{Path: m.Path, LoadOptions: o})
 }
-
-// Short names for the loader's types in this package's starters.
-type (
-	modelfileModel = modelfile.Model
-	execOptions    = loader.ExecOptions
-)

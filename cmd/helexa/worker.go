@@ -15,6 +15,7 @@ import (
 	"github.com/helexa/helexa/pkg/executor/local"
 	"github.com/helexa/helexa/pkg/executor/rpc"
 	"github.com/helexa/helexa/pkg/executor/tp"
+	"github.com/helexa/helexa/pkg/models/modelfile"
 )
 
 // workerOptions are the flags of the hidden `helexa worker` command.
@@ -54,7 +55,7 @@ func runWorker(ctx context.Context, opts workerOptions, s streams) error {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(s.Err, &slog.HandlerOptions{Level: logLevel(slog.LevelInfo)}))
-	open := tp.WorkerOpener(opts.Rank, opts.Size, opts.Rendezvous, timeout)
+	open := tp.WorkerOpener(local.Shards{}, opts.Rank, opts.Size, opts.Rendezvous, timeout)
 	if err := rpc.Serve(context.WithoutCancel(ctx), s.In, s.Out, open, log); err != nil {
 		return fmt.Errorf("worker rank %d: %w", opts.Rank, err)
 	}
@@ -71,9 +72,10 @@ func runnerTimeout() (time.Duration, error) {
 	return timeout, nil
 }
 
-// loadTP loads a model split over size ranks: rank 0 in this process,
-// the others in `helexa worker` children of this binary.
-func loadTP(ctx context.Context, path string, size int, opts local.Options, name string, log *slog.Logger) (*tp.Executor, error) {
+// loadTP loads a model split over o.TP ranks on the CPU: rank 0 in this
+// process, the others in `helexa worker` children of this binary, each
+// with its share of o.Threads.
+func loadTP(ctx context.Context, path string, o executor.LoadOptions, name string, log *slog.Logger) (*tp.Executor, error) {
 	timeout, err := runnerTimeout()
 	if err != nil {
 		return nil, err
@@ -85,10 +87,7 @@ func loadTP(ctx context.Context, path string, size int, opts local.Options, name
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if opts.Threads > 0 { // the threads are shared out among the ranks
-		opts.Threads = max(1, opts.Threads/size)
-	}
-	return tp.Load(ctx, path, tp.Options{Size: size, Exec: opts, Timeout: timeout,
+	return tp.Load(ctx, path, tp.Options{Load: o, Device: local.Shards{}, Timeout: timeout,
 		Start: tp.ProcessStarter(rpc.ProcessOptions{Path: exe, Args: []string{"worker"}, Name: name, Log: log, Timeout: timeout})})
 }
 
@@ -97,11 +96,9 @@ func loadTP(ctx context.Context, path string, size int, opts local.Options, name
 type localStarter struct{ log *slog.Logger }
 
 // StartExecutor implements loader.ExecStarter.
-func (l localStarter) StartExecutor(ctx context.Context, name string, m *modelfileModel, o execOptions) (executor.Executor, error) {
-	opts := local.Options{NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads, ChunkSize: o.ChunkSize, Parallel: o.NumParallel,
-		KVType: o.KVType}
+func (l localStarter) StartExecutor(ctx context.Context, name string, m *modelfile.Model, o executor.LoadOptions) (executor.Executor, error) {
 	if o.TP > 1 {
-		return loadTP(ctx, m.Path, o.TP, opts, name, l.log)
+		return loadTP(ctx, m.Path, o, name, l.log)
 	}
-	return local.New(m, opts)
+	return local.New(m, local.Options{LoadOptions: o})
 }

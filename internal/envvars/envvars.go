@@ -1,6 +1,7 @@
 // Package envvars is the one place where every HELEXA_* environment variable
 // (and the Hugging Face variables helexa honours) is declared, with the
-// description that `helexa --help` shows.
+// description that `helexa --help` shows (tests-only variables are declared
+// too, and hidden from it).
 package envvars
 
 import (
@@ -72,7 +73,6 @@ var (
 	CUDAGraphs      = Var{"HELEXA_CUDA_GRAPHS", "1", "0 = helexa-cuda sends every kernel launch on its own instead of replaying the repeated runs of launches of decode steps as CUDA graphs"}
 	CUDAPDL         = Var{"HELEXA_CUDA_PDL", "1", "0 = helexa-cuda's graphs start each kernel only once the one before it has finished, instead of letting it start and fetch its weights while that one runs (programmatic dependent launch; GPUs of compute capability 9.0 and later)"}
 	CUDATimes       = Var{"HELEXA_CUDA_TIMES", "", "time every GPU kernel of every helexa-cuda runner (events around each launch; slows the runner) and keep a table of them in this path plus .PID"}
-	CUDAFault       = Var{"HELEXA_CUDA_FAULT", "", "tests only: a file path; when the file exists, the CUDA runner removes it and makes a real device failure in its next forward pass"}
 	RunnerTimeout   = Var{"HELEXA_RUNNER_TIMEOUT", "5m", "how long serve waits for a runner's reply to one step before killing it and poisoning the model"}
 	HFHubCache      = Var{"HF_HUB_CACHE", "", "Hugging Face cache root (models--org--name directories)"}
 	HFHome          = Var{"HF_HOME", "", "Hugging Face home; the cache is $HF_HOME/hub and the token $HF_HOME/token"}
@@ -81,23 +81,37 @@ var (
 	HFOffline       = Var{"HF_HUB_OFFLINE", "", "1 = never touch the network; resolve models from the cache only"}
 	HFNoProgress    = Var{"HF_HUB_DISABLE_PROGRESS_BARS", "", "1 = no progress bars"}
 	ChatTemplate    = Var{"HELEXA_CHAT_TEMPLATE", "", "path of a Jinja chat template used instead of every model's own (its tool-call and reasoning formats are chosen from it)"}
-	TestReplay      = Var{"HELEXA_TEST_REPLAY", "", "tests only: path of a text file every loaded model writes (encoded with its tokenizer, then end of sequence) instead of sampling"}
-	Fixtures        = Var{"HELEXA_FIXTURES", "", "tests only: the shared fixtures directory (default: ../shared/fixtures beside the repository)"}
-	TestBin         = Var{"HELEXA_TEST_BIN", "", "tests only: a built helexa binary the end-to-end tests start instead of building one (make test-gpu on a machine without Go)"}
-	TestRunner      = Var{"HELEXA_TEST_RUNNER", "", "tests only: 1 makes a package's test binary serve as a runner process"}
 )
 
-// All lists every variable, in the order --help shows them.
-func All() []Var {
+// The variables only tests set: declared here like the others, so that
+// every HELEXA_* name has one home, but left out of `helexa --help`.
+var (
+	CUDAFault  = Var{"HELEXA_CUDA_FAULT", "", "tests only: a file path; when the file exists, the CUDA runner removes it and makes a real device failure in its next forward pass"}
+	TestReplay = Var{"HELEXA_TEST_REPLAY", "", "tests only: path of a text file every loaded model writes (encoded with its tokenizer, then end of sequence) instead of sampling"}
+	Fixtures   = Var{"HELEXA_FIXTURES", "", "tests only: the shared fixtures directory (default: ../shared/fixtures beside the repository)"}
+	TestBin    = Var{"HELEXA_TEST_BIN", "", "tests only: a built helexa binary the end-to-end tests start instead of building one (make test-gpu on a machine without Go)"}
+	TestRunner = Var{"HELEXA_TEST_RUNNER", "", "tests only: 1 makes a package's test binary serve as a runner process"}
+)
+
+// All lists every variable: the user's, in the order --help shows them,
+// then the tests-only ones.
+func All() []Var { return append(User(), TestsOnly()...) }
+
+// User lists the variables a user may set, in the order --help shows them.
+func User() []Var {
 	return []Var{Host, AllowedHosts, Origins, APIKey, MaxRequestBytes, KeepAlive, MaxLoadedModels, NumParallel, MaxQueue, NumCtx, ChunkSize, KVType, TP, CPUKernels,
-		NumThreads, Config, StateDir, LogLevel, Runner, Device, CUDARunner, RunnerProfile, CUDAPTX, CUDAGraphs, CUDAPDL, CUDATimes, CUDAFault, RunnerTimeout, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, ChatTemplate, TestReplay, Fixtures, TestBin, TestRunner}
+		NumThreads, Config, StateDir, LogLevel, Runner, Device, CUDARunner, RunnerProfile, CUDAPTX, CUDAGraphs, CUDAPDL, CUDATimes, RunnerTimeout, HFHubCache, HFHome, HFEndpoint, HFToken, HFOffline, HFNoProgress, ChatTemplate}
 }
 
-// Help renders the table shown at the end of `helexa --help`.
+// TestsOnly lists the variables only tests set (hidden from --help).
+func TestsOnly() []Var { return []Var{CUDAFault, TestReplay, Fixtures, TestBin, TestRunner} }
+
+// Help renders the table shown at the end of `helexa --help`: the user's
+// variables.
 func Help() string {
 	var b strings.Builder
 	b.WriteString("Environment variables:\n")
-	for _, v := range All() {
+	for _, v := range User() {
 		d := v.Description
 		if v.Default != "" {
 			d += fmt.Sprintf(" (default %q)", v.Default)

@@ -59,9 +59,19 @@ func TestEveryVariableIsDeclared(t *testing.T) {
 	}
 }
 
-func TestHelpListsEveryVariable(t *testing.T) {
+// TestHelpListsTheUsersVariables: --help shows every variable a user may
+// set with its default, and none of the tests-only ones.
+func TestHelpListsTheUsersVariables(t *testing.T) {
 	help := envvars.Help()
-	for _, v := range envvars.All() {
+	if n := len(envvars.All()); n != len(envvars.User())+len(envvars.TestsOnly()) {
+		t.Errorf("All() has %d variables, User() and TestsOnly() %d and %d", n, len(envvars.User()), len(envvars.TestsOnly()))
+	}
+	for _, v := range envvars.TestsOnly() {
+		if strings.Contains(help, v.Name) {
+			t.Errorf("Help() shows the tests-only %s", v.Name)
+		}
+	}
+	for _, v := range envvars.User() {
 		if !strings.Contains(help, v.Name) {
 			t.Errorf("Help() lacks %s", v.Name)
 		}

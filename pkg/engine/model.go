@@ -10,7 +10,7 @@ import (
 
 // Loader loads a model by name (a reference or a path) into memory. The
 // Manager calls it on the first request for a model; the real one is
-// GGUFLoader, tests inject fakes.
+// loader.Files, tests inject fakes.
 type Loader interface {
 	Load(ctx context.Context, name string, opts LoadOptions) (*Model, error)
 }

@@ -1,6 +1,8 @@
 // Package executor defines the seam between the scheduler and whatever owns a
 // loaded model's weights and KV storage (the Executor interface and its
-// request/response types), and the in-process CPU implementation.
+// request/response types, the load options every executor takes). The
+// implementations live in the subpackages: local (in-process), rpc (a
+// runner process) and tp (tensor-parallel ranks).
 //
 // KV storage is paged: the executor owns a pool of NumBlocks blocks of
 // BlockSize positions each; the caller (the scheduler) owns the block tables

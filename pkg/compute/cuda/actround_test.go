@@ -138,7 +138,7 @@ func TestNormsRound(t *testing.T) {
 	lc := &launchCounter{driver: &emuDriver{total: 1 << 30, inf: Info{Name: "emulated", Major: 9, TotalBytes: 1 << 30}},
 		n: map[string]int{}}
 	ex, err := local.Load(context.Background(), fixtures.Path(t, "models", "llama-q-Q4_K_M.gguf"),
-		local.Options{NumCtx: 128, NumBlocks: 8, Parallel: 1, Device: newBackend(lc)})
+		local.Options{LoadOptions: executor.LoadOptions{NumCtx: 128, NumBlocks: 8, Parallel: 1}, Device: newBackend(lc)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -208,7 +208,7 @@ func TestGraphsMatchLaunches(t *testing.T) {
 	}
 	decode := func(d driver) [][]float32 {
 		ex, err := local.Load(context.Background(), fixtures.Path(t, "models", "llama-q-Q4_K_M.gguf"),
-			local.Options{NumCtx: 128, NumBlocks: 8, Parallel: 1, Device: newBackend(d)})
+			local.Options{LoadOptions: executor.LoadOptions{NumCtx: 128, NumBlocks: 8, Parallel: 1}, Device: newBackend(d)})
 		if err != nil {
 			t.Fatal(err)
 		}

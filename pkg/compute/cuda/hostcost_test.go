@@ -83,7 +83,7 @@ func benchHostDecode(b *testing.B, path string, graphs bool) {
 	if graphs {
 		d = withGraphs(nd)
 	}
-	ex, err := local.Load(context.Background(), path, local.Options{NumCtx: 512, NumBlocks: 32, Parallel: 1, Device: newBackend(d)})
+	ex, err := local.Load(context.Background(), path, local.Options{LoadOptions: executor.LoadOptions{NumCtx: 512, NumBlocks: 32, Parallel: 1}, Device: newBackend(d)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,7 +15,7 @@ func BenchmarkConcurrencyStories260K(b *testing.B) {
 	model := fixtures.Path(b, "models", "stories260K.gguf")
 	for _, n := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("c%d", n), func(b *testing.B) {
-			m := newGGUFManager(b)
+			m := newFilesManager(b)
 			var tps float64
 			for b.Loop() {
 				res, err := engine.Bench(context.Background(), m, model, []int{n}, engine.BenchOptions{MaxTokens: 128, AddSpecial: true})

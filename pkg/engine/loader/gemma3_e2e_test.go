@@ -65,7 +65,7 @@ func TestGemma3WindowStoreThroughScheduler(t *testing.T) {
 	}
 	wg.Wait()
 
-	ref, err := local.Load(ctx, path, local.Options{NumCtx: 512, Threads: 2})
+	ref, err := local.Load(ctx, path, local.Options{LoadOptions: executor.LoadOptions{NumCtx: 512, Threads: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/local"
-	"github.com/helexa/helexa/pkg/executor/replay"
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/models/chat"
 	"github.com/helexa/helexa/pkg/models/format"
@@ -27,55 +26,54 @@ type Resolver interface {
 	Resolve(ctx context.Context, ref string) (*hub.Resolved, error)
 }
 
-// GGUFLoader is the real Loader: it resolves a reference through the hub
-// (a local .gguf path or model directory, or org/repo[:QUANT] downloaded
-// into the Hugging Face cache), opens the model once (modelfile), reads the
-// tokenizer and chat template from it, and hands it to the executor: the
-// CPU executor in-process, or a runner process through Exec. Hugging Face
-// safetensors directories take the same path (see loadHF).
-type GGUFLoader struct {
+// Files is the engine's Loader of model files: it resolves a reference
+// through the hub (a local .gguf path or model directory, or
+// org/repo[:QUANT] downloaded into the Hugging Face cache), opens the
+// model once (modelfile: a GGUF file or a Hugging Face safetensors
+// directory, see loadHF), reads the tokenizer and chat template from it,
+// and hands it to the executor: the local executor in-process, or a
+// runner process through Exec.
+type Files struct {
 	Hub Resolver
-	// Executor options; zero values take the executor's defaults. NumCtx
-	// comes from LoadOptions.
-	Threads   int
-	BlockSize int
-	ChunkSize int
-	// KVType is the KV cache's element type ("f32", "f16"; "" = f32).
-	KVType string
-	// Exec starts the executor; nil runs the CPU executor in-process.
+	// Options are every model's load options; zero values take the
+	// executor's defaults. NumCtx, Parallel and TP come from each load's
+	// engine.LoadOptions (loadOptions).
+	Options executor.LoadOptions
+	// Exec starts the executor; nil runs the local executor in-process.
 	Exec ExecStarter
 	// ChatTemplate, when set, is the Jinja source used instead of every
 	// model's own chat template (HELEXA_CHAT_TEMPLATE).
 	ChatTemplate string
-	// Replay, tests only (HELEXA_TEST_REPLAY): when set, every model
-	// "generates" this text (encoded with its tokenizer, special tokens
-	// parsed, then its end-of-sequence token) instead of sampling.
-	Replay string
-	Log    *slog.Logger
+	// Wrap, when set, wraps every model's executor once it has started,
+	// given the model's tokenizer (tests script generation with
+	// replay.Text). On error the loader closes ex and fails the load.
+	Wrap func(ex executor.Executor, tok *tokenizer.Tokenizer) (executor.Executor, error)
+	Log  *slog.Logger
 
 	mu       sync.Mutex
 	resolved map[string]*hub.Resolved // by Resolve, for the Load that follows
-}
-
-// ExecOptions are what a loader asks of a model's executor.
-type ExecOptions struct {
-	NumCtx, BlockSize, Threads, ChunkSize, NumParallel int
-	KVType                                             string
-	// TP is the number of tensor-parallel ranks (1 = one process).
-	TP int
 }
 
 // ExecStarter starts the executor of an open model: in a runner process
 // (rpc.Remote, from m.Path), or elsewhere. The loader keeps m open for the
 // model's text side and closes it after the executor.
 type ExecStarter interface {
-	StartExecutor(ctx context.Context, name string, m *modelfile.Model, o ExecOptions) (executor.Executor, error)
+	StartExecutor(ctx context.Context, name string, m *modelfile.Model, o executor.LoadOptions) (executor.Executor, error)
 }
 
-// startExecutor starts the model's executor through l.Exec, or in-process.
-func (l *GGUFLoader) startExecutor(ctx context.Context, name string, mf *modelfile.Model, numCtx int, opts engine.LoadOptions) (executor.Executor, error) {
-	o := ExecOptions{NumCtx: numCtx, BlockSize: l.BlockSize, Threads: l.Threads, ChunkSize: l.ChunkSize, NumParallel: opts.NumParallel, TP: max(1, opts.TP),
-		KVType: l.KVType}
+// loadOptions are a load's executor options: the loader's, with the
+// context (numCtx, already capped at the model's training context), the
+// parallel sequences and the tensor-parallel ranks the engine asks for.
+func (l *Files) loadOptions(numCtx int, opts engine.LoadOptions) executor.LoadOptions {
+	o := l.Options
+	o.NumCtx, o.Parallel, o.TP = numCtx, opts.NumParallel, max(1, opts.TP)
+	return o
+}
+
+// startExecutor starts the model's executor through l.Exec, or in-process,
+// and wraps it with l.Wrap.
+func (l *Files) startExecutor(ctx context.Context, name string, mf *modelfile.Model, tok *tokenizer.Tokenizer, numCtx int, opts engine.LoadOptions) (executor.Executor, error) {
+	o := l.loadOptions(numCtx, opts)
 	var ex executor.Executor
 	var err error
 	switch {
@@ -84,9 +82,7 @@ func (l *GGUFLoader) startExecutor(ctx context.Context, name string, mf *modelfi
 	case o.TP > 1:
 		err = fmt.Errorf("tensor parallelism (tp %d) needs worker processes, and this engine starts none", o.TP)
 	default:
-		ex, err = local.New(mf, local.Options{
-			NumCtx: o.NumCtx, BlockSize: o.BlockSize, Threads: o.Threads, ChunkSize: o.ChunkSize, Parallel: o.NumParallel, KVType: o.KVType,
-		})
+		ex, err = local.New(mf, local.Options{LoadOptions: o})
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -97,19 +93,27 @@ func (l *GGUFLoader) startExecutor(ctx context.Context, name string, mf *modelfi
 		}
 		return nil, &engine.Error{Kind: engine.KindBadRequest, Msg: fmt.Sprintf("loading %s failed", mf.Path), Err: err}
 	}
-	return ex, nil
+	if l.Wrap == nil {
+		return ex, nil
+	}
+	wrapped, err := l.Wrap(ex, tok)
+	if err != nil {
+		_ = ex.Close()
+		return nil, &engine.Error{Kind: engine.KindBadRequest, Msg: fmt.Sprintf("wrapping the executor of %s failed", mf.Path), Err: err}
+	}
+	return wrapped, nil
 }
 
 var (
-	_ engine.Loader        = (*GGUFLoader)(nil)
-	_ engine.SizeEstimator = (*GGUFLoader)(nil)
-	_ engine.NameResolver  = (*GGUFLoader)(nil)
+	_ engine.Loader        = (*Files)(nil)
+	_ engine.SizeEstimator = (*Files)(nil)
+	_ engine.NameResolver  = (*Files)(nil)
 )
 
 // Resolve implements engine.NameResolver: the reference is resolved (and
 // pulled when missing) before the engine evicts anything for it; Load
 // uses the result.
-func (l *GGUFLoader) Resolve(ctx context.Context, name string) error {
+func (l *Files) Resolve(ctx context.Context, name string) error {
 	res, err := l.resolve(ctx, name)
 	if err != nil {
 		return err
@@ -124,7 +128,7 @@ func (l *GGUFLoader) Resolve(ctx context.Context, name string) error {
 }
 
 // take returns what Resolve found for name, or resolves it now.
-func (l *GGUFLoader) take(ctx context.Context, name string) (*hub.Resolved, error) {
+func (l *Files) take(ctx context.Context, name string) (*hub.Resolved, error) {
 	l.mu.Lock()
 	res, ok := l.resolved[name]
 	delete(l.resolved, name)
@@ -135,7 +139,7 @@ func (l *GGUFLoader) take(ctx context.Context, name string) (*hub.Resolved, erro
 	return l.resolve(ctx, name)
 }
 
-func (l *GGUFLoader) resolve(ctx context.Context, name string) (*hub.Resolved, error) {
+func (l *Files) resolve(ctx context.Context, name string) (*hub.Resolved, error) {
 	if looksLikePath(name) {
 		if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
 			return nil, &engine.Error{Kind: engine.KindNotFound, Msg: fmt.Sprintf("model file %s does not exist", name), Err: err}
@@ -149,7 +153,7 @@ func (l *GGUFLoader) resolve(ctx context.Context, name string) (*hub.Resolved, e
 }
 
 // Load implements Loader.
-func (l *GGUFLoader) Load(ctx context.Context, name string, opts engine.LoadOptions) (*engine.Model, error) {
+func (l *Files) Load(ctx context.Context, name string, opts engine.LoadOptions) (*engine.Model, error) {
 	log := l.Log
 	if log == nil {
 		log = slog.Default()
@@ -177,7 +181,7 @@ func (l *GGUFLoader) Load(ctx context.Context, name string, opts engine.LoadOpti
 	return m, nil
 }
 
-func (l *GGUFLoader) build(ctx context.Context, mf *modelfile.Model, res *hub.Resolved, opts engine.LoadOptions, log *slog.Logger) (*engine.Model, error) {
+func (l *Files) build(ctx context.Context, mf *modelfile.Model, res *hub.Resolved, opts engine.LoadOptions, log *slog.Logger) (*engine.Model, error) {
 	f := mf.GGUF
 	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
@@ -188,18 +192,13 @@ func (l *GGUFLoader) build(ctx context.Context, mf *modelfile.Model, res *hub.Re
 		log.Info("context capped at the model's training context", "asked", numCtx, "train", train)
 		numCtx = train
 	}
-	ex, err := l.startExecutor(ctx, res.Ref, mf, numCtx, opts)
+	ex, err := l.startExecutor(ctx, res.Ref, mf, tok, numCtx, opts)
 	if err != nil {
 		return nil, err
 	}
-	if l.Replay != "" {
-		if ex, err = replayExecutor(ex, tok, l.Replay); err != nil {
-			return nil, err
-		}
-	}
 	m := &engine.Model{
 		Executor:  ex,
-		Tokenizer: newGGUFTokenizer(tok),
+		Tokenizer: newEngineTokenizer(tok),
 		Closer:    mf.Close,
 		Details:   details(f, res, ex.Info()),
 	}
@@ -231,26 +230,13 @@ func setChat(m *engine.Model, tpl *chat.Template, err error, tok *tokenizer.Toke
 	m.Output = outputFormat{f}
 	think, tools := f.ReasoningMarkers(), f.ToolMarkers()
 	switch t := m.Tokenizer.(type) {
-	case ggufTokenizer:
+	case engineTokenizer:
 		t.thinkMarkers, t.toolMarkers = think, tools
 		m.Tokenizer = t
 	case eogTokenizer:
 		t.thinkMarkers, t.toolMarkers = think, tools
 		m.Tokenizer = t
 	}
-}
-
-// replayExecutor wraps ex so that it writes text (tests only).
-func replayExecutor(ex executor.Executor, tok *tokenizer.Tokenizer, text string) (executor.Executor, error) {
-	ids, err := tok.Encode(text, false, true)
-	if err != nil {
-		_ = ex.Close()
-		return nil, &engine.Error{Kind: engine.KindBadRequest, Msg: "encoding the replay text failed", Err: err}
-	}
-	if eos := tok.EOS(); eos != tokenizer.NoToken {
-		ids = append(ids, eos)
-	}
-	return replay.New(ex, ids), nil
 }
 
 func details(f *gguf.File, res *hub.Resolved, info executor.Info) engine.ModelDetails {
@@ -282,7 +268,7 @@ func details(f *gguf.File, res *hub.Resolved, info executor.Info) engine.ModelDe
 
 // EstimateBytes implements SizeEstimator for local files (the file size;
 // CPU weights are mapped, so this is what they can take in RAM).
-func (l *GGUFLoader) EstimateBytes(_ context.Context, name string, _ engine.LoadOptions) (int64, error) {
+func (l *Files) EstimateBytes(_ context.Context, name string, _ engine.LoadOptions) (int64, error) {
 	st, err := os.Stat(name)
 	if err != nil {
 		return 0, nil
@@ -321,8 +307,9 @@ func resolveError(name string, err error) error {
 	return &engine.Error{Kind: engine.KindInternal, Msg: fmt.Sprintf("resolving model %q failed", name), Err: err}
 }
 
-// ggufTokenizer adapts tokenizer.Tokenizer to the runner's Tokenizer.
-type ggufTokenizer struct {
+// engineTokenizer adapts tokenizer.Tokenizer (of a GGUF file or a
+// Hugging Face tokenizer.json) to the engine's Tokenizer.
+type engineTokenizer struct {
 	t        *tokenizer.Tokenizer
 	maxBytes int // the longest vocabulary string, in bytes
 	// toolMarkers and thinkMarkers are the texts of the model's tool-call
@@ -330,8 +317,8 @@ type ggufTokenizer struct {
 	toolMarkers, thinkMarkers []string
 }
 
-func newGGUFTokenizer(t *tokenizer.Tokenizer) ggufTokenizer {
-	g := ggufTokenizer{t: t}
+func newEngineTokenizer(t *tokenizer.Tokenizer) engineTokenizer {
+	g := engineTokenizer{t: t}
 	for id := range t.VocabSize() {
 		g.maxBytes = max(g.maxBytes, len(t.TokenText(int32(id))))
 	}
@@ -341,17 +328,17 @@ func newGGUFTokenizer(t *tokenizer.Tokenizer) ggufTokenizer {
 // MaxTokenBytes bounds the text one token stands for: a vocabulary
 // string is never shorter than the text it decodes to (byte-level BPE and
 // SentencePiece both spell text bytes with one or more bytes each).
-func (g ggufTokenizer) MaxTokenBytes() int { return g.maxBytes }
+func (g engineTokenizer) MaxTokenBytes() int { return g.maxBytes }
 
-func (g ggufTokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error) {
+func (g engineTokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error) {
 	return g.t.Encode(text, addSpecial, parseSpecial)
 }
-func (g ggufTokenizer) IsEOG(id int32) bool { return g.t.IsEOG(id) }
+func (g engineTokenizer) IsEOG(id int32) bool { return g.t.IsEOG(id) }
 
-func (g ggufTokenizer) TokenText(id int32) string { return g.t.Piece(id, false) }
-func (g ggufTokenizer) VocabSize() int            { return g.t.VocabSize() }
+func (g engineTokenizer) TokenText(id int32) string { return g.t.Piece(id, false) }
+func (g engineTokenizer) VocabSize() int            { return g.t.VocabSize() }
 
-// chatTemplate adapts chat.Template to the runner's Template.
+// chatTemplate adapts chat.Template to the engine's Template.
 type chatTemplate struct{ t *chat.Template }
 
 func (c chatTemplate) Render(ctx context.Context, in engine.ChatInput) (string, error) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/engine"
+	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/hub/hubtest"
 	"github.com/helexa/helexa/pkg/sampling"
@@ -26,19 +27,19 @@ type greedyRef struct {
 	} `json:"cases"`
 }
 
-func newGGUFManager(t testing.TB) *engine.Manager {
+func newFilesManager(t testing.TB) *engine.Manager {
 	t.Helper()
 	cfg := engine.DefaultConfig()
 	cfg.NumCtx = 256
 	cfg.KeepAlive = -1
-	loader := &GGUFLoader{Hub: hub.New(hub.Options{CacheDir: t.TempDir(), Offline: true}), Threads: 2,
+	loader := &Files{Hub: hub.New(hub.Options{CacheDir: t.TempDir(), Offline: true}), Options: executor.LoadOptions{Threads: 2},
 		Log: slog.New(slog.DiscardHandler)}
 	m := engine.NewManager(cfg, loader, nil)
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
 	return m
 }
 
-func TestGGUFLoaderStories260KGreedy(t *testing.T) {
+func TestFilesGGUFStories260KGreedy(t *testing.T) {
 	model := fixtures.Path(t, "models", "stories260K.gguf")
 	raw, err := os.ReadFile(fixtures.Path(t, "reference", "stories260K.json"))
 	if err != nil {
@@ -52,7 +53,7 @@ func TestGGUFLoaderStories260KGreedy(t *testing.T) {
 	if c.Name != "short" {
 		t.Fatalf("first reference case is %q, want short", c.Name)
 	}
-	m := newGGUFManager(t)
+	m := newFilesManager(t)
 	o := complete(context.Background(), m, engine.CompletionRequest{Model: model, Prompt: c.Prompt, AddSpecial: true,
 		Options: engine.Options{MaxTokens: len(c.Greedy)}})
 	if o.err != nil {
@@ -90,9 +91,9 @@ func TestGGUFLoaderStories260KGreedy(t *testing.T) {
 	}
 }
 
-func TestGGUFLoaderChatShowAndErrors(t *testing.T) {
+func TestFilesGGUFChatShowAndErrors(t *testing.T) {
 	model := fixtures.Path(t, "models", "stories260K.gguf")
-	m := newGGUFManager(t)
+	m := newFilesManager(t)
 	ctx := context.Background()
 	var text string
 	res, err := m.Chat(ctx, engine.ChatRequest{Model: model, Messages: json.RawMessage(`[{"role":"user","content":"Tell me a story"}]`),
@@ -113,9 +114,9 @@ func TestGGUFLoaderChatShowAndErrors(t *testing.T) {
 }
 
 // JSON mode end to end needs the executor to honour executor.Work.Allowed.
-func TestGGUFLoaderJSONMode(t *testing.T) {
+func TestFilesGGUFJSONMode(t *testing.T) {
 	model := fixtures.Path(t, "models", "stories260K.gguf")
-	m := newGGUFManager(t)
+	m := newFilesManager(t)
 	for seed := range uint64(3) {
 		req := engine.CompletionRequest{Model: model, Prompt: "Here is the data:", AddSpecial: true, Options: engine.Options{
 			MaxTokens: 40, JSONMode: true, Sampling: sampling.Params{Temperature: 0.8, Seed: seed}}}
@@ -130,10 +131,10 @@ func TestGGUFLoaderJSONMode(t *testing.T) {
 	}
 }
 
-// TestGGUFLoaderPullsOnFirstRequest: a request naming a Hub reference that
+// TestFilesGGUFPullsOnFirstRequest: a request naming a Hub reference that
 // is not in the cache downloads it (from a fake Hub) and generates; a
 // reference the Hub lacks is a 404-kind error.
-func TestGGUFLoaderPullsOnFirstRequest(t *testing.T) {
+func TestFilesGGUFPullsOnFirstRequest(t *testing.T) {
 	data, err := os.ReadFile(fixtures.Path(t, "models", "stories260K.gguf"))
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +144,7 @@ func TestGGUFLoaderPullsOnFirstRequest(t *testing.T) {
 	cfg := engine.DefaultConfig()
 	cfg.NumCtx, cfg.KeepAlive = 256, -1
 	hc := hub.New(hub.Options{CacheDir: t.TempDir(), Endpoint: fake.URL})
-	m := engine.NewManager(cfg, &GGUFLoader{Hub: hc, Threads: 2, Log: slog.New(slog.DiscardHandler)}, nil)
+	m := engine.NewManager(cfg, &Files{Hub: hc, Options: executor.LoadOptions{Threads: 2}, Log: slog.New(slog.DiscardHandler)}, nil)
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
 
 	tests := []struct {

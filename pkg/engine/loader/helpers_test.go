@@ -50,7 +50,7 @@ func kindOf(err error) engine.Kind {
 func serveSynth(t *testing.T, shape string, numCtx, parallel int, watch func(executor.Executor) executor.Executor) (*engine.Manager, string) {
 	t.Helper()
 	path := synthtest.Write(t, shape, "q8_0", 15)
-	l := &GGUFLoader{Hub: hub.New(hub.Options{CacheDir: t.TempDir(), Offline: true}), Threads: 2, ChunkSize: 16,
+	l := &Files{Hub: hub.New(hub.Options{CacheDir: t.TempDir(), Offline: true}), Options: executor.LoadOptions{Threads: 2, ChunkSize: 16},
 		Log: slog.New(slog.DiscardHandler)}
 	m, err := l.Load(context.Background(), path, engine.LoadOptions{NumCtx: numCtx, NumParallel: parallel})
 	if err != nil {

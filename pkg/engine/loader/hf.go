@@ -23,7 +23,7 @@ import (
 // the weights, tokenizer.json (+ tokenizer_config.json) for the
 // tokenizer, the directory's chat template, and the end-of-generation ids
 // of generation_config.json and config.json.
-func (l *GGUFLoader) loadHF(ctx context.Context, res *hub.Resolved, opts engine.LoadOptions, log *slog.Logger) (*engine.Model, error) {
+func (l *Files) loadHF(ctx context.Context, res *hub.Resolved, opts engine.LoadOptions, log *slog.Logger) (*engine.Model, error) {
 	dir := res.ModelPath
 	cfgRaw, err := os.ReadFile(filepath.Join(dir, "config.json"))
 	if err != nil {
@@ -46,14 +46,14 @@ func (l *GGUFLoader) loadHF(ctx context.Context, res *hub.Resolved, opts engine.
 	if err != nil {
 		return nil, &engine.Error{Kind: engine.KindBadRequest, Msg: fmt.Sprintf("loading %s failed", dir), Err: err}
 	}
-	ex, err := l.startExecutor(ctx, res.Ref, mf, numCtx, opts)
+	ex, err := l.startExecutor(ctx, res.Ref, mf, tok, numCtx, opts)
 	if err != nil {
 		_ = mf.Close()
 		return nil, err
 	}
 	m := &engine.Model{
 		Executor:  ex,
-		Tokenizer: eogTokenizer{newGGUFTokenizer(tok), eosIDs(dir, cfgRaw)},
+		Tokenizer: eogTokenizer{newEngineTokenizer(tok), eosIDs(dir, cfgRaw)},
 		Details:   hfDetails(mf, res, ex.Info()),
 		Closer:    mf.Close,
 	}
@@ -116,11 +116,11 @@ func eosIDs(dir string, cfgRaw []byte) map[int32]bool {
 // eogTokenizer adds the model's configured end-of-generation ids to the
 // tokenizer's own.
 type eogTokenizer struct {
-	ggufTokenizer
+	engineTokenizer
 	extra map[int32]bool
 }
 
-func (e eogTokenizer) IsEOG(id int32) bool { return e.extra[id] || e.ggufTokenizer.IsEOG(id) }
+func (e eogTokenizer) IsEOG(id int32) bool { return e.extra[id] || e.engineTokenizer.IsEOG(id) }
 
 // hfDetails describes the model: parameters and the dtype holding most of
 // the weights, from the safetensors headers.

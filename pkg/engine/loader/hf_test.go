@@ -12,6 +12,7 @@ import (
 
 	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/engine"
+	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/hub/hubtest"
 	"github.com/helexa/helexa/pkg/models/safetensors/sttest"
@@ -50,7 +51,7 @@ func TestHFLoaderMatchesGGUF(t *testing.T) {
 			t.Errorf("%s: tokenizer.json gives %v (%v), llama.cpp %v", c.Name, got, err, c.Tokens)
 		}
 	}
-	m := newGGUFManager(t)
+	m := newFilesManager(t)
 	ctx := context.Background()
 	run := func(model string) output {
 		o := complete(ctx, m, engine.CompletionRequest{Model: model, Prompt: ref.Cases[0].Prompt, AddSpecial: true,
@@ -92,7 +93,7 @@ func TestHFLoaderPulledRepo(t *testing.T) {
 	cfg := engine.DefaultConfig()
 	cfg.NumCtx, cfg.KeepAlive = 256, -1
 	hc := hub.New(hub.Options{CacheDir: t.TempDir(), Endpoint: fake.URL})
-	m := engine.NewManager(cfg, &GGUFLoader{Hub: hc, Threads: 2, Log: slog.New(slog.DiscardHandler)}, nil)
+	m := engine.NewManager(cfg, &Files{Hub: hc, Options: executor.LoadOptions{Threads: 2}, Log: slog.New(slog.DiscardHandler)}, nil)
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
 	ctx := context.Background()
 	req := engine.CompletionRequest{Prompt: "Once upon a time", AddSpecial: true, Options: engine.Options{MaxTokens: 12}}
@@ -132,7 +133,7 @@ func TestHFLoaderErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := hfDir(t, "qwen2-tiny-F32.gguf", sttest.Options{})
 			tc.mutate(dir)
-			m := newGGUFManager(t)
+			m := newFilesManager(t)
 			o := complete(context.Background(), m, engine.CompletionRequest{Model: dir, Prompt: "x", Options: engine.Options{MaxTokens: 1}})
 			if o.err == nil || kindOf(o.err) != engine.KindBadRequest || !strings.Contains(o.err.Error(), tc.want) {
 				t.Fatalf("error %v (kind %q), want a bad request mentioning %q", o.err, kindOf(o.err), tc.want)
@@ -148,7 +149,7 @@ func TestLoaderDirWithGGUF(t *testing.T) {
 	if err := os.Symlink(fixtures.Path(t, "models", "stories260K.gguf"), filepath.Join(dir, "stories260K.gguf")); err != nil {
 		t.Fatal(err)
 	}
-	m := newGGUFManager(t)
+	m := newFilesManager(t)
 	o := complete(context.Background(), m, engine.CompletionRequest{Model: dir, Prompt: "Once upon a time", AddSpecial: true,
 		Options: engine.Options{MaxTokens: 4}})
 	if o.err != nil || len(o.tokens) == 0 {

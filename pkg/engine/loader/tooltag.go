@@ -18,7 +18,7 @@ const pythonTag = "<|python_tag|>"
 
 // NewToolDecoder is NewDecoder that also renders pythonTag and the
 // model's tool-call markers when the vocabulary has them as control tokens.
-func (g ggufTokenizer) NewToolDecoder() engine.Decoder {
+func (g engineTokenizer) NewToolDecoder() engine.Decoder {
 	return g.keeping(append([]string{pythonTag}, append(g.toolMarkers, g.thinkMarkers...)...))
 }
 
@@ -26,10 +26,10 @@ func (g ggufTokenizer) NewToolDecoder() engine.Decoder {
 // SentencePiece leading space on the first piece is kept; the reasoning
 // markers of the model's format are rendered even when they are control
 // tokens.
-func (g ggufTokenizer) NewDecoder() engine.Decoder { return g.keeping(g.thinkMarkers) }
+func (g engineTokenizer) NewDecoder() engine.Decoder { return g.keeping(g.thinkMarkers) }
 
 // keeping returns a decoder that renders the control tokens among texts.
-func (g ggufTokenizer) keeping(texts []string) engine.Decoder {
+func (g engineTokenizer) keeping(texts []string) engine.Decoder {
 	d := g.t.NewDecoderWith(tokenizer.DecodeOptions{Continuation: true})
 	keep := map[int32]string{}
 	for _, s := range texts {

@@ -16,7 +16,7 @@ const (
 	llamaStartHeader = 128006 // <|start_header_id|>
 )
 
-func llama3Tokenizer(t *testing.T) ggufTokenizer {
+func llama3Tokenizer(t *testing.T) engineTokenizer {
 	t.Helper()
 	f, err := gguf.Open(fixtures.Path(t, "tokenizer", "vocab-llama3.gguf"))
 	if err != nil {
@@ -27,7 +27,7 @@ func llama3Tokenizer(t *testing.T) ggufTokenizer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := newGGUFTokenizer(tk)
+	g := newEngineTokenizer(tk)
 	if id, ok := tk.TokenID(pythonTag); !ok || id != llamaPythonTag || !tk.IsControl(id) {
 		t.Fatalf("vocab-llama3: %s is id %d (found %v), control %v; want control id %d",
 			pythonTag, id, ok, tk.IsControl(id), llamaPythonTag)
@@ -35,7 +35,7 @@ func llama3Tokenizer(t *testing.T) ggufTokenizer {
 	return g
 }
 
-func encodeText(t *testing.T, g ggufTokenizer, text string) []int32 {
+func encodeText(t *testing.T, g engineTokenizer, text string) []int32 {
 	t.Helper()
 	ids, err := g.Encode(text, false, false)
 	if err != nil {

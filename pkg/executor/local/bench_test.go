@@ -18,7 +18,7 @@ func BenchmarkDecode(b *testing.B) {
 	for _, model := range benchModels {
 		b.Run(model, func(b *testing.B) {
 			const ctxLen = 256
-			ex := loadFixture(b, model, local.Options{NumCtx: ctxLen, NumBlocks: ctxLen / 16})
+			ex := loadFixture(b, model, local.Options{LoadOptions: executor.LoadOptions{NumCtx: ctxLen, NumBlocks: ctxLen / 16}})
 			b.Run("logprob", func(b *testing.B) { benchDecode(b, ex, ctxLen, false) })
 			b.Run("no-logprob", func(b *testing.B) { benchDecode(b, ex, ctxLen, true) })
 		})
@@ -69,7 +69,7 @@ func BenchmarkPrefill(b *testing.B) {
 	ctx := context.Background()
 	for _, model := range benchModels {
 		b.Run(model, func(b *testing.B) {
-			ex := loadFixture(b, model, local.Options{NumCtx: 64, NumBlocks: 4})
+			ex := loadFixture(b, model, local.Options{LoadOptions: executor.LoadOptions{NumCtx: 64, NumBlocks: 4}})
 			for i := 0; i < b.N; i++ {
 				s, err := executor.NewSession(ex, sampling.Params{})
 				if err != nil {

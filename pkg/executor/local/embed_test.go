@@ -33,12 +33,12 @@ func embed(t *testing.T, ex executor.Executor, tokens []int32, mode executor.Emb
 // the same either way).
 func TestEmbeddingPooling(t *testing.T) {
 	path := fixtures.Path(t, "models", "stories260K.gguf")
-	whole, err := local.Load(context.Background(), path, local.Options{NumCtx: 64, NumBlocks: 4, BlockSize: 16})
+	whole, err := local.Load(context.Background(), path, local.Options{LoadOptions: executor.LoadOptions{NumCtx: 64, NumBlocks: 4, BlockSize: 16}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer whole.Close()
-	chunked, err := local.Load(context.Background(), path, local.Options{NumCtx: 64, NumBlocks: 4, BlockSize: 16, ChunkSize: 3})
+	chunked, err := local.Load(context.Background(), path, local.Options{LoadOptions: executor.LoadOptions{NumCtx: 64, NumBlocks: 4, BlockSize: 16, ChunkSize: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,8 +24,7 @@ import (
 func openEmulatedGPU(chunk int) refOpener {
 	return func(t *testing.T, path string) (executor.Executor, *routeRecorder) {
 		rec := &routeRecorder{}
-		ex, err := local.Load(context.Background(), path, local.Options{NumCtx: refNumCtx, NumBlocks: refNumBlocks,
-			Parallel: 1, ChunkSize: chunk, Routing: rec.hook, Device: cuda.OpenEmulated(4 << 30)})
+		ex, err := local.Load(context.Background(), path, local.Options{LoadOptions: executor.LoadOptions{NumCtx: refNumCtx, NumBlocks: refNumBlocks, Parallel: 1, ChunkSize: chunk}, Routing: rec.hook, Device: cuda.OpenEmulated(4 << 30)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +106,7 @@ func compareEmulatedGPU(t *testing.T, a string, prompt []int32, tol float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := local.Options{NumCtx: 64, NumBlocks: 8, Threads: 1}
+	opts := local.Options{LoadOptions: executor.LoadOptions{NumCtx: 64, NumBlocks: 8, Threads: 1}}
 	cpu, err := local.Load(context.Background(), path, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -195,13 +194,11 @@ func maxAbs(v []float32) float64 {
 // cuda.ErrNoRoom and a way out in the message.
 func TestEmulatedGPULoadTooBig(t *testing.T) {
 	path := fixtures.Path(t, "models", "llama-q-Q8_0.gguf") // ≈ 1.9 MiB of weights
-	_, err := local.Load(context.Background(), path, local.Options{NumCtx: 64, NumBlocks: 8,
-		Device: cuda.OpenEmulated(512<<20 + 1<<20)})
+	_, err := local.Load(context.Background(), path, local.Options{LoadOptions: executor.LoadOptions{NumCtx: 64, NumBlocks: 8}, Device: cuda.OpenEmulated(512<<20 + 1<<20)})
 	if !errors.Is(err, cuda.ErrNoRoom) || !strings.Contains(err.Error(), "--device cpu") {
 		t.Fatalf("loading 1.9 MiB of weights into 1 MiB past the reserve: %v", err)
 	}
-	ex, err := local.Load(context.Background(), path, local.Options{NumCtx: 64, NumBlocks: 8,
-		Device: cuda.OpenEmulated(512<<20 + 4<<20)})
+	ex, err := local.Load(context.Background(), path, local.Options{LoadOptions: executor.LoadOptions{NumCtx: 64, NumBlocks: 8}, Device: cuda.OpenEmulated(512<<20 + 4<<20)})
 	if err != nil {
 		t.Fatalf("with 4 MiB past the reserve: %v", err)
 	}

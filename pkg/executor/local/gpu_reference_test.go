@@ -30,7 +30,7 @@ func gpuRunner(t *testing.T) string {
 func openGPU(runner string, chunk int) refOpener {
 	return func(t *testing.T, path string) (executor.Executor, *routeRecorder) {
 		r, err := rpc.Start(context.Background(), rpc.ProcessOptions{Path: runner, Args: []string{"--device", "0"}},
-			rpc.LoadParams{Path: path, NumCtx: refNumCtx, NumBlocks: refNumBlocks, Parallel: 1, ChunkSize: chunk})
+			rpc.LoadParams{Path: path, LoadOptions: executor.LoadOptions{NumCtx: refNumCtx, NumBlocks: refNumBlocks, Parallel: 1, ChunkSize: chunk}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,9 +16,9 @@ import (
 func TestF16KVCache(t *testing.T) {
 	for _, name := range []string{"llama-q-F32", "qwen2-tiny-F32", "qwen3-tiny-Q8_0"} {
 		t.Run(name, func(t *testing.T) {
-			f32 := loadFixture(t, name+".gguf", local.Options{NumCtx: refNumCtx, NumBlocks: refNumBlocks})
+			f32 := loadFixture(t, name+".gguf", local.Options{LoadOptions: executor.LoadOptions{NumCtx: refNumCtx, NumBlocks: refNumBlocks}})
 			open := func(t *testing.T, path string) (executor.Executor, *routeRecorder) {
-				ex, err := local.Load(context.Background(), path, local.Options{NumCtx: refNumCtx, NumBlocks: refNumBlocks, KVType: "f16"})
+				ex, err := local.Load(context.Background(), path, local.Options{LoadOptions: executor.LoadOptions{NumCtx: refNumCtx, NumBlocks: refNumBlocks, KVType: "f16"}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -30,7 +30,7 @@ func TestF16KVCache(t *testing.T) {
 			checkReferenceModel(t, name, tolQuant, open)
 		})
 	}
-	if _, err := local.Load(context.Background(), fixtures.Path(t, "models", "llama-q-F32.gguf"), local.Options{KVType: "q8"}); err == nil {
+	if _, err := local.Load(context.Background(), fixtures.Path(t, "models", "llama-q-F32.gguf"), local.Options{LoadOptions: executor.LoadOptions{KVType: "q8"}}); err == nil {
 		t.Error("KV type q8 accepted")
 	}
 }

@@ -1,6 +1,6 @@
-// Package cpuexec is the in-process implementation of the executor seam:
+// Package local is the in-process implementation of the executor seam:
 // it runs an open model's forward passes on a compute backend (the CPU
-// unless Options.Backend names another, such as the CUDA runner's device)
+// unless Options.Device names another, such as the CUDA runner's GPU)
 // over a paged KV pool, and samples next to the logits.
 package local
 
@@ -23,34 +23,12 @@ import (
 // experts, before renormalisation). The slices are reused after the call.
 type RoutingHook func(seq executor.SeqID, pos, layer int, experts []int32, probs []float32)
 
-// Options configure the CPU executor. Zero values select the defaults.
+// Options configure the local executor: the load options every executor
+// takes, and what only an in-process executor can be given (hooks, a
+// tensor-parallel reducer, a device backend). Zero values select the
+// defaults.
 type Options struct {
-	// NumCtx is the context length the KV pool is sized for (default
-	// min(4096, the model's training context)).
-	NumCtx int
-	// BlockSize is the number of positions per KV block (default 16).
-	BlockSize int
-	// NumBlocks is the size of the KV pool (default: Parallel sequences of
-	// NumCtx, reduced to fit KVBudget but never below one sequence).
-	NumBlocks int
-	// WinBlocks is the size of the sliding-window store of a model with
-	// windowed layers (default: Parallel sequences' windows, each the
-	// blocks a window plus one ChunkSize pass reaches).
-	WinBlocks int
-	// Parallel is how many full-context sequences the default pool holds
-	// (default 4; serve passes HELEXA_NUM_PARALLEL).
-	Parallel int
-	// KVBudget bounds the default NumBlocks in bytes (default: half of the
-	// host's available memory).
-	KVBudget int64
-	// Threads is the number of CPU workers (default: all cores).
-	Threads int
-	// ChunkSize is the most tokens one forward pass runs; longer prefills
-	// are split (default 512).
-	ChunkSize int
-	// KVType is the KV cache's element type: "f32" (the default) or
-	// "f16" (half the memory).
-	KVType string
+	executor.LoadOptions
 	// Routing, when set, observes MoE expert choices.
 	Routing RoutingHook
 	// Rank and Size place the executor in a tensor-parallel group of Size
@@ -82,8 +60,9 @@ type Device interface {
 // holds when Options.Parallel is 0.
 const defaultSeqsPerPool = 4
 
-// Executor is the in-process CPU executor: the model's weights stay mapped
-// from the file, the KV pool is F32 in host memory.
+// Executor runs a model in this process: on the CPU the weights stay
+// mapped from the file and the KV pool lives in host memory; on a Device
+// both live in its memory.
 type Executor struct {
 	file    *modelfile.Model
 	owned   bool // Close closes file (Load opened it)
@@ -243,14 +222,14 @@ func newStores(be compute.Backend, hp *arch.HParams, o *Options) (kv, win comput
 	return kv, win, nil
 }
 
-// FillDefaults replaces the zero options with their defaults for a model
-// with hyperparameters hp (a tensor-parallel leader uses it to size every
-// rank's KV pool alike).
-func FillDefaults(o *Options, hp *arch.HParams) error { return fillDefaults(o, hp) }
-
+// fillDefaults replaces the zero options with their defaults for a model
+// with hyperparameters hp.
 func fillDefaults(o *Options, hp *arch.HParams) error {
 	if o.NumCtx < 0 || o.BlockSize < 0 || o.NumBlocks < 0 || o.ChunkSize < 0 || o.KVBudget < 0 || o.Parallel < 0 || o.WinBlocks < 0 {
-		return fmt.Errorf("negative executor option in %+v", *o)
+		return fmt.Errorf("negative executor option in %+v", o.LoadOptions)
+	}
+	if o.TP > 1 {
+		return fmt.Errorf("tp %d: a local executor holds one rank (a tensor-parallel load starts one per rank)", o.TP)
 	}
 	if err := CheckKVType(o.KVType); err != nil {
 		return err

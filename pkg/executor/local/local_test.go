@@ -56,8 +56,8 @@ func prefillAll(t *testing.T, ex executor.Executor, first int, tokens []int32) [
 func TestChunkedPrefill(t *testing.T) {
 	for _, model := range []string{"llama-q-Q4_K_M.gguf", "qwen2-tiny-F32.gguf"} {
 		t.Run(model, func(t *testing.T) {
-			one := prefillAll(t, loadFixture(t, model, local.Options{NumCtx: 128, NumBlocks: 8}), 0, paragraph)
-			chunked := prefillAll(t, loadFixture(t, model, local.Options{NumCtx: 128, NumBlocks: 8, ChunkSize: 7}), 0, paragraph)
+			one := prefillAll(t, loadFixture(t, model, local.Options{LoadOptions: executor.LoadOptions{NumCtx: 128, NumBlocks: 8}}), 0, paragraph)
+			chunked := prefillAll(t, loadFixture(t, model, local.Options{LoadOptions: executor.LoadOptions{NumCtx: 128, NumBlocks: 8, ChunkSize: 7}}), 0, paragraph)
 			if len(one) != len(paragraph) || len(chunked) != len(paragraph) {
 				t.Fatalf("got %d and %d logit rows for %d tokens", len(one), len(chunked), len(paragraph))
 			}
@@ -95,7 +95,7 @@ func TestChunkedPrefillEveryArch(t *testing.T) {
 			t.Fatal(err)
 		}
 		load := func(chunk int) *local.Executor {
-			ex, err := local.Load(context.Background(), path, local.Options{NumCtx: 64, NumBlocks: 8, ChunkSize: chunk, Threads: 2})
+			ex, err := local.Load(context.Background(), path, local.Options{LoadOptions: executor.LoadOptions{NumCtx: 64, NumBlocks: 8, ChunkSize: chunk, Threads: 2}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,7 +123,7 @@ func TestChunkedPrefillEveryArch(t *testing.T) {
 // decoding) give the same logits as each alone.
 func TestBatchedStep(t *testing.T) {
 	ctx := context.Background()
-	ex := loadFixture(t, "qwen2-tiny-Q8_0.gguf", local.Options{NumCtx: 64, BlockSize: 8, NumBlocks: 32})
+	ex := loadFixture(t, "qwen2-tiny-Q8_0.gguf", local.Options{LoadOptions: executor.LoadOptions{NumCtx: 64, BlockSize: 8, NumBlocks: 32}})
 	a, b := paragraph[:21], paragraph[5:17]
 	wantA := prefillAll(t, ex, 8, a)  // A alone: logits after its 21st token
 	wantB := prefillAll(t, ex, 16, b) // B alone
@@ -180,7 +180,7 @@ func TestStepBadRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, err := local.Load(ctx, path, local.Options{NumCtx: 64, BlockSize: 8, NumBlocks: 16})
+	ex, err := local.Load(ctx, path, local.Options{LoadOptions: executor.LoadOptions{NumCtx: 64, BlockSize: 8, NumBlocks: 16}})
 	if err != nil {
 		t.Fatal(err)
 	}

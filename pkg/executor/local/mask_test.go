@@ -23,7 +23,7 @@ func loadMaskModel(t *testing.T) *local.Executor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, err := local.Load(context.Background(), path, local.Options{NumCtx: 64, BlockSize: 8, NumBlocks: 16})
+	ex, err := local.Load(context.Background(), path, local.Options{LoadOptions: executor.LoadOptions{NumCtx: 64, BlockSize: 8, NumBlocks: 16}})
 	if err != nil {
 		t.Fatal(err)
 	}

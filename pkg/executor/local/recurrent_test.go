@@ -71,7 +71,7 @@ func TestRecurrentSequences(t *testing.T) {
 func loadQwen35Tiny(t *testing.T) *local.Executor {
 	t.Helper()
 	path := synthtest.Write(t, "qwen35-tiny", "f32", 3)
-	ex, err := local.Load(context.Background(), path, local.Options{NumCtx: 64, BlockSize: 8, NumBlocks: 16, ChunkSize: 3})
+	ex, err := local.Load(context.Background(), path, local.Options{LoadOptions: executor.LoadOptions{NumCtx: 64, BlockSize: 8, NumBlocks: 16, ChunkSize: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}

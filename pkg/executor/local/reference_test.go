@@ -126,7 +126,7 @@ func openLocalChunked(chunk int) refOpener {
 	return func(t *testing.T, path string) (executor.Executor, *routeRecorder) {
 		rec := &routeRecorder{}
 		ex, err := local.Load(context.Background(), path,
-			local.Options{NumCtx: refNumCtx, NumBlocks: refNumBlocks, Parallel: 1, ChunkSize: chunk, Routing: rec.hook})
+			local.Options{LoadOptions: executor.LoadOptions{NumCtx: refNumCtx, NumBlocks: refNumBlocks, Parallel: 1, ChunkSize: chunk}, Routing: rec.hook})
 		if err != nil {
 			t.Fatal(err)
 		}

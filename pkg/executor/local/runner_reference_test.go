@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 	}
 	if envvars.TestRunner.Get() == "1" {
 		open := func(ctx context.Context, p rpc.LoadParams) (executor.Executor, error) {
-			return local.Load(ctx, p.Path, local.Options{NumCtx: p.NumCtx, NumBlocks: p.NumBlocks})
+			return local.Load(ctx, p.Path, local.Options{LoadOptions: p.LoadOptions})
 		}
 		if err := rpc.Serve(context.Background(), os.Stdin, os.Stdout, open, nil); err != nil {
 			os.Exit(2)
@@ -40,7 +40,7 @@ func openRunner(t *testing.T, path string) (executor.Executor, *routeRecorder) {
 		t.Fatal(err)
 	}
 	r, err := rpc.Start(context.Background(), rpc.ProcessOptions{Path: exe, Env: append(os.Environ(), runnerEnv+"=1")},
-		rpc.LoadParams{Path: path, NumCtx: refNumCtx, NumBlocks: refNumBlocks})
+		rpc.LoadParams{Path: path, LoadOptions: executor.LoadOptions{NumCtx: refNumCtx, NumBlocks: refNumBlocks}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/helexa/helexa/internal/fixtures"
+	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/executor/local"
 	"github.com/helexa/helexa/pkg/models/arch"
 	"github.com/helexa/helexa/pkg/models/arch/archtest"
@@ -63,7 +64,7 @@ func checkReferenceDir(t *testing.T, dir, ref string, tol refTolerance) {
 		t.Fatalf("parse reference: %v", err)
 	}
 	rec := &routeRecorder{}
-	ex, err := local.Load(context.Background(), dir, local.Options{NumCtx: 512, NumBlocks: 32, Routing: rec.hook})
+	ex, err := local.Load(context.Background(), dir, local.Options{LoadOptions: executor.LoadOptions{NumCtx: 512, NumBlocks: 32}, Routing: rec.hook})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestSafetensorsMatchesGGUF(t *testing.T) {
 					t.Fatal(err)
 				}
 				dir := convertFixture(t, src, sttest.Options{Shards: shards})
-				opts := local.Options{NumCtx: 64, NumBlocks: 8, Threads: 2}
+				opts := local.Options{LoadOptions: executor.LoadOptions{NumCtx: 64, NumBlocks: 8, Threads: 2}}
 				want := prefillAll(t, loadPath(t, src, opts), 0, prompt)
 				ex := loadPath(t, dir, opts)
 				if info := ex.Info(); info.Arch != a || info.NVocab != 64 {
@@ -180,7 +181,7 @@ func TestSafetensorsLoadErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := convertFixture(t, src, sttest.Options{})
 			tc.mutate(dir)
-			_, err := local.Load(context.Background(), dir, local.Options{NumCtx: 64, NumBlocks: 8})
+			_, err := local.Load(context.Background(), dir, local.Options{LoadOptions: executor.LoadOptions{NumCtx: 64, NumBlocks: 8}})
 			if err == nil {
 				t.Fatal("loaded")
 			}

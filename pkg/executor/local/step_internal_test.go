@@ -47,7 +47,7 @@ func TestSamplerPanic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := Load(ctx, path, Options{NumCtx: 32, BlockSize: 8, NumBlocks: 8})
+	l, err := Load(ctx, path, Options{LoadOptions: executor.LoadOptions{NumCtx: 32, BlockSize: 8, NumBlocks: 8}})
 	if err != nil {
 		t.Fatal(err)
 	}

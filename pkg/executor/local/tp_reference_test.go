@@ -27,7 +27,7 @@ func serveWorker(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if err := rpc.Serve(context.Background(), os.Stdin, os.Stdout, tp.WorkerOpener(*rank, *size, *dir, time.Minute), nil); err != nil {
+	if err := rpc.Serve(context.Background(), os.Stdin, os.Stdout, tp.WorkerOpener(local.Shards{}, *rank, *size, *dir, time.Minute), nil); err != nil {
 		return 2
 	}
 	return 0
@@ -52,8 +52,9 @@ func openTPWith(t *testing.T, path string, chunk int) (executor.Executor, *route
 	}
 	rec := &routeRecorder{}
 	ex, err := tp.Load(context.Background(), path, tp.Options{
-		Size: 2, Exec: local.Options{NumCtx: refNumCtx, NumBlocks: refNumBlocks, Parallel: 1, ChunkSize: chunk, Threads: 1, Routing: rec.hook},
-		Start: tp.ProcessStarter(rpc.ProcessOptions{Path: exe, Env: append(os.Environ(), runnerEnv+"=worker")}),
+		Load:   executor.LoadOptions{TP: 2, NumCtx: refNumCtx, NumBlocks: refNumBlocks, Parallel: 1, ChunkSize: chunk, Threads: 2},
+		Device: local.Shards{Routing: rec.hook},
+		Start:  tp.ProcessStarter(rpc.ProcessOptions{Path: exe, Env: append(os.Environ(), runnerEnv+"=worker")}),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,15 +1,35 @@
 // Package replay wraps an executor so that every sequence samples a fixed
-// script of tokens instead of drawing them (tests only: HELEXA_TEST_REPLAY
-// makes a daemon's models "write" a given text, so the chat formats
-// around generation can be tested end to end with a real model).
+// script of tokens instead of drawing them. It is for tests only: a
+// daemon started with HELEXA_TEST_REPLAY installs Text as its loader's
+// executor wrapper, so that its models "write" a given text and the chat
+// formats around generation can be tested end to end with a real model.
 package replay
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/models/tokenizer"
 	"github.com/helexa/helexa/pkg/sampling"
 )
+
+// Text returns the executor wrapper (loader.Files.Wrap) that makes a
+// model write text: its executor's sequences sample text encoded with the
+// model's tokenizer (special tokens parsed), then the end-of-sequence
+// token when the model has one. Tests only.
+func Text(text string) func(executor.Executor, *tokenizer.Tokenizer) (executor.Executor, error) {
+	return func(ex executor.Executor, tok *tokenizer.Tokenizer) (executor.Executor, error) {
+		ids, err := tok.Encode(text, false, true)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the replay text: %w", err)
+		}
+		if eos := tok.EOS(); eos != tokenizer.NoToken {
+			ids = append(ids, eos)
+		}
+		return New(ex, ids), nil
+	}
+}
 
 // Executor is an executor.Executor whose sampled tokens are Script, in
 // order, for every sequence; the wrapped executor still runs each step

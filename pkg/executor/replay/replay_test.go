@@ -2,9 +2,13 @@ package replay
 
 import (
 	"context"
+	"slices"
 	"testing"
 
+	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/executor"
+	"github.com/helexa/helexa/pkg/models/gguf"
+	"github.com/helexa/helexa/pkg/models/tokenizer"
 	"github.com/helexa/helexa/pkg/sampling"
 )
 
@@ -55,5 +59,47 @@ func TestReplay(t *testing.T) {
 	e.FreeSeq(a)
 	if len(inner.freed) != 1 || inner.freed[0] != a {
 		t.Errorf("FreeSeq not passed on: %v", inner.freed)
+	}
+}
+
+// TestText: the wrapper scripts the text as the model's tokenizer encodes
+// it, special tokens parsed, then end of sequence.
+func TestText(t *testing.T) {
+	f, err := gguf.Open(fixtures.Path(t, "tokenizer", "vocab-llama3.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const text = "Hi there<|eot_id|>"
+	want, err := tok.Encode(text, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eot, ok := tok.TokenID("<|eot_id|>"); !ok || want[len(want)-1] != eot {
+		t.Fatalf("encoding %q = %v: the special token was not parsed", text, want)
+	}
+	if tok.EOS() == tokenizer.NoToken {
+		t.Fatal("vocab-llama3 has no end-of-sequence token")
+	}
+	want = append(want, tok.EOS())
+	ex, err := Text(text)(&fake{}, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, _ := ex.NewSeq(sampling.Params{})
+	var got []int32
+	for range want {
+		res, err := ex.Step(context.Background(), []executor.Work{{Seq: seq, Sample: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, res[0].Token)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("scripted tokens %v, want %v", got, want)
 	}
 }

@@ -48,27 +48,15 @@ type Reply struct {
 	Error  *executor.Error `json:"error,omitempty"`
 }
 
-// LoadParams ask a runner to load a model.
+// LoadParams ask a runner to load a model: the model's path and the load
+// options, whose fields sit beside the path in the request's JSON.
 type LoadParams struct {
 	// Path is a GGUF file or a Hugging Face safetensors directory.
 	Path string `json:"path"`
-	// NumCtx, BlockSize, NumBlocks, Threads, ChunkSize, KVBudget and
-	// Parallel are the CPU executor's options (0 = its default).
-	NumCtx    int `json:"num_ctx,omitempty"`
-	BlockSize int `json:"block_size,omitempty"`
-	NumBlocks int `json:"num_blocks,omitempty"`
-	// WinBlocks is the sliding-window store's size (windowed models).
-	WinBlocks int   `json:"win_blocks,omitempty"`
-	Threads   int   `json:"threads,omitempty"`
-	ChunkSize int   `json:"chunk_size,omitempty"`
-	KVBudget  int64 `json:"kv_budget,omitempty"`
-	// KVType is the KV cache's element type ("f32", "f16"; "" = f32).
-	KVType string `json:"kv_type,omitempty"`
-	// Parallel is how many full-context sequences the KV pool holds.
-	Parallel int `json:"parallel,omitempty"`
-	// TP, above 1, splits the model over that many tensor-parallel ranks:
-	// the runner is rank 0 and starts the others (`helexa worker`).
-	TP int `json:"tp,omitempty"`
+	// LoadOptions.TP, above 1, has the runner split the model over that
+	// many tensor-parallel ranks: it is rank 0 and starts the others
+	// (`helexa worker`).
+	executor.LoadOptions
 }
 
 // Float is a float32 that survives JSON with its infinities and NaN

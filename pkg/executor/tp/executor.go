@@ -5,15 +5,41 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/helexa/helexa/pkg/compute"
 	"github.com/helexa/helexa/pkg/executor"
-	"github.com/helexa/helexa/pkg/executor/local"
+	"github.com/helexa/helexa/pkg/executor/rpc"
 	"github.com/helexa/helexa/pkg/models/modelfile"
 	"github.com/helexa/helexa/pkg/sampling"
 )
+
+// Shard is one rank's share of a model in a process: an executor that
+// holds the rank's shard of the weights and sums partial results with the
+// other ranks. Check reports, for each work of a batch, why the shard
+// would refuse it (nil: it would run it), so that the leader sends every
+// rank the same valid works and all of them reach the same all-reduces.
+type Shard interface {
+	executor.Executor
+	Check(batch []executor.Work) []error
+}
+
+// Device opens the shards of a tensor-parallel group on one kind of
+// device (local.Shards on the CPU). The leader uses it for rank 0 and a
+// worker process for its own rank, so that every rank runs alike.
+type Device interface {
+	// Plan fills the zero values of o for a group of size ranks of m (o.TP
+	// is size): what every rank must agree on, such as the KV pool's size,
+	// is fixed here once and sent to every rank. Threads, the whole
+	// group's, becomes each rank's share.
+	Plan(m *modelfile.Model, size int, o executor.LoadOptions) (executor.LoadOptions, error)
+	// Open opens rank's shard of m in this process, summing partial
+	// results with the other ranks through r. The caller keeps m open
+	// until the shard is closed.
+	Open(ctx context.Context, m *modelfile.Model, rank, size int, r compute.Reducer, o executor.LoadOptions) (Shard, error)
+}
 
 // Worker is a rank 1..N-1 executor in another process (rpc.Remote).
 type Worker interface {
@@ -24,39 +50,32 @@ type Worker interface {
 }
 
 // StartWorker starts rank of a group of size in its own process, joining
-// the ring through the sockets in dir, with the model loaded as load says.
-type StartWorker func(ctx context.Context, rank, size int, dir string, load WorkerLoad) (Worker, error)
-
-// WorkerLoad is what every worker rank loads: the model file and the KV
-// pool (the same number of blocks on every rank, so their block tables
+// the ring through the sockets in dir, with the model loaded as load says
+// (the same planned options on every rank, so that their block tables
 // agree).
-type WorkerLoad struct {
-	Path                                         string
-	NumCtx, BlockSize, NumBlocks, Threads, Chunk int
-	// WinBlocks is the sliding-window store's size (windowed models).
-	WinBlocks int
-	KVType    string
-}
+type StartWorker func(ctx context.Context, rank, size int, dir string, load rpc.LoadParams) (Worker, error)
 
 // Options configure a tensor-parallel model.
 type Options struct {
-	// Size is the number of ranks (at least 2).
-	Size int
-	// Exec are rank 0's executor options; Threads is per rank (default:
-	// the cores divided among the ranks).
-	Exec local.Options
+	// Load are the model's load options; Load.TP is the number of ranks
+	// (at least 2) and Load.Threads the whole group's CPU workers.
+	Load executor.LoadOptions
+	// Device opens rank 0's shard in this process and plans every rank's
+	// options.
+	Device Device
 	// Start starts the worker ranks.
 	Start StartWorker
 	// Timeout bounds each all-reduce exchange (default 5 minutes).
 	Timeout time.Duration
 }
 
-// Executor runs a model over Size ranks: rank 0 in this process, the others
-// in worker processes that receive every step. Sampling, logits and
-// embeddings come from rank 0. Any rank failing fails the step (the model
-// is poisoned: Exited closes); the group is then only good for Close.
+// Executor runs a model over Options.Load.TP ranks: rank 0 in this
+// process, the others in worker processes that receive every step.
+// Sampling, logits and embeddings come from rank 0. Any rank failing fails
+// the step (the model is poisoned: Exited closes); the group is then only
+// good for Close.
 type Executor struct {
-	local   *local.Executor
+	leader  Shard // rank 0
 	file    *modelfile.Model
 	ring    *Ring
 	workers []Worker
@@ -72,7 +91,7 @@ type Executor struct {
 
 var _ executor.Executor = (*Executor)(nil)
 
-// Load opens the model at path and starts it over opts.Size ranks. The
+// Load opens the model at path and starts it over opts.Load.TP ranks. The
 // size is checked against the model first (a *arch.TPSizeError names the
 // allowed sizes).
 func Load(ctx context.Context, path string, opts Options) (*Executor, error) {
@@ -89,17 +108,18 @@ func Load(ctx context.Context, path string, opts Options) (*Executor, error) {
 }
 
 func start(ctx context.Context, m *modelfile.Model, opts Options) (*Executor, error) {
-	if opts.Size < 2 {
-		return nil, fmt.Errorf("tensor-parallel size %d: want at least 2 ranks", opts.Size)
+	size := opts.Load.TP
+	if size < 2 {
+		return nil, fmt.Errorf("tensor-parallel size %d: want at least 2 ranks", size)
 	}
-	if err := m.Arch.CheckTP(opts.Size); err != nil {
+	if opts.Device == nil || opts.Start == nil {
+		return nil, errors.New("tensor-parallel load without a device for rank 0 or a starter for the workers")
+	}
+	if err := m.Arch.CheckTP(size); err != nil {
 		return nil, err
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 5 * time.Minute
-	}
-	if opts.Exec.Threads <= 0 {
-		opts.Exec.Threads = max(1, defaultThreads()/opts.Size)
 	}
 	dir, err := os.MkdirTemp("", "helexa-tp-")
 	if err != nil {
@@ -112,32 +132,34 @@ func start(ctx context.Context, m *modelfile.Model, opts Options) (*Executor, er
 		return nil, err
 	}
 	e.file = m
-	e.info = e.local.Info()
-	e.info.Processor = fmt.Sprintf("TP×%d CPU", opts.Size)
-	e.info.BlockBytes *= int64(opts.Size)
-	e.info.WinBlockBytes *= int64(opts.Size)
-	e.info.Ranks = []executor.RankInfo{{Rank: 0, Device: "cpu", PID: os.Getpid()}}
+	e.info = e.leader.Info()
+	e.info.Processor = fmt.Sprintf("TP×%d %s", size, e.info.Processor)
+	e.info.BlockBytes *= int64(size)
+	e.info.WinBlockBytes *= int64(size)
+	e.info.Ranks = []executor.RankInfo{{Rank: 0, Device: deviceName(e.leader), PID: os.Getpid()}}
 	for i, w := range e.workers {
-		e.info.Ranks = append(e.info.Ranks, executor.RankInfo{Rank: i + 1, Device: "cpu", PID: w.PID()})
+		e.info.Ranks = append(e.info.Ranks, executor.RankInfo{Rank: i + 1, Device: deviceName(w), PID: w.PID()})
 		go e.watch(i+1, w)
 	}
 	return e, nil
 }
+
+// deviceName is what a rank runs on, as RankInfo shows it ("cpu").
+func deviceName(ex executor.Executor) string { return strings.ToLower(ex.Info().Processor) }
 
 // startRanks starts the workers while rank 0 joins the ring, then loads
 // rank 0's shard; any failure cancels the rest.
 func (e *Executor) startRanks(ctx context.Context, dir string, m *modelfile.Model, opts Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	size := opts.Size
+	size := opts.Load.TP
 	// The KV pool is sized here once, so that every rank's agrees.
-	hp := m.Arch.ShardHP(size)
-	if err := local.FillDefaults(&opts.Exec, &hp); err != nil {
+	planned, err := opts.Device.Plan(m, size, opts.Load)
+	if err != nil {
 		return err
 	}
-	load := WorkerLoad{Path: m.Path, NumCtx: opts.Exec.NumCtx, BlockSize: opts.Exec.BlockSize,
-		NumBlocks: opts.Exec.NumBlocks, WinBlocks: opts.Exec.WinBlocks, Threads: opts.Exec.Threads, Chunk: opts.Exec.ChunkSize,
-		KVType: opts.Exec.KVType}
+	planned.TP = 0 // each rank holds one shard
+	load := rpc.LoadParams{Path: m.Path, LoadOptions: planned}
 	workers := make([]Worker, size-1)
 	errs := make([]error, size)
 	var wg sync.WaitGroup
@@ -145,8 +167,7 @@ func (e *Executor) startRanks(ctx context.Context, dir string, m *modelfile.Mode
 		r, err := JoinRing(ctx, dir, 0, size, opts.Timeout)
 		if err == nil {
 			e.ring = r
-			opts.Exec.Rank, opts.Exec.Size, opts.Exec.Reducer = 0, size, r
-			e.local, err = local.New(m, opts.Exec)
+			e.leader, err = opts.Device.Open(ctx, m, 0, size, r, planned)
 		}
 		if errs[0] = err; err != nil {
 			cancel()
@@ -187,8 +208,6 @@ func firstRankError(errs []error, size int) error {
 	}
 	return first
 }
-
-func defaultThreads() int { return runtime.NumCPU() }
 
 // watch poisons the group when a worker exits on its own.
 func (e *Executor) watch(rank int, w Worker) {
@@ -236,7 +255,7 @@ func (e *Executor) NewSeq(p sampling.Params) (executor.SeqID, error) {
 	if err := e.ExitErr(); err != nil {
 		return 0, executor.Errorf(executor.KindDevice, "tensor-parallel group failed: %v", err)
 	}
-	id, err := e.local.NewSeq(p)
+	id, err := e.leader.NewSeq(p)
 	if err != nil {
 		return 0, err
 	}
@@ -248,7 +267,7 @@ func (e *Executor) NewSeq(p sampling.Params) (executor.SeqID, error) {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		e.local.FreeSeq(id)
+		e.leader.FreeSeq(id)
 		return 0, executor.AsError(e.fail(fmt.Errorf("a worker rank refused a sequence: %w", err)))
 	}
 	e.seqs[id] = ids
@@ -262,7 +281,7 @@ func (e *Executor) FreeSeq(id executor.SeqID) {
 		return
 	}
 	delete(e.seqs, id)
-	e.local.FreeSeq(id)
+	e.leader.FreeSeq(id)
 	var wg sync.WaitGroup
 	for i, w := range e.workers {
 		wg.Go(func() { w.FreeSeq(ids[i]) })
@@ -286,7 +305,7 @@ func (e *Executor) Step(ctx context.Context, batch []executor.Work) ([]executor.
 	results := make([]executor.Result, len(batch))
 	var run []executor.Work
 	var at []int
-	for i, err := range e.local.Check(batch) {
+	for i, err := range e.leader.Check(batch) {
 		results[i].Seq = batch[i].Seq
 		if err != nil {
 			results[i].Err = executor.Errorf(executor.KindBadRequest, "bad request: sequence %d: %v", batch[i].Seq, err)
@@ -306,7 +325,7 @@ func (e *Executor) Step(ctx context.Context, batch []executor.Work) ([]executor.
 			}
 		})
 	}
-	res, err := e.local.Step(ctx, run)
+	res, err := e.leader.Step(ctx, run)
 	if err != nil {
 		e.fail(fmt.Errorf("rank 0: %w", err))
 	}
@@ -341,7 +360,7 @@ func (e *Executor) workerStep(ctx context.Context, i int, w Worker, run []execut
 // Memory implements executor.Executor: rank 0's figures, with the KV of
 // every rank (each holds the same number of blocks).
 func (e *Executor) Memory() executor.MemoryInfo {
-	m := e.local.Memory()
+	m := e.leader.Memory()
 	m.KVBytes *= int64(1 + len(e.workers))
 	return m
 }
@@ -372,8 +391,8 @@ func (e *Executor) shutdown() error {
 		e.ring.Close()
 	}
 	wg.Wait()
-	if e.local != nil {
-		errs[len(e.workers)] = e.local.Close()
+	if e.leader != nil {
+		errs[len(e.workers)] = e.leader.Close()
 	}
 	if e.file != nil {
 		errs[len(e.workers)+1] = e.file.Close()

@@ -2,33 +2,34 @@ package tp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/helexa/helexa/pkg/executor"
-	"github.com/helexa/helexa/pkg/executor/local"
 	"github.com/helexa/helexa/pkg/executor/rpc"
+	"github.com/helexa/helexa/pkg/models/modelfile"
 )
 
 // ProcessStarter starts worker ranks as child processes of the command in
 // proc (the helexa binary and "worker"), adding --rank, --size and
 // --rendezvous to its arguments. The children die with this process.
 func ProcessStarter(proc rpc.ProcessOptions) StartWorker {
-	return func(ctx context.Context, rank, size int, dir string, load WorkerLoad) (Worker, error) {
+	return func(ctx context.Context, rank, size int, dir string, load rpc.LoadParams) (Worker, error) {
 		p := proc
 		p.Args = append(append([]string(nil), proc.Args...),
 			"--rank", strconv.Itoa(rank), "--size", strconv.Itoa(size), "--rendezvous", dir)
 		p.Name = fmt.Sprintf("%s rank %d/%d", proc.Name, rank, size)
-		return rpc.Start(ctx, p, rpc.LoadParams{Path: load.Path, NumCtx: load.NumCtx, BlockSize: load.BlockSize,
-			NumBlocks: load.NumBlocks, WinBlocks: load.WinBlocks, Threads: load.Threads, ChunkSize: load.Chunk, KVType: load.KVType})
+		return rpc.Start(ctx, p, load)
 	}
 }
 
 // WorkerOpener is the rpc.Opener of a worker rank (`helexa worker`): it
-// joins the group's ring through the sockets in dir, then loads its shard
-// of the model the load request names.
-func WorkerOpener(rank, size int, dir string, timeout time.Duration) rpc.Opener {
+// joins the group's ring through the sockets in dir, then opens its shard
+// of the model the load request names on dev, with the options the
+// leader planned.
+func WorkerOpener(dev Device, rank, size int, dir string, timeout time.Duration) rpc.Opener {
 	return func(ctx context.Context, p rpc.LoadParams) (executor.Executor, error) {
 		if size < 2 || rank < 1 || rank >= size {
 			return nil, executor.Errorf(executor.KindBadRequest, "worker rank %d of %d: want 1 ≤ rank < size", rank, size)
@@ -37,25 +38,30 @@ func WorkerOpener(rank, size int, dir string, timeout time.Duration) rpc.Opener 
 		if err != nil {
 			return nil, executor.Errorf(executor.KindDevice, "rank %d joining the ring: %v", rank, err)
 		}
-		ex, err := local.Load(ctx, p.Path, local.Options{
-			NumCtx: p.NumCtx, BlockSize: p.BlockSize, NumBlocks: p.NumBlocks, WinBlocks: p.WinBlocks, Threads: p.Threads,
-			ChunkSize: p.ChunkSize, KVType: p.KVType, Rank: rank, Size: size, Reducer: ring,
-		})
+		m, err := modelfile.Open(p.Path)
 		if err != nil {
 			ring.Close()
+			return nil, executor.Errorf(executor.KindBadRequest, "rank %d opening %s: %v", rank, p.Path, err)
+		}
+		sh, err := dev.Open(ctx, m, rank, size, ring, p.LoadOptions)
+		if err != nil {
+			ring.Close()
+			_ = m.Close()
 			return nil, executor.Errorf(executor.KindBadRequest, "rank %d loading %s: %v", rank, p.Path, err)
 		}
-		return &workerExec{Executor: ex, ring: ring}, nil
+		return &workerExec{Shard: sh, ring: ring, file: m}, nil
 	}
 }
 
-// workerExec is a worker's shard executor; closing it leaves the ring.
+// workerExec is a worker's shard; closing it leaves the ring and closes
+// the model file after the shard.
 type workerExec struct {
-	*local.Executor
+	Shard
 	ring *Ring
+	file *modelfile.Model
 }
 
 func (w *workerExec) Close() error {
 	w.ring.Close()
-	return w.Executor.Close()
+	return errors.Join(w.Shard.Close(), w.file.Close())
 }
