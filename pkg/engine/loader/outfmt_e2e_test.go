@@ -123,7 +123,7 @@ func scriptedStack(t *testing.T, tok *tokenizer.Tokenizer, template, text string
 	}
 	ex := &scriptExec{script: script, eos: tok.EOS(), pos: map[executor.SeqID]int{},
 		info: executor.Info{Arch: "script", NCtx: 4096, NCtxTrain: 4096, NVocab: tok.VocabSize(), BlockSize: 16, NumBlocks: 512, BlockBytes: 1024, Processor: "CPU"}}
-	m := &engine.Model{Executor: ex, Tokenizer: newGGUFTokenizer(tok)}
+	m := &engine.Model{Executor: ex, Tokenizer: newEngineTokenizer(tok)}
 	tpl, err := chat.Compile(string(src))
 	setChat(m, tpl, err, tok, template, slog.New(slog.DiscardHandler))
 	cfg := engine.DefaultConfig()
