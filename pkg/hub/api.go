@@ -250,7 +250,7 @@ func retryable(err error) bool {
 	if errors.As(err, &ne) && refused(ne.err) {
 		return false // offline: retrying only delays the answer
 	}
-	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errDropped)
+	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errDropped) || errors.Is(err, ErrStalled)
 }
 
 // retry runs f until it succeeds, fails permanently or runs out of tries,
