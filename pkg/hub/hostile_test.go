@@ -119,3 +119,15 @@ func TestBlobName(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalDirSharingAQuant: a directory of GGUFs of one quant is a bad
+// reference (a 4xx through the daemon) that says how to pick one.
+func TestLocalDirSharingAQuant(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a-Q4_K_M.gguf", "b-Q4_K_M.gguf"} {
+		mustNoError(t, os.WriteFile(filepath.Join(dir, f), []byte("GGUF"), 0o644))
+	}
+	_, err := New(Options{CacheDir: t.TempDir()}).Resolve(context.Background(), dir)
+	mustErrorIs(t, err, ErrBadReference)
+	checkTrue(t, strings.Contains(err.Error(), filepath.Join(dir, "a-Q4_K_M.gguf")), err.Error())
+}
