@@ -20,8 +20,12 @@ func ProcessStarter(proc rpc.ProcessOptions) StartWorker {
 		p.Args = append(append([]string(nil), proc.Args...),
 			"--rank", strconv.Itoa(rank), "--size", strconv.Itoa(size), "--rendezvous", dir)
 		p.Name = fmt.Sprintf("%s rank %d/%d", proc.Name, rank, size)
-		return rpc.Start(ctx, p, rpc.LoadParams{Path: load.Path, NumCtx: load.NumCtx, BlockSize: load.BlockSize,
+		r, err := rpc.Start(ctx, p, rpc.LoadParams{Path: load.Path, NumCtx: load.NumCtx, BlockSize: load.BlockSize,
 			NumBlocks: load.NumBlocks, WinBlocks: load.WinBlocks, Threads: load.Threads, ChunkSize: load.Chunk, KVType: load.KVType})
+		if err != nil {
+			return nil, err // not a nil *rpc.Remote in a non-nil Worker
+		}
+		return r, nil
 	}
 }
 
