@@ -227,3 +227,28 @@ func FuzzFromHF(f *testing.F) {
 		}
 	})
 }
+
+// TestFamiliesRunLinear: every supported GGUF pre-tokenizer family and the
+// common tokenizer.json patterns compile for the linear-time engine.
+func TestFamiliesRunLinear(t *testing.T) {
+	for pre := range preAliases {
+		p, err := newPretokenizer(pre)
+		if err != nil {
+			t.Fatalf("%q: %v", pre, err)
+		}
+		for _, st := range p.steps {
+			if st.kind == stepRegex && st.re.bt != nil {
+				t.Errorf("%q: %q runs on the backtracking engine", pre, st.re.pattern)
+			}
+		}
+	}
+	for _, e := range commonRegexes() {
+		p, err := compileChain([]string{e}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.steps[0].re.bt != nil {
+			t.Errorf("%q runs on the backtracking engine", e)
+		}
+	}
+}
