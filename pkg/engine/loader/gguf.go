@@ -351,6 +351,11 @@ func (g ggufTokenizer) MaxTokenBytes() int { return g.maxBytes }
 func (g ggufTokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error) {
 	return g.t.Encode(text, addSpecial, parseSpecial)
 }
+
+// EncodeContext is Encode stopping once ctx ends (the engine's request).
+func (g ggufTokenizer) EncodeContext(ctx context.Context, text string, addSpecial, parseSpecial bool) ([]int32, error) {
+	return g.t.EncodeContext(ctx, text, addSpecial, parseSpecial)
+}
 func (g ggufTokenizer) IsEOG(id int32) bool { return g.t.IsEOG(id) }
 
 func (g ggufTokenizer) TokenText(id int32) string { return g.t.Piece(id, false) }
