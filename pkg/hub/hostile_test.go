@@ -131,3 +131,30 @@ func TestLocalDirSharingAQuant(t *testing.T) {
 	mustErrorIs(t, err, ErrBadReference)
 	checkTrue(t, strings.Contains(err.Error(), filepath.Join(dir, "a-Q4_K_M.gguf")), err.Error())
 }
+
+// TestSnapshotSideFileLinkRefused: a safetensors snapshot whose
+// config.json links out of the cache is not handed to a loader: a link to
+// a device counts as a missing file, one to a regular file elsewhere is a
+// bad reference.
+func TestSnapshotSideFileLinkRefused(t *testing.T) {
+	h := hubtest.New(t)
+	h.AddRepo("org/m", map[string][]byte{"model.safetensors": randBytes(t, 1000), "config.json": []byte(`{}`)})
+	cache := t.TempDir()
+	c := newTestClient(t, h, func(o *Options) { o.CacheDir = cache })
+	res, err := c.Resolve(context.Background(), "org/m")
+	mustNoError(t, err)
+	cfg := filepath.Join(res.ModelPath, "config.json")
+	mustNoError(t, os.Remove(cfg))
+	mustNoError(t, os.Symlink("/dev/zero", cfg))
+	off := newTestClient(t, h, func(o *Options) { o.CacheDir = cache; o.Offline = true })
+	_, err = off.Resolve(context.Background(), "org/m")
+	mustErrorIs(t, err, ErrNotCached)
+	checkTrue(t, strings.Contains(err.Error(), "config.json"), err.Error())
+	outside := filepath.Join(t.TempDir(), "config.json")
+	mustNoError(t, os.WriteFile(outside, []byte(`{}`), 0o644))
+	mustNoError(t, os.Remove(cfg))
+	mustNoError(t, os.Symlink(outside, cfg))
+	_, err = off.Resolve(context.Background(), "org/m")
+	mustErrorIs(t, err, ErrBadReference)
+	checkTrue(t, strings.Contains(err.Error(), "outside the cache"), err.Error())
+}
