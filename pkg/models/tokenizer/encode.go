@@ -27,7 +27,7 @@ func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int32,
 
 // EncodeContext is Encode, stopping with an error wrapping ctx.Err() once
 // ctx is done (a request's cancellation or deadline), checked between
-// fragments and every few hundred pre-tokenizer matches and words.
+// fragments and every few dozen pre-tokenizer matches and words.
 func (t *Tokenizer) EncodeContext(ctx context.Context, text string, addSpecial, parseSpecial bool) ([]int32, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)

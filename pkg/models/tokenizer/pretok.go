@@ -15,6 +15,7 @@ type pretokenizer struct {
 	steps []step
 	// collapse / wide tell which transformed texts the regex steps need.
 	collapse, wide bool
+	regex          bool // some step is a regex (not a hand-written splitter)
 }
 
 type stepKind int
@@ -137,6 +138,7 @@ func compileChain(exprs []string, llamaCompat bool) (*pretokenizer, error) {
 			return nil, err
 		}
 		st.re = re
+		p.regex = true
 		p.steps = append(p.steps, st)
 	}
 	return p, nil
@@ -232,8 +234,14 @@ func (p *pretokenizer) split(text string, sc *splitScratch, cls classes) ([]int,
 	return p.splitCtx(context.Background(), text, sc, cls)
 }
 
-// splitCtx is split, stopping with an error once ctx is done.
+// splitCtx is split, stopping with an error once ctx is done or the regex
+// steps spend their time budget (see withRegexBudget).
 func (p *pretokenizer) splitCtx(ctx context.Context, text string, sc *splitScratch, cls classes) ([]int, error) {
+	if p.regex {
+		var cancel context.CancelFunc
+		ctx, cancel = withRegexBudget(ctx, len(text))
+		defer cancel()
+	}
 	sc.cps = toRunes(sc.cps, text)
 	cps := sc.cps
 	if p.collapse || p.wide {

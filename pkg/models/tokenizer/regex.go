@@ -61,7 +61,34 @@ func compileSplitRegex(pattern, compiled string) (*splitRegex, error) {
 }
 
 // ctxCheckEvery is how many matches pass between checks of the context.
-const ctxCheckEvery = 256
+const ctxCheckEvery = 64
+
+// Each match is linear in the text, but a pattern such as a[^z]*z|a makes
+// every one of n matches scan the rest of the text: n² steps. So splitting
+// one text with regexes has a time budget of RegexMatchTimeout plus
+// regexBudgetPerByte for each byte, far above what real patterns need (a
+// few microseconds per byte on a loaded machine).
+const regexBudgetPerByte = 20 * time.Microsecond
+
+// errRegexBudget is the cause of a split's context ending at its budget.
+var errRegexBudget = errors.New("pre-tokenizer time budget spent")
+
+// withRegexBudget bounds the regex steps of splitting a text of n bytes.
+func withRegexBudget(ctx context.Context, n int) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, RegexMatchTimeout+time.Duration(n)*regexBudgetPerByte, errRegexBudget)
+}
+
+// ctxErr reports why ctx ended: the regex budget (naming the pattern) or
+// the caller's cancellation.
+func (r *splitRegex) ctxErr(ctx context.Context, chunk int) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if errors.Is(context.Cause(ctx), errRegexBudget) {
+		return fmt.Errorf("%w: %q ran past the time budget for a %d-character text", ErrRegexTimeout, r.pattern, chunk)
+	}
+	return fmt.Errorf("tokenizer: %w", ctx.Err())
+}
 
 // split appends the lengths (in runes) of chunk's matches and the gaps
 // between them to out, the way regexp2's FindNextMatch walks a text
@@ -83,8 +110,8 @@ func (r *splitRegex) split(ctx context.Context, chunk []rune, buf *[]byte, out [
 	}
 	for n := 1; pos <= len(b); n++ {
 		if n%ctxCheckEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return out, fmt.Errorf("tokenizer: %w", err)
+			if err := r.ctxErr(ctx, len(chunk)); err != nil {
+				return out, err
 			}
 		}
 		loc := r.re.FindSubmatchIndex(b[pos:])
@@ -124,8 +151,8 @@ func (r *splitRegex) splitBacktrack(ctx context.Context, chunk []rune, out []int
 	last := 0
 	for n := 1; err == nil && m != nil; n++ {
 		if n%ctxCheckEvery == 0 {
-			if cerr := ctx.Err(); cerr != nil {
-				return out, fmt.Errorf("tokenizer: %w", cerr)
+			if cerr := r.ctxErr(ctx, len(chunk)); cerr != nil {
+				return out, cerr
 			}
 		}
 		if m.Index > last {

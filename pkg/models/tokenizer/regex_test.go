@@ -252,3 +252,24 @@ func TestFamiliesRunLinear(t *testing.T) {
 		}
 	}
 }
+
+// TestQuadraticPatternBudget: a linear-time pattern whose every match
+// scans the rest of the text (n² in all) stops at the split's time budget
+// with an error naming the pattern.
+func TestQuadraticPatternBudget(t *testing.T) {
+	const pattern = `a[^z]*z|a`
+	tk, err := FromHF(splitTokenizerJSON(t, pattern), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("a", 100_000) // about 5e9 steps unbounded: minutes
+	start := time.Now()
+	_, err = tk.Encode(text, false, false)
+	budget := RegexMatchTimeout + time.Duration(len(text))*regexBudgetPerByte
+	if took := time.Since(start); took > budget+5*time.Second {
+		t.Errorf("took %v, budget %v", took, budget)
+	}
+	if !errors.Is(err, ErrRegexTimeout) || !strings.Contains(err.Error(), pattern) {
+		t.Fatalf("err = %v, want a timeout naming the pattern", err)
+	}
+}
