@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"path"
 	"regexp"
 	"strings"
 
@@ -84,22 +83,50 @@ func isLoopbackName(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// originAllowed reports whether a browser Origin may call the API.
+// originAllowed reports whether a browser Origin may call the API. An
+// origin is scheme://host[:port], nothing more; an IPv6 literal such as
+// [::1] is a host like any other.
 func (g *Guard) originAllowed(origin string) bool {
 	u, err := url.Parse(origin)
-	if err != nil || u.Scheme == "" || u.Host == "" && !strings.HasSuffix(origin, "://*") {
+	if err != nil || u.Scheme == "" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" ||
+		(u.Path != "" && u.Path != "/") {
 		return false
 	}
 	origin = strings.ToLower(strings.TrimSuffix(origin, "/"))
 	for _, p := range append(append([]string(nil), defaultOrigins...), g.Origins...) {
-		if p == "*" {
-			return true
-		}
-		if ok, _ := path.Match(strings.ToLower(p), origin); ok {
+		if p == "*" || originMatch(strings.ToLower(p), origin) {
 			return true
 		}
 	}
 	return false
+}
+
+// originMatch matches an origin against a pattern that is literal except
+// for "*", which stands for one or more characters of a host name or port
+// (letters, digits, '.', '-'): "http://localhost:*", "https://*.example.com",
+// "chrome-extension://*". Nothing else is special, so "[::1]" is the IPv6
+// loopback, not a character class.
+func originMatch(pattern, origin string) bool {
+	head, rest, wild := strings.Cut(pattern, "*")
+	if !wild {
+		return pattern == origin
+	}
+	if !strings.HasPrefix(origin, head) {
+		return false
+	}
+	origin = origin[len(head):]
+	// The star takes a run of host characters; try every length, so a
+	// pattern with several stars still matches exactly.
+	for n := 1; n <= len(origin) && isHostChar(origin[n-1]); n++ {
+		if originMatch(rest, origin[n:]) {
+			return true
+		}
+	}
+	return false
+}
+
+func isHostChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-'
 }
 
 // guard refuses requests whose Host does not name the daemon and browser

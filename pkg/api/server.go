@@ -10,10 +10,14 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -31,6 +35,7 @@ const retryAfterSeconds = "2"
 const (
 	DefaultMaxBodyBytes       = 4 << 20
 	DefaultStreamWriteTimeout = time.Minute
+	DefaultBodyReadTimeout    = 30 * time.Second
 )
 
 // PullFunc downloads a model into the local cache, reporting progress.
@@ -79,6 +84,12 @@ type Config struct {
 	// the client; a client that stops reading for longer is dropped and its
 	// generation cancelled. 0 = DefaultStreamWriteTimeout; < 0 = no limit.
 	StreamWriteTimeout time.Duration
+	// BodyReadTimeout is how long a request body may take to arrive once
+	// its headers have; a client that stalls longer gets 408 and is
+	// dropped. The deadline covers the body only, never the response, so
+	// long generations and streams are unaffected. 0 =
+	// DefaultBodyReadTimeout; < 0 = no limit.
+	BodyReadTimeout time.Duration
 	// Logger receives one line per request; nil = slog.Default().
 	Logger *slog.Logger
 	// Now is the clock (tests); nil = time.Now.
@@ -109,6 +120,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.StreamWriteTimeout == 0 {
 		cfg.StreamWriteTimeout = DefaultStreamWriteTimeout
+	}
+	if cfg.BodyReadTimeout == 0 {
+		cfg.BodyReadTimeout = DefaultBodyReadTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -179,6 +193,39 @@ func (s *Server) limitBody(c *gin.Context) {
 		return
 	}
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.cfg.MaxBodyBytes)
+	if c.Request.ContentLength != 0 && c.Request.Body != http.NoBody {
+		s.readBody(c)
+	}
+}
+
+// readBody reads the (size-capped) body before the handler runs, under a
+// read deadline of BodyReadTimeout that is lifted once the body is in: a
+// client cannot hold a connection and a handler by sending a body slowly,
+// and the deadline can never reach into a long generation.
+func (s *Server) readBody(c *gin.Context) {
+	rc := http.NewResponseController(c.Writer)
+	if s.cfg.BodyReadTimeout > 0 {
+		_ = rc.SetReadDeadline(time.Now().Add(s.cfg.BodyReadTimeout)) // unsupported (tests' recorders): no deadline
+	}
+	body, err := io.ReadAll(c.Request.Body)
+	_ = rc.SetReadDeadline(time.Time{})
+	var ne net.Error
+	switch {
+	case err == nil:
+		c.Request.Body = io.NopCloser(bytes.NewReader(body))
+		return
+	case errors.As(err, &ne) && ne.Timeout():
+		c.Header("Connection", "close")
+		s.writeError(c, http.StatusRequestTimeout, ErrorBody{
+			Message: fmt.Sprintf("the request body did not arrive within %v", s.cfg.BodyReadTimeout),
+			Type:    "invalid_request_error", Code: "request_timeout",
+		})
+	case errors.As(err, new(*http.MaxBytesError)):
+		s.fail(c, err) // 413
+	default:
+		s.fail(c, badRequest("reading request body: %v", err))
+	}
+	c.Abort()
 }
 
 // recoverer turns a handler panic into a 500 instead of a dropped connection.

@@ -55,14 +55,14 @@ func (m *Manager) Embed(ctx context.Context, req EmbedRequest) (EmbedResult, err
 	var out EmbedResult
 	prompts := make([][]int32, 0, len(req.Inputs)+len(req.Tokens))
 	for _, text := range req.Inputs {
-		p, err := encode(e, text, true)
+		p, err := encode(ctx, e, text, true)
 		if err != nil {
 			return EmbedResult{}, err
 		}
 		prompts = append(prompts, p)
 	}
 	for _, ids := range req.Tokens {
-		p, err := completionPrompt(e, CompletionRequest{Tokens: ids})
+		p, err := completionPrompt(ctx, e, CompletionRequest{Tokens: ids})
 		if err != nil {
 			return EmbedResult{}, err
 		}

@@ -46,7 +46,7 @@ func (m *Manager) Chat(ctx context.Context, req ChatRequest, onDelta func(Delta)
 		return m.refused(ctx, req.Model, t0, inputError(err, "rendering the chat template failed"))
 	}
 	// The rendered template carries its own BOS text when the model wants one.
-	prompt, err := encode(e, text, false)
+	prompt, err := encode(ctx, e, text, false)
 	if err != nil {
 		return m.refused(ctx, req.Model, t0, err)
 	}
@@ -69,15 +69,25 @@ func guard(what string, f func() error) (err error) {
 	return f()
 }
 
+// contextEncoder is implemented by tokenizers that stop once the
+// request's context ends (a prompt that takes long to split).
+type contextEncoder interface {
+	EncodeContext(ctx context.Context, text string, addSpecial, parseSpecial bool) ([]int32, error)
+}
+
 // encode tokenizes a prompt; a failure (or a panic) is the request's own.
-func encode(e *entry, text string, addSpecial bool) ([]int32, error) {
+func encode(ctx context.Context, e *entry, text string, addSpecial bool) ([]int32, error) {
 	tok := e.model.Tokenizer
 	if err := fitsInBytes(e, tok, text); err != nil {
 		return nil, err
 	}
 	var prompt []int32
 	err := guard("tokenizing the prompt", func() (err error) {
-		prompt, err = tok.Encode(text, addSpecial, true)
+		if ce, ok := tok.(contextEncoder); ok {
+			prompt, err = ce.EncodeContext(ctx, text, addSpecial, true)
+		} else {
+			prompt, err = tok.Encode(text, addSpecial, true)
+		}
 		return err
 	})
 	if err != nil {
@@ -126,7 +136,7 @@ func (m *Manager) Complete(ctx context.Context, req CompletionRequest, onDelta f
 		return m.refused(ctx, req.Model, t0, err)
 	}
 	defer m.release(e, req.Options.KeepAlive)
-	prompt, err := completionPrompt(e, req)
+	prompt, err := completionPrompt(ctx, e, req)
 	if err != nil {
 		return m.refused(ctx, req.Model, t0, err)
 	}
@@ -135,9 +145,9 @@ func (m *Manager) Complete(ctx context.Context, req CompletionRequest, onDelta f
 
 // completionPrompt tokenizes a completion's prompt, or checks the token
 // ids it came as.
-func completionPrompt(e *entry, req CompletionRequest) ([]int32, error) {
+func completionPrompt(ctx context.Context, e *entry, req CompletionRequest) ([]int32, error) {
 	if len(req.Tokens) == 0 {
-		return encode(e, req.Prompt, req.AddSpecial)
+		return encode(ctx, e, req.Prompt, req.AddSpecial)
 	}
 	n := e.model.Tokenizer.VocabSize()
 	for i, id := range req.Tokens {

@@ -79,7 +79,9 @@ func (c *Client) fetchRepoInfo(ctx context.Context, repo, rev string) (*repoInfo
 	what := fmt.Sprintf("repo %s at revision %s", repo, rev)
 	var info repoInfo
 	err := c.retry(ctx, what, func() error {
-		resp, err := c.do(ctx, http.MethodGet, u, true, nil)
+		reqCtx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		resp, err := c.do(reqCtx, http.MethodGet, u, true, nil)
 		if err != nil {
 			return err
 		}
@@ -87,7 +89,12 @@ func (c *Client) fetchRepoInfo(ctx context.Context, repo, rev string) (*repoInfo
 		if resp.StatusCode != http.StatusOK {
 			return httpError(resp, what)
 		}
-		if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&info); err != nil {
+		body := newStallReader(resp.Body, c.opts.ReadTimeout, cancel)
+		defer body.stop()
+		if err := json.NewDecoder(io.LimitReader(body, 64<<20)).Decode(&info); err != nil {
+			if errors.Is(context.Cause(reqCtx), ErrStalled) {
+				return fmt.Errorf("%s: %w: the Hub sent nothing for %v", what, ErrStalled, c.opts.ReadTimeout)
+			}
 			return fmt.Errorf("%s: bad JSON from the Hub: %w", what, err)
 		}
 		return nil
@@ -250,7 +257,7 @@ func retryable(err error) bool {
 	if errors.As(err, &ne) && refused(ne.err) {
 		return false // offline: retrying only delays the answer
 	}
-	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errDropped)
+	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errDropped) || errors.Is(err, ErrStalled)
 }
 
 // retry runs f until it succeeds, fails permanently or runs out of tries,

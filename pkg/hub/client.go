@@ -50,6 +50,10 @@ type Options struct {
 	// exponential backoff from RetryBase (default 500ms) capped at 10s.
 	MaxRetries int
 	RetryBase  time.Duration
+	// ReadTimeout is how long a download may receive nothing before it
+	// counts as stalled and is retried from where it stopped (default 10s,
+	// as huggingface_hub's).
+	ReadTimeout time.Duration
 }
 
 // OptionsFromEnv builds Options from HF_HUB_CACHE, HF_HOME, XDG_CACHE_HOME,
@@ -158,6 +162,9 @@ type Client struct {
 	symlink func(oldname, newname string) error // os.Symlink; tests simulate a file system without links
 }
 
+// DefaultReadTimeout is Options.ReadTimeout's default.
+const DefaultReadTimeout = 10 * time.Second
+
 // New returns a Client; zero Options fields take their defaults.
 func New(opts Options) *Client {
 	opts.Endpoint = strings.TrimRight(cmp.Or(opts.Endpoint, envvars.HFEndpoint.Default), "/")
@@ -165,6 +172,7 @@ func New(opts Options) *Client {
 	opts.ParallelThreshold = cmp.Or(opts.ParallelThreshold, 64<<20)
 	opts.MaxRetries = cmp.Or(opts.MaxRetries, 5)
 	opts.RetryBase = cmp.Or(opts.RetryBase, 500*time.Millisecond)
+	opts.ReadTimeout = cmp.Or(opts.ReadTimeout, DefaultReadTimeout)
 	if opts.Aliases == nil {
 		opts.Aliases = BuiltinAliases()
 	}

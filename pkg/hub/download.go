@@ -46,12 +46,16 @@ func (c *Client) fetchFile(ctx context.Context, repo, commit, file, lfsSHA strin
 	if err != nil {
 		return err
 	}
-	blob := c.blobPath(repo, meta.ETag)
+	name, err := blobName(meta, lfsSHA, repo+"/"+file)
+	if err != nil {
+		return err
+	}
+	blob := c.blobPath(repo, name)
 	if blobComplete(blob, meta.Size) {
 		c.emit(Event{Kind: EventCached, Repo: repo, File: file, Total: meta.Size, Message: "reusing cached blob"})
-		return c.linkSnapshot(repo, commit, file, meta.ETag, false)
+		return c.linkSnapshot(repo, commit, file, name, false)
 	}
-	unlock, err := lockFile(ctx, c.lockPath(repo, meta.ETag))
+	unlock, err := lockFile(ctx, c.lockPath(repo, name))
 	if err != nil {
 		return err
 	}
@@ -63,11 +67,28 @@ func (c *Client) fetchFile(ctx context.Context, repo, commit, file, lfsSHA strin
 		}
 		newBlob = true
 	}
-	if err := c.linkSnapshot(repo, commit, file, meta.ETag, newBlob); err != nil {
+	if err := c.linkSnapshot(repo, commit, file, name, newBlob); err != nil {
 		return err
 	}
 	c.emit(Event{Kind: EventDone, Repo: repo, File: file, Bytes: meta.Size, Total: meta.Size})
 	return nil
+}
+
+// blobName is the name of a file's blob: the hash it is verified against,
+// which is the LFS sha256 the API listed when there is one (whatever the
+// X-Linked-Etag says), else the ETag, which must then be a sha256 or git's
+// blob sha1. A blob's name is thus always its verified content hash.
+func blobName(meta *fileMeta, lfsSHA, what string) (string, error) {
+	if lfsSHA != "" {
+		if !sha256Re.MatchString(lfsSHA) {
+			return "", fmt.Errorf("%s: %w: the Hub's LFS sha256 %q is not a hex sha256", what, ErrUnsafePath, lfsSHA)
+		}
+		return lfsSHA, nil
+	}
+	if !sha256Re.MatchString(meta.ETag) && !gitSHARe.MatchString(meta.ETag) {
+		return "", fmt.Errorf("%s: the Hub's ETag %q is not a content hash, so the file cannot be verified", what, meta.ETag)
+	}
+	return meta.ETag, nil
 }
 
 func blobComplete(p string, size int64) bool {
@@ -172,7 +193,9 @@ func (d *transfer) getRange(ctx context.Context, from, to int64, add func(int64)
 		h.Set("Range", r)
 	}
 	u, auth := d.location()
-	resp, err := d.c.doFollow(ctx, u, auth, h)
+	reqCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	resp, err := d.c.doFollow(reqCtx, u, auth, h)
 	if err != nil {
 		return 0, err
 	}
@@ -193,14 +216,28 @@ func (d *transfer) getRange(ctx context.Context, from, to int64, add func(int64)
 	default:
 		return 0, httpError(resp, d.what)
 	}
-	n, err := copyAt(d.f, resp.Body, from, add)
+	limit := int64(-1) // the most this response may carry: the range, or the rest of the declared size
+	switch {
+	case to >= 0:
+		limit = to - from
+	case d.size >= 0:
+		limit = d.size - from
+	}
+	body := newStallReader(resp.Body, d.c.opts.ReadTimeout, cancel)
+	defer body.stop()
+	n, err := copyAt(d.f, body, from, limit, add)
 	if err != nil {
 		if ctx.Err() != nil {
 			return n, ctx.Err()
 		}
 		var we *writeError
-		if errors.As(err, &we) {
+		switch {
+		case errors.As(err, &we):
 			return n, fmt.Errorf("%s: %w", d.what, we)
+		case errors.Is(context.Cause(reqCtx), ErrStalled):
+			return n, fmt.Errorf("%s: %w: the server sent nothing for %v", d.what, ErrStalled, d.c.opts.ReadTimeout)
+		case errors.Is(err, ErrOversize):
+			return n, fmt.Errorf("%s: %w (%d bytes)", d.what, err, d.size)
 		}
 		return n, &networkError{fmt.Errorf("%s: %w", d.what, err)}
 	}
@@ -210,11 +247,28 @@ func (d *transfer) getRange(ctx context.Context, from, to int64, add func(int64)
 	return n, nil
 }
 
-func copyAt(f *os.File, r io.Reader, off int64, add func(int64)) (int64, error) {
+// copyAt writes what r sends into f from offset off; limit >= 0 is the
+// most r may send: nothing past it is written, and more is ErrOversize.
+func copyAt(f *os.File, r io.Reader, off, limit int64, add func(int64)) (int64, error) {
 	buf := make([]byte, 256<<10)
 	var n int64
 	for {
-		k, err := r.Read(buf)
+		if limit >= 0 && n >= limit {
+			// One byte more than declared fails the transfer; EOF ends it.
+			if k, err := r.Read(buf[:1]); k > 0 {
+				return n, ErrOversize
+			} else if err == io.EOF {
+				return n, nil
+			} else if err != nil {
+				return n, err
+			}
+			continue
+		}
+		want := len(buf)
+		if limit >= 0 {
+			want = int(min(int64(want), limit-n))
+		}
+		k, err := r.Read(buf[:want])
 		if k > 0 {
 			if _, werr := f.WriteAt(buf[:k], off+n); werr != nil {
 				return n, &writeError{path: f.Name(), err: werr}

@@ -2,7 +2,9 @@ package hub
 
 import (
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -217,6 +219,16 @@ func defaultQuant(labels []string) string {
 
 // completeSplit checks that a split GGUF has every shard and returns the
 // shards in order (first shard first).
+// pickHint says how to load one of several GGUF files sharing a quant:
+// by its path, for a local directory; a Hub repository's file must be
+// downloaded first.
+func pickHint(repo, file string) string {
+	if fi, err := os.Stat(repo); err == nil && fi.IsDir() {
+		return "give the file's path instead of the directory, e.g. " + filepath.Join(repo, file)
+	}
+	return "download the file you want (for example with huggingface-cli download) and give its path"
+}
+
 func completeSplit(repo string, files []string) ([]string, error) {
 	if len(files) == 1 && !splitRe.MatchString(files[0]) {
 		return files, nil
@@ -226,7 +238,8 @@ func completeSplit(repo string, files []string) ([]string, error) {
 	for _, f := range files {
 		m := splitRe.FindStringSubmatch(f)
 		if m == nil {
-			return nil, fmt.Errorf("%s: several GGUF files share one quant (%s); name the file's quant more precisely", repo, strings.Join(files, ", "))
+			return nil, fmt.Errorf("%w: %s has several GGUF files of one quant that are not the shards of a split model (%s), so helexa cannot tell which to load; %s",
+				ErrBadReference, repo, strings.Join(files, ", "), pickHint(repo, files[0]))
 		}
 		i, _ := strconv.Atoi(m[1])
 		n, _ := strconv.Atoi(m[2])

@@ -17,7 +17,7 @@ func TestDiskFullIsNotANetworkError(t *testing.T) {
 		t.Fatalf("/dev/full: %v", err)
 	}
 	defer f.Close()
-	_, err = copyAt(f, bytes.NewReader(make([]byte, 1000)), 0, func(int64) {})
+	_, err = copyAt(f, bytes.NewReader(make([]byte, 1000)), 0, -1, func(int64) {})
 	mustErrorIs(t, err, ErrDiskFull)
 	checkTrue(t, !retryable(fmt.Errorf("m.gguf: %w", err)), "a full disk is not retried")
 	checkTrue(t, strings.Contains(err.Error(), "free some space"), err.Error())

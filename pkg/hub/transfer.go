@@ -191,8 +191,14 @@ func (d *transfer) report(repo, file string) func() {
 	return func() { close(done); wg.Wait() }
 }
 
-// withRetry calls f until it succeeds; failures that made progress do not
-// count against the retry budget.
+// stallProgress is how much a stalled attempt must have received for its
+// stall not to count against the retry budget: a server that sends a
+// little and stalls every time must fail, not trickle forever.
+const stallProgress = 1 << 20
+
+// withRetry calls f until it succeeds; failures that made progress (for a
+// stall, at least stallProgress bytes) do not count against the retry
+// budget.
 func (d *transfer) withRetry(ctx context.Context, f func() (int64, error)) error {
 	fails := 0
 	for {
@@ -200,7 +206,8 @@ func (d *transfer) withRetry(ctx context.Context, f func() (int64, error)) error
 		if err == nil {
 			return nil
 		}
-		if n > 0 {
+		stalled := errors.Is(err, ErrStalled)
+		if (n > 0 && !stalled) || n >= stallProgress {
 			fails = 0
 		}
 		if errors.Is(err, errLinkExpired) && ctx.Err() == nil {
@@ -209,6 +216,9 @@ func (d *transfer) withRetry(ctx context.Context, f func() (int64, error)) error
 		if !retryable(err) || fails >= d.c.opts.MaxRetries || ctx.Err() != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("%s: download interrupted (the partial file is kept and resumes next time): %w", d.what, ctx.Err())
+			}
+			if stalled {
+				return fmt.Errorf("%w; gave up after %d tries (the partial file is kept and resumes next time)", err, fails+1)
 			}
 			return err
 		}

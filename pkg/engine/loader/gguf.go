@@ -333,6 +333,11 @@ func (g engineTokenizer) MaxTokenBytes() int { return g.maxBytes }
 func (g engineTokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error) {
 	return g.t.Encode(text, addSpecial, parseSpecial)
 }
+
+// EncodeContext is Encode stopping once ctx ends (the engine's request).
+func (g engineTokenizer) EncodeContext(ctx context.Context, text string, addSpecial, parseSpecial bool) ([]int32, error) {
+	return g.t.EncodeContext(ctx, text, addSpecial, parseSpecial)
+}
 func (g engineTokenizer) IsEOG(id int32) bool { return g.t.IsEOG(id) }
 
 func (g engineTokenizer) TokenText(id int32) string { return g.t.Piece(id, false) }

@@ -15,6 +15,7 @@ import (
 	"github.com/helexa/helexa/pkg/models/arch"
 	"github.com/helexa/helexa/pkg/models/chat"
 	"github.com/helexa/helexa/pkg/models/modelfile"
+	"github.com/helexa/helexa/pkg/models/safetensors"
 	"github.com/helexa/helexa/pkg/models/tokenizer"
 )
 
@@ -25,7 +26,7 @@ import (
 // of generation_config.json and config.json.
 func (l *Files) loadHF(ctx context.Context, res *hub.Resolved, opts engine.LoadOptions, log *slog.Logger) (*engine.Model, error) {
 	dir := res.ModelPath
-	cfgRaw, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	cfgRaw, err := safetensors.ReadSideFile(dir, "config.json")
 	if err != nil {
 		return nil, &engine.Error{Kind: engine.KindBadRequest, Msg: fmt.Sprintf("model directory %s has no readable config.json", dir), Err: err}
 	}
@@ -57,7 +58,10 @@ func (l *Files) loadHF(ctx context.Context, res *hub.Resolved, opts engine.LoadO
 		Details:   hfDetails(mf, res, ex.Info()),
 		Closer:    mf.Close,
 	}
-	tpl, err := chat.FromDir(dir)
+	var tpl *chat.Template
+	if err = safetensors.CheckSideFiles(dir, "tokenizer_config.json", "chat_template.jinja", "chat_template.json"); err == nil {
+		tpl, err = chat.FromDir(dir)
+	}
 	if errors.Is(err, chat.ErrNoTemplate) {
 		log.Info("model has no chat template; using ChatML", "path", dir)
 		tpl, err = chat.Compile(chat.ChatML)
@@ -70,11 +74,11 @@ func (l *Files) loadHF(ctx context.Context, res *hub.Resolved, opts engine.LoadO
 }
 
 func hfTokenizer(dir string) (*tokenizer.Tokenizer, error) {
-	tj, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
+	tj, err := safetensors.ReadSideFile(dir, "tokenizer.json")
 	if err != nil {
 		return nil, &engine.Error{Kind: engine.KindBadRequest, Msg: fmt.Sprintf("model directory %s has no readable tokenizer.json (helexa reads the Hugging Face tokenizer from it)", dir), Err: err}
 	}
-	tc, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json"))
+	tc, err := safetensors.ReadSideFile(dir, "tokenizer_config.json")
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, &engine.Error{Kind: engine.KindBadRequest, Msg: fmt.Sprintf("%s: reading tokenizer_config.json failed", dir), Err: err}
 	}
@@ -107,7 +111,7 @@ func eosIDs(dir string, cfgRaw []byte) map[int32]bool {
 		}
 	}
 	add(cfgRaw)
-	if raw, err := os.ReadFile(filepath.Join(dir, "generation_config.json")); err == nil {
+	if raw, err := safetensors.ReadSideFile(dir, "generation_config.json"); err == nil {
 		add(raw)
 	}
 	return ids

@@ -121,6 +121,9 @@ func (r *Remote) PID() int {
 // Close implements executor.Executor: it asks the runner to close, then
 // makes sure the process is gone.
 func (r *Remote) Close() error {
+	if r == nil {
+		return nil
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()

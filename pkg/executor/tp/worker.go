@@ -21,7 +21,11 @@ func ProcessStarter(proc rpc.ProcessOptions) StartWorker {
 		p.Args = append(append([]string(nil), proc.Args...),
 			"--rank", strconv.Itoa(rank), "--size", strconv.Itoa(size), "--rendezvous", dir)
 		p.Name = fmt.Sprintf("%s rank %d/%d", proc.Name, rank, size)
-		return rpc.Start(ctx, p, load)
+		r, err := rpc.Start(ctx, p, load)
+		if err != nil {
+			return nil, err // not a nil *rpc.Remote in a non-nil Worker
+		}
+		return r, nil
 	}
 }
 

@@ -1,8 +1,8 @@
 // Package hubtest is a fake Hugging Face Hub for tests: an httptest server
 // speaking the parts of the Hub protocol pkg/hub uses (revision API, resolve
 // URLs with LFS headers and redirects to a second "CDN" server, Range
-// requests) plus injectable faults (dropped connections, corrupted bodies,
-// error statuses, gated repos). Other packages' tests can use it to pull
+// requests) plus injectable faults (dropped connections, stalls, oversized
+// bodies, wrong ETags, corrupted bodies, error statuses, gated repos). Other packages' tests can use it to pull
 // tiny models without a network.
 package hubtest
 
@@ -55,6 +55,10 @@ type fault struct {
 	corrupt    bool
 	status     int
 	statusLeft int
+	extra      int64  // bytes sent past the file, without a Content-Length
+	stallAfter int64  // body bytes before the response stops sending
+	stallTimes int    // content GETs left that stall (<0: every one)
+	linkedETag string // X-Linked-Etag to send instead of the sha256
 }
 
 // Stats counts what the fake served for one file.
@@ -148,6 +152,26 @@ func (h *Hub) Gate(id, token string) {
 // connection after n body bytes.
 func (h *Hub) DropAfter(id, file string, n int64, times int) {
 	h.withFault(id, file, func(f *fault) { f.dropAfter, f.dropTimes = n, times })
+}
+
+// Oversize makes every content GET of the file answer 200 without a
+// Content-Length and send extra bytes after the file, as a hostile server
+// would to fill the disk.
+func (h *Hub) Oversize(id, file string, extra int64) {
+	h.withFault(id, file, func(f *fault) { f.extra = extra })
+}
+
+// StallAfter makes the next `times` content GETs of the file (times < 0:
+// every one) stop sending after n body bytes, keeping the connection open
+// until the client gives up.
+func (h *Hub) StallAfter(id, file string, n int64, times int) {
+	h.withFault(id, file, func(f *fault) { f.stallAfter, f.stallTimes = n, times })
+}
+
+// LinkedETag makes the Hub announce etag as the LFS file's X-Linked-Etag
+// (the API's lfs.sha256 stays right).
+func (h *Hub) LinkedETag(id, file, etag string) {
+	h.withFault(id, file, func(f *fault) { f.linkedETag = etag })
 }
 
 // Corrupt makes every content GET of the file serve a body with a flipped byte.
@@ -362,7 +386,13 @@ func (h *Hub) serveResolve(w http.ResponseWriter, r *http.Request, id, rev, file
 	if IsLFS(file) {
 		sum := SHA256(data)
 		w.Header().Set("ETag", `"`+GitSHA1([]byte("version https://git-lfs.github.com/spec/v1\noid sha256:"+sum))+`"`)
-		w.Header().Set("X-Linked-Etag", `"`+sum+`"`)
+		linked := sum
+		h.mu.Lock()
+		if f := h.faults[id+"/"+file]; f != nil && f.linkedETag != "" {
+			linked = f.linkedETag
+		}
+		h.mu.Unlock()
+		w.Header().Set("X-Linked-Etag", `"`+linked+`"`)
 		w.Header().Set("X-Linked-Size", fmt.Sprint(len(data)))
 		h.mu.Lock()
 		h.links++
@@ -417,7 +447,7 @@ func (h *Hub) serveContent(w http.ResponseWriter, r *http.Request, id, file stri
 	k := id + "/" + file
 	h.mu.Lock()
 	f := h.faults[k]
-	drop, rate := int64(-1), int64(0)
+	drop, stall, rate, extra := int64(-1), int64(-1), int64(0), int64(0)
 	if f != nil {
 		rate = f.rate
 	}
@@ -429,6 +459,15 @@ func (h *Hub) serveContent(w http.ResponseWriter, r *http.Request, id, file stri
 			f.dropTimes--
 			drop = f.dropAfter
 		}
+		if f != nil && f.stallTimes != 0 {
+			if f.stallTimes > 0 {
+				f.stallTimes--
+			}
+			stall = f.stallAfter
+		}
+		if f != nil {
+			extra = f.extra
+		}
 	}
 	if f != nil && f.corrupt && len(data) > 0 {
 		data = bytes.Clone(data)
@@ -438,7 +477,13 @@ func (h *Hub) serveContent(w http.ResponseWriter, r *http.Request, id, file stri
 		r.Header.Del("Range")
 	}
 	h.mu.Unlock()
-	cw := &countingWriter{ResponseWriter: w, h: h, key: k, limit: drop, rate: rate}
+	cw := &countingWriter{ResponseWriter: w, h: h, key: k, limit: drop, rate: rate, stall: stall, done: r.Context().Done()}
+	if extra > 0 {
+		w.WriteHeader(http.StatusOK) // no Content-Length: the body is chunked
+		_, _ = cw.Write(data)
+		_, _ = cw.Write(make([]byte, extra))
+		return
+	}
 	http.ServeContent(cw, r, "", time.Time{}, bytes.NewReader(data))
 }
 
@@ -450,6 +495,8 @@ type countingWriter struct {
 	key   string
 	limit int64
 	rate  int64
+	stall int64           // >= 0: stop sending after this many bytes
+	done  <-chan struct{} // the request's end
 	n     int64
 }
 
@@ -476,6 +523,15 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 func (c *countingWriter) write(p []byte) (int, error) {
+	if c.stall >= 0 && c.n+int64(len(p)) > c.stall {
+		k, _ := c.ResponseWriter.Write(p[:c.stall-c.n])
+		c.add(int64(k))
+		if fl, ok := c.ResponseWriter.(http.Flusher); ok {
+			fl.Flush()
+		}
+		<-c.done // send nothing more until the client hangs up
+		panic(http.ErrAbortHandler)
+	}
 	if c.limit >= 0 && c.n+int64(len(p)) > c.limit {
 		p = p[:c.limit-c.n]
 		k, _ := c.ResponseWriter.Write(p)

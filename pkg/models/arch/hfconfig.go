@@ -109,7 +109,8 @@ type HFRopeScaling struct {
 
 // ParseHFConfig decodes a config.json. A multimodal checkpoint's
 // text_config becomes the configuration, under the top level's
-// architectures and model_type.
+// architectures and model_type. Every size is range-checked (a
+// *LimitError names the key, its value and the limit).
 func ParseHFConfig(raw []byte) (*HFConfig, error) {
 	var c HFConfig
 	if err := json.Unmarshal(raw, &c); err != nil {
@@ -119,7 +120,10 @@ func ParseHFConfig(raw []byte) (*HFConfig, error) {
 		t := *tc
 		t.Architectures, t.ModelType, t.TextConfig = c.Architectures, cmp.Or(c.ModelType, t.ModelType), nil
 		t.TieWordEmbeddings = t.TieWordEmbeddings || c.TieWordEmbeddings
-		return &t, nil
+		c = t
+	}
+	if err := c.checkHFLimits(false); err != nil {
+		return nil, err
 	}
 	return &c, nil
 }
@@ -146,14 +150,8 @@ func (c *HFConfig) Arch() (string, error) {
 // hparams turns the config into HParams (NVocab is filled from the
 // embedding) and the RoPE frequency factors (llama3 scaling), if any.
 func (c *HFConfig) hparams() (HParams, []float32, error) {
-	for _, f := range []struct {
-		key string
-		v   int
-	}{{"hidden_size", c.HiddenSize}, {"num_hidden_layers", c.NumHiddenLayers},
-		{"num_attention_heads", c.NumAttentionHeads}, {"max_position_embeddings", c.MaxPositionEmbeddings}} {
-		if f.v <= 0 || f.v > 1<<30 {
-			return HParams{}, nil, fmt.Errorf("config.json: %s = %d, want a positive size", f.key, f.v)
-		}
+	if err := c.checkHFLimits(true); err != nil {
+		return HParams{}, nil, err
 	}
 	h := HParams{NEmbd: c.HiddenSize, NLayer: c.NumHiddenLayers, NHead: c.NumAttentionHeads,
 		NHeadKV: c.NumKeyValueHeads, HeadDim: c.HeadDim, NCtxTrain: c.MaxPositionEmbeddings,

@@ -64,8 +64,8 @@ func (m *meta) uint(name string) int {
 		m.err = &MissingKeyError{Key: m.key(name), Err: err}
 		return 0
 	}
-	if v == 0 || v > 1<<31 {
-		m.err = fmt.Errorf("metadata key %s: value %d out of range", m.key(name), v)
+	if limit := ggufLimit(name); v == 0 || v > uint64(limit) {
+		m.err = &LimitError{Source: "GGUF metadata", Key: m.key(name), Value: int64(min(v, 1<<62)), Limit: int64(limit)}
 		return 0
 	}
 	return int(v)

@@ -8,7 +8,6 @@ package modelfile
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/helexa/helexa/pkg/models/arch"
 	"github.com/helexa/helexa/pkg/models/gguf"
@@ -66,7 +65,7 @@ func Open(path string) (*Model, error) {
 // openHFDir loads a directory holding config.json and *.safetensors
 // (single file or sharded with model.safetensors.index.json).
 func openHFDir(dir string) (*Model, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	raw, err := safetensors.ReadSideFile(dir, "config.json")
 	if err != nil {
 		return nil, fmt.Errorf("model directory %s: %w (a Hugging Face model directory needs config.json beside its *.safetensors)", dir, err)
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/helexa/helexa/internal/fsutil"
 )
 
 // IndexName is the file naming every tensor's shard in a sharded model.
@@ -65,7 +67,7 @@ func Open(path string) (*File, error) {
 
 // openIndex opens the shards a model.safetensors.index.json names.
 func openIndex(path string) (*File, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := fsutil.ReadRegular(path, MaxIndexBytes)
 	if err != nil {
 		return nil, fmt.Errorf("open safetensors index: %w", err)
 	}

@@ -1,6 +1,8 @@
 package tokenizer
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -20,6 +22,16 @@ type fragment struct {
 // written in the text (such as "<|im_end|>") become their ids — without it
 // no control token is ever produced from text.
 func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error) {
+	return t.EncodeContext(context.Background(), text, addSpecial, parseSpecial)
+}
+
+// EncodeContext is Encode, stopping with an error wrapping ctx.Err() once
+// ctx is done (a request's cancellation or deadline), checked between
+// fragments and every few dozen pre-tokenizer matches and words.
+func (t *Tokenizer) EncodeContext(ctx context.Context, text string, addSpecial, parseSpecial bool) ([]int32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
 	out := make([]int32, 0, len(text)/3+2)
 	frags := t.partition(text, parseSpecial)
 	sc := t.getScratch()
@@ -27,7 +39,7 @@ func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int32,
 	var err error
 	switch t.kind {
 	case KindSPM, KindBPERaw:
-		out, err = t.encodeSPMFragments(sc, frags, addSpecial, out)
+		out, err = t.encodeSPMFragments(ctx, sc, frags, addSpecial, out)
 	default:
 		if addSpecial && t.addBOS {
 			out = append(out, t.bos)
@@ -37,7 +49,7 @@ func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int32,
 				out = append(out, f.tok)
 				continue
 			}
-			if out, err = t.encodeText(sc, f.text, out); err != nil {
+			if out, err = t.encodeText(ctx, sc, f.text, out); err != nil {
 				return nil, err
 			}
 		}
@@ -51,13 +63,16 @@ func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int32,
 	return out, nil
 }
 
-func (t *Tokenizer) encodeSPMFragments(sc *scratch, frags []fragment, addSpecial bool, out []int32) ([]int32, error) {
+func (t *Tokenizer) encodeSPMFragments(ctx context.Context, sc *scratch, frags []fragment, addSpecial bool, out []int32) ([]int32, error) {
 	prevSpecial := true
 	if addSpecial && t.addBOS {
 		out = append(out, t.bos)
 	}
 	var b strings.Builder
 	for _, f := range frags {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("tokenizer: %w", err)
+		}
 		if f.tok != NoToken {
 			out = append(out, f.tok)
 			prevSpecial = true
@@ -93,17 +108,25 @@ func (t *Tokenizer) encodeSPMFragments(sc *scratch, frags []fragment, addSpecial
 }
 
 // encodeText tokenizes one text fragment with a BPE model.
-func (t *Tokenizer) encodeText(sc *scratch, text string, out []int32) ([]int32, error) {
+func (t *Tokenizer) encodeText(ctx context.Context, sc *scratch, text string, out []int32) ([]int32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
 	text = sanitize(text)
 	if t.nfc {
 		text = norm.NFC.String(text)
 	}
-	lens, err := t.split.split(text, &sc.split, classes(cptTable()))
+	lens, err := t.split.splitCtx(ctx, text, &sc.split, classes(cptTable()))
 	if err != nil {
 		return nil, err
 	}
 	pos := 0
-	for _, n := range lens {
+	for i, n := range lens {
+		if i%ctxCheckEvery == ctxCheckEvery-1 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("tokenizer: %w", err)
+			}
+		}
 		out = t.encodeWord(sc, text[pos:pos+n], out)
 		pos += n
 	}

@@ -36,6 +36,13 @@ type hfFile struct {
 	} `json:"model"`
 }
 
+// Vocabulary bounds for a tokenizer.json: real vocabularies hold under a
+// million tokens, with few unused ids among them.
+const (
+	maxVocab     = 1 << 24
+	maxVocabGaps = 1 << 16
+)
+
 // hfNode is any normalizer / pre-tokenizer / decoder / post-processor
 // object; nested sequences are walked generically.
 type hfNode map[string]any
@@ -80,8 +87,11 @@ func hfVocab(hf *hfFile, s *spec) error {
 	for _, a := range hf.AddedTokens {
 		n = max(n, a.ID+1)
 	}
-	if n == 0 || n > 1<<24 {
-		return fmt.Errorf("%w: tokenizer.json has %d tokens", ErrInvalidVocab, n)
+	if n == 0 || n > maxVocab {
+		return fmt.Errorf("%w: tokenizer.json has %d tokens (the limit is %d)", ErrInvalidVocab, n, maxVocab)
+	}
+	if defined := len(hf.Model.Vocab) + len(hf.AddedTokens); n > defined+maxVocabGaps {
+		return fmt.Errorf("%w: tokenizer.json's ids reach %d but it defines only %d tokens (at most %d unused ids are allowed)", ErrInvalidVocab, n-1, defined, maxVocabGaps)
 	}
 	s.tokens = make([]string, n)
 	s.types = make([]int32, n)

@@ -163,6 +163,7 @@ func TestFromHFErrors(t *testing.T) {
 		"bad merges":    `{"decoder": {"type": "ByteLevel"}, "pre_tokenizer": {"type": "ByteLevel", "use_regex": true}, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": 5}}`,
 		"negative id":   `{"decoder": {"type": "ByteLevel"}, "pre_tokenizer": {"type": "ByteLevel", "use_regex": true}, "model": {"type": "BPE", "vocab": {"a": -1}, "merges": []}}`,
 		"no tokens":     `{"decoder": {"type": "ByteLevel"}, "pre_tokenizer": {"type": "ByteLevel", "use_regex": true}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`,
+		"sparse ids":    `{"decoder": {"type": "ByteLevel"}, "pre_tokenizer": {"type": "ByteLevel", "use_regex": true}, "model": {"type": "BPE", "vocab": {"a": 0, "b": 16000000}, "merges": []}}`,
 		"bad bos count": `{"decoder": {"type": "ByteLevel"}, "pre_tokenizer": {"type": "ByteLevel", "use_regex": true}, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}`,
 	} {
 		cfg := []byte(`{"add_bos_token": true}`)

@@ -1,12 +1,11 @@
 package tokenizer
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/dlclark/regexp2"
 )
 
 // A pre-tokenizer splits text into words before BPE. Like llama.cpp's
@@ -16,6 +15,7 @@ type pretokenizer struct {
 	steps []step
 	// collapse / wide tell which transformed texts the regex steps need.
 	collapse, wide bool
+	regex          bool // some step is a regex (not a hand-written splitter)
 }
 
 type stepKind int
@@ -29,7 +29,7 @@ const (
 
 type step struct {
 	kind      stepKind
-	re        *regexp2.Regexp
+	re        *splitRegex
 	collapsed bool // run on the category-collapsed text (pattern used \p{..})
 }
 
@@ -133,11 +133,12 @@ func compileChain(exprs []string, llamaCompat bool) (*pretokenizer, error) {
 				p.wide = true
 			}
 		}
-		re, err := regexp2.Compile(pat, regexp2.None)
+		re, err := compileSplitRegex(e, pat)
 		if err != nil {
-			return nil, fmt.Errorf("%w: pre-tokenizer regex %q: %w", ErrUnsupported, e, err)
+			return nil, err
 		}
 		st.re = re
+		p.regex = true
 		p.steps = append(p.steps, st)
 	}
 	return p, nil
@@ -224,11 +225,23 @@ func collapsedRune(r rune, f uint8) rune {
 type splitScratch struct {
 	cps, collapsed, wide []rune
 	offs, next           []int
+	utf8                 []byte
 }
 
 // split returns the byte lengths of text's consecutive words. text must be
 // valid UTF-8 (see sanitize); the result aliases sc.
 func (p *pretokenizer) split(text string, sc *splitScratch, cls classes) ([]int, error) {
+	return p.splitCtx(context.Background(), text, sc, cls)
+}
+
+// splitCtx is split, stopping with an error once ctx is done or the regex
+// steps spend their time budget (see withRegexBudget).
+func (p *pretokenizer) splitCtx(ctx context.Context, text string, sc *splitScratch, cls classes) ([]int, error) {
+	if p.regex {
+		var cancel context.CancelFunc
+		ctx, cancel = withRegexBudget(ctx, len(text))
+		defer cancel()
+	}
 	sc.cps = toRunes(sc.cps, text)
 	cps := sc.cps
 	if p.collapse || p.wide {
@@ -268,7 +281,7 @@ func (p *pretokenizer) split(text string, sc *splitScratch, cls classes) ([]int,
 				if src == nil || len(src) != len(cps) {
 					src = cps
 				}
-				next, err = regexSplit(st.re, src[start:start+n], next)
+				next, err = st.re.split(ctx, src[start:start+n], &sc.utf8, next)
 			}
 			if err != nil {
 				return nil, err
@@ -289,26 +302,4 @@ func (p *pretokenizer) split(text string, sc *splitScratch, cls classes) ([]int,
 		i += n
 	}
 	return offs, nil
-}
-
-func regexSplit(re *regexp2.Regexp, chunk []rune, out []int) ([]int, error) {
-	m, err := re.FindRunesMatch(chunk)
-	last := 0
-	for err == nil && m != nil {
-		if m.Index > last {
-			out = append(out, m.Index-last)
-		}
-		if m.Length > 0 {
-			out = append(out, m.Length)
-		}
-		last = m.Index + m.Length
-		m, err = re.FindNextMatch(m)
-	}
-	if err != nil {
-		return out, fmt.Errorf("tokenizer: pre-tokenizer regex: %w", err)
-	}
-	if last < len(chunk) {
-		out = append(out, len(chunk)-last)
-	}
-	return out, nil
 }
