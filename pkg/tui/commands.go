@@ -86,6 +86,7 @@ func (m *Model) errorf(format string, args ...any) {
 // clear starts a new conversation.
 func (m *Model) clear(note string) {
 	m.msgs = nil
+	m.past = append(m.past, m.entries...)
 	m.entries = nil
 	m.ctxUsed = 0
 	m.addEntry(&entry{kind: kindInfo, text: note})
