@@ -165,12 +165,12 @@ func runBench(ctx context.Context, opts benchOptions, s streams) error {
 // lines do not bury the table).
 func benchService(ctx context.Context, host, device string, log *slog.Logger) (engine.Service, func(), error) {
 	if host != "" {
-		c, err := daemonClient(host)
+		c, t, err := daemonClient(host, nil)
 		if err != nil {
 			return nil, nil, err
 		}
 		if err := c.Health(ctx); err != nil {
-			return nil, nil, daemonError(c, err)
+			return nil, nil, daemonError(t, c, err)
 		}
 		return c, func() {}, nil
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,7 +15,21 @@ import (
 
 // addHostFlag binds --host for the commands that talk to a daemon.
 func addHostFlag(cmd *cobra.Command, dst *string) {
-	cmd.Flags().StringVar(dst, "host", "", fmt.Sprintf("daemon address host:port (default $%s or %s)", envvars.Host.Name, envvars.Host.Default))
+	cmd.Flags().StringVar(dst, "host", "", fmt.Sprintf("daemon address host:port (default $%s, else the address the detached daemon recorded, else %s)", envvars.Host.Name, envvars.Host.Default))
+}
+
+// addVerboseDaemonFlag binds --verbose for the commands that only talk
+// to a daemon: it names the daemon asked and why that one.
+func addVerboseDaemonFlag(cmd *cobra.Command, dst *bool) {
+	cmd.Flags().BoolVar(dst, "verbose", false, "say on stderr which daemon is asked and why that one (--host, $"+envvars.Host.Name+" or the detached daemon's pid file)")
+}
+
+// verboseTo is w when verbose is on, else nil (quiet).
+func verboseTo(verbose bool, w io.Writer) io.Writer {
+	if verbose {
+		return w
+	}
+	return nil
 }
 
 // addCacheDirFlag binds --cache-dir for the commands that use the

@@ -452,7 +452,7 @@ func TestOneShotRequest(t *testing.T) {
 			}
 			f := &runFake{deltas: tt.deltas}
 			var out, errb bytes.Buffer
-			if err := oneShot(context.Background(), f, "m", "Why?", o, reqOpts, streams{Out: &out, Err: &errb}); err != nil {
+			if err := oneShot(context.Background(), f, "m", "Why?", o, reqOpts, engine.ModelDetails{}, streams{Out: &out, Err: &errb}); err != nil {
 				t.Fatal(err)
 			}
 			if out.String() != tt.wantOut {
