@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/engine"
+	"github.com/helexa/helexa/pkg/executor"
 )
 
 func TestPrintPs(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,8 +21,8 @@ import (
 	"github.com/helexa/helexa/internal/fsutil"
 	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/api"
-	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/engine"
+	"github.com/helexa/helexa/pkg/hub"
 	"github.com/helexa/helexa/pkg/sampling"
 	"github.com/helexa/helexa/pkg/tui"
 )
@@ -102,6 +103,9 @@ func bindRunFlags(cmd *cobra.Command, opts *runOptions) {
 
 // request is what one answer is asked with.
 func (o runOptions) request() (engine.Options, error) {
+	if err := o.checkRanges(); err != nil {
+		return engine.Options{}, err
+	}
 	p := sampling.Params{
 		Temperature: o.Temperature, TopP: o.TopP, TopK: o.TopK, MinP: o.MinP,
 		RepeatPenalty: o.RepeatPenalty,
@@ -114,13 +118,22 @@ func (o runOptions) request() (engine.Options, error) {
 	if err := p.Validate(); err != nil {
 		return engine.Options{}, fmt.Errorf("check the sampling flags (--temperature, --top-p, --top-k, --min-p, --repeat-penalty): %w", err)
 	}
-	if o.NumPredict < 0 {
-		return engine.Options{}, fmt.Errorf("-n/--num-predict %d: want 0 (no limit) or a positive number of tokens", o.NumPredict)
-	}
-	if o.NumCtx < 0 {
-		return engine.Options{}, fmt.Errorf("--num-ctx %d: want a positive number of tokens", o.NumCtx)
-	}
 	return engine.Options{Sampling: p, MaxTokens: o.NumPredict, NumCtx: o.NumCtx}, nil
+}
+
+// checkRanges refuses the first flag whose value is out of its range,
+// naming the flag and the range.
+func (o runOptions) checkRanges() error {
+	return firstOutOfRange([]flagRange{
+		{"--temperature", fmtNum(o.Temperature), o.Temperature >= 0 && finite(o.Temperature), "a number >= 0 (0 = greedy)"},
+		{"--top-p", fmtNum(o.TopP), o.TopP >= 0 && o.TopP <= 1, "a number from 0 to 1 (1 = off)"},
+		{"--top-k", strconv.Itoa(o.TopK), o.TopK >= 0, "an integer >= 0 (0 = off)"},
+		{"--min-p", fmtNum(o.MinP), o.MinP >= 0 && o.MinP <= 1, "a number from 0 to 1 (0 = off)"},
+		{"--repeat-penalty", fmtNum(o.RepeatPenalty), o.RepeatPenalty >= 0 && finite(o.RepeatPenalty), "a number >= 0 (1 = off)"},
+		{"--seed", strconv.FormatInt(o.Seed, 10), o.Seed >= -1, "-1 (random) or an integer >= 0"},
+		{"-n/--num-predict", strconv.Itoa(o.NumPredict), o.NumPredict >= 0, "0 (no limit) or a positive number of tokens"},
+		{"--num-ctx", strconv.Itoa(o.NumCtx), o.NumCtx >= 0, "a positive number of tokens (0 = the default)"},
+	})
 }
 
 func (o runOptions) think() *bool {

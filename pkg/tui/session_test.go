@@ -245,3 +245,29 @@ func TestNumCtxAboveTrained(t *testing.T) {
 		})
 	}
 }
+
+// TestSetRejectsAndKeeps: a refused /set value names the setting and
+// leaves the current value as it was.
+func TestSetRejectsAndKeeps(t *testing.T) {
+	tests := []struct {
+		line, want string
+		check      func(*Model) bool
+	}{
+		{"/set temperature -1", "/set temperature: -1 is negative", func(m *Model) bool { return m.opts.Sampling.Temperature == 0.7 }},
+		{"/set top_p 2", "top_p 2 is outside [0, 1]", func(m *Model) bool { return m.opts.Sampling.TopP == 0.9 }},
+		{"/set num_predict lots", `/set num_predict: "lots" is not a non-negative integer`, func(m *Model) bool { return m.opts.MaxTokens == 50 }},
+		{"/set seed -4", `/set seed: "-4" is not a non-negative integer`, func(m *Model) bool { return !m.seeded }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			d := newDriver(t, &fakeService{}, func(c *Config) {
+				c.Options.Sampling.Temperature, c.Options.Sampling.TopP, c.Options.MaxTokens = 0.7, 0.9, 50
+			})
+			d.say(tt.line)
+			contains(t, "transcript", d.transcript(), tt.want)
+			if !tt.check(d.m) {
+				t.Errorf("the refused value changed the settings: %+v", d.m.opts)
+			}
+		})
+	}
+}
