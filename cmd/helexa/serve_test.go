@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/api"
 	"github.com/helexa/helexa/pkg/engine"
 )
@@ -253,7 +254,8 @@ func TestServeDetachAndStop(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	state := filepath.Join(dir, "state")
-	env := append(os.Environ(), "HELEXA_STATE_DIR="+state, "HELEXA_HOST="+addr, "HELEXA_API_KEY=",
+	// No HELEXA_HOST: the clients find the daemon through its pid file.
+	env := append(os.Environ(), "HELEXA_STATE_DIR="+state, "HELEXA_API_KEY=",
 		"HF_HUB_CACHE="+filepath.Join(dir, "hf"), "HF_HUB_OFFLINE=1")
 	run := func(args ...string) (string, error) {
 		cmd := exec.Command(bin, args...)
@@ -261,7 +263,7 @@ func TestServeDetachAndStop(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	out, err := run("serve", "--detach")
+	out, err := run("serve", "--detach", "--host", addr)
 	if err != nil || !strings.Contains(out, "listening on http://"+addr) {
 		t.Fatalf("--detach: %v\n%s", err, out)
 	}
@@ -272,8 +274,19 @@ func TestServeDetachAndStop(t *testing.T) {
 	if out, err := run("serve", "--detach"); err == nil || !strings.Contains(out, "already running") {
 		t.Errorf("second --detach: %v\n%s", err, out)
 	}
-	if out, err := run("ps"); err != nil || !strings.Contains(out, "NAME") {
+	if out, err := run("ps", "--verbose"); err != nil || !strings.Contains(out, "NAME") || !strings.Contains(out, "using the helexa daemon at http://"+addr+" (from the pid file") {
 		t.Errorf("ps: %v\n%s", err, out)
+	}
+	model := fixtures.Path(t, "models", "stories260K.gguf")
+	if out, err := run("run", model, "--raw", "--verbose", "-n", "2", "Once upon a time"); err != nil ||
+		!strings.Contains(out, "using the helexa daemon at http://"+addr) || strings.Contains(out, "in this process") {
+		t.Errorf("run through the detached daemon: %v\n%s", err, out)
+	}
+	if out, err := run("ps"); err != nil || !strings.Contains(out, "\nstories260K.gguf ") {
+		t.Errorf("ps does not show the model by its file name: %v\n%s", err, out)
+	}
+	if out, err := run("stop", "stories260K.gguf"); err != nil || out != "unloaded stories260K.gguf\n" {
+		t.Errorf("stop by file name: %v\n%s", err, out)
 	}
 	if out, err := run("serve", "--stop"); err != nil || !strings.Contains(out, "stopped helexa daemon") {
 		t.Errorf("--stop: %v\n%s", err, out)
