@@ -29,7 +29,7 @@ const HelpText = `Commands:
   /stats                     token counts and speeds of the last answer and the session
 Keys:
   Enter send · Alt+Enter or Ctrl+J new line · ↑/↓ input history
-  Ctrl+C stop the answer (on an empty input: twice to quit) · Ctrl+D quit
+  Ctrl+C stop the answer or clear the input (on an empty input: twice to quit) · Ctrl+D quit
   PgUp/PgDn, Shift+↑/↓ or the mouse wheel scroll · Ctrl+T show/hide thinking
   (hold Shift to select text with the mouse)`
 
