@@ -45,10 +45,19 @@ func TestBenchInProcess(t *testing.T) {
 				t.Errorf("per-request log lines on stderr:\n%s", errOut.String())
 			}
 			if !tt.json {
-				for _, want := range []string{"model stories260K.gguf (", "parameters), on CPU, threads ", "kernels ", "AGGREGATE DECODE tok/s", "\n          1 ", "\n          3 "} {
+				for _, want := range []string{"model stories260K.gguf (", "parameters), on CPU, threads ", "kernels ", "AGGREGATE DECODE tok/s"} {
 					if !strings.Contains(out.String(), want) {
 						t.Errorf("table lacks %q:\n%s", want, out.String())
 					}
+				}
+				var rows []string
+				for _, l := range strings.Split(out.String(), "\n") {
+					if f := strings.Fields(l); len(f) == 7 && (f[0] == "1" || f[0] == "3") {
+						rows = append(rows, f[0])
+					}
+				}
+				if strings.Join(rows, ",") != "1,3" {
+					t.Errorf("table rows %v, want levels 1 and 3:\n%s", rows, out.String())
 				}
 				return
 			}

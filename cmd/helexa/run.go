@@ -96,7 +96,7 @@ func bindRunFlags(cmd *cobra.Command, opts *runOptions) {
 	addNumCtxFlag(cmd, &opts.NumCtx)
 	addDeviceFlag(cmd, &opts.Device)
 	f.BoolVar(&opts.Raw, "raw", false, "feed the prompt as is, without the chat template (one-shot only)")
-	f.BoolVar(&opts.Verbose, "verbose", false, "print load time, prompt and generation token counts and speeds to stderr")
+	f.BoolVar(&opts.Verbose, "verbose", false, "print which daemon is used (and why that one), load time, prompt and generation token counts and speeds to stderr")
 	f.BoolVar(&opts.Think, "think", false, "enable (--think) or disable (--think=false) thinking for models that support it (default: the model's template default)")
 	f.BoolVar(&opts.HideThinking, "hide-thinking", false, "do not show the model's thinking")
 }
