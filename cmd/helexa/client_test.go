@@ -85,11 +85,11 @@ func TestClientsFindDetachedDaemon(t *testing.T) {
 	if err := runPs(context.Background(), psOptions{Verbose: true}, streams{Out: &out, Err: &errb}); err != nil {
 		t.Fatal(err)
 	}
-	contains(t, "ps output", out.String(), "stories260K.gguf")
+	checkContains(t, "ps output", out.String(), "stories260K.gguf")
 	if strings.Contains(out.String(), "/home/u/models") {
 		t.Errorf("ps shows the full path of a local model:\n%s", out.String())
 	}
-	contains(t, "ps --verbose stderr", errb.String(), "using the helexa daemon at "+url, "the pid file "+pidFile)
+	checkContains(t, "ps --verbose stderr", errb.String(), "using the helexa daemon at "+url, "the pid file "+pidFile)
 	out.Reset()
 	if err := runStop(context.Background(), stopOptions{Model: "stories260K.gguf"}, streams{Out: &out, Err: io.Discard}); err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func TestNoDaemonAdvice(t *testing.T) {
 			if err == nil {
 				t.Fatal("ps succeeded with no daemon")
 			}
-			contains(t, "error", err.Error(), tt.want...)
+			checkContains(t, "error", err.Error(), tt.want...)
 			if tt.notWant != "" && strings.Contains(err.Error(), tt.notWant) {
 				t.Errorf("error mentions %q: %v", tt.notWant, err)
 			}
@@ -196,7 +196,7 @@ func TestPsNames(t *testing.T) {
 	}
 }
 
-func contains(t *testing.T, what, got string, wants ...string) {
+func checkContains(t *testing.T, what, got string, wants ...string) {
 	t.Helper()
 	for _, w := range wants {
 		if !strings.Contains(got, w) {

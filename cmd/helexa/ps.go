@@ -31,10 +31,9 @@ func newPsCmd(s streams) *cobra.Command {
 		Use:   "ps",
 		Short: "List the models the daemon has loaded",
 		Long: `List the models loaded by the daemon: size (weights + KV), processor,
-context, state (loading, ready or poisoned; ACTIVE counts the requests a
-ready model is running or queueing), active requests and when an idle model
-will be unloaded. A local model file is named by its file name (--json
-gives the full path).
+context, state (loading, ready or poisoned), active requests (running and
+queued) and when an idle model will be unloaded. A local model file is
+named by its file name (--json gives the full path).
 
 The daemon asked is the one at --host, else at HELEXA_HOST, else the one
 ` + "`helexa serve --detach`" + ` started (its pid file records the address), else

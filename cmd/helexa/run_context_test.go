@@ -84,7 +84,7 @@ func TestContextHints(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := engine.ModelDetails{Context: tt.size, ContextTrain: tt.train}
 			note := contextFullNote(engine.Usage{PromptTokens: 5, CompletionTokens: tt.size - 5, Context: tt.size}, d)
-			contains(t, "context-full note", note, tt.full...)
+			checkContains(t, "context-full note", note, tt.full...)
 			if strings.Contains(note, tt.notInFull) {
 				t.Errorf("note %q holds %q", note, tt.notInFull)
 			}
@@ -125,7 +125,7 @@ func TestRunContextMessages(t *testing.T) {
 			if err := runRun(context.Background(), withArgs(o, model, "Once upon a time"), streams{In: strings.NewReader(""), Out: &out, Err: &errb}); err != nil {
 				t.Fatalf("runRun: %v\nstderr: %s", err, errb.String())
 			}
-			contains(t, "stderr", errb.String(), tt.stderr...)
+			checkContains(t, "stderr", errb.String(), tt.stderr...)
 			for _, w := range tt.noStderr {
 				if strings.Contains(errb.String(), w) {
 					t.Errorf("stderr holds %q:\n%s", w, errb.String())
