@@ -76,7 +76,7 @@ func TestStatusLineLive(t *testing.T) {
 	d.enter()
 	d.settle(func() bool { return d.m.gen != nil && d.m.gen.tokens == 3 })
 	// 29 bytes ≈ 8 tokens of prompt, then 3 generated.
-	contains(t, "status while streaming", d.screen(), "ctx ~11/2048")
+	contains(t, "status while streaming", statusOf(d.screen()), "ctx ~11/2048", "generating (3 tokens, ", " tok/s)")
 	if strings.Contains(d.screen(), "ctx 0/") {
 		t.Errorf("the status line shows an empty context while an answer streams:\n%s", d.screen())
 	}
