@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -96,23 +97,27 @@ type benchLevel struct {
 	MeanTTFTMillis  float64 `json:"mean_ttft_ms"`
 }
 
+// validate refuses the first flag out of its range, naming it and the
+// range.
 func (o benchOptions) validate() error {
 	if len(o.Concurrency) == 0 {
 		return fmt.Errorf("--concurrency needs at least one level, e.g. 1,2,4,8")
 	}
 	for _, c := range o.Concurrency {
 		if c < 1 || c > 1024 {
-			return fmt.Errorf("--concurrency level %d: want 1..1024", c)
+			return fmt.Errorf("--concurrency level %d is out of range: want 1 to 1024", c)
 		}
 	}
-	if o.NumPredict < 1 {
-		return fmt.Errorf("-n/--num-predict %d: want at least 1 token per sequence", o.NumPredict)
-	}
-	if o.Temperature < 0 {
-		return fmt.Errorf("--temperature %g: want >= 0", o.Temperature)
-	}
-	if o.NPrompt < 0 || o.Repetitions < 1 || o.Threads < 0 || o.Depth < 0 {
-		return fmt.Errorf("-p %d -r %d -t %d -d %d: want -p >= 0, -r >= 1, -t >= 0, -d >= 0", o.NPrompt, o.Repetitions, o.Threads, o.Depth)
+	if err := firstOutOfRange([]flagRange{
+		{"-n/--num-predict", strconv.Itoa(o.NumPredict), o.NumPredict >= 1, "at least 1 token per sequence"},
+		{"--temperature", fmtNum(o.Temperature), o.Temperature >= 0 && finite(o.Temperature), "a number >= 0 (0 = greedy)"},
+		{"--num-ctx", strconv.Itoa(o.NumCtx), o.NumCtx >= 0, "a positive number of tokens (0 = the default)"},
+		{"-p/--n-prompt", strconv.Itoa(o.NPrompt), o.NPrompt >= 0, "0 (the concurrency table only) or a number of tokens"},
+		{"-r/--repetitions", strconv.Itoa(o.Repetitions), o.Repetitions >= 1, "at least 1"},
+		{"-t/--threads", strconv.Itoa(o.Threads), o.Threads >= 0, "0 (all cores) or a number of threads"},
+		{"-d/--n-depth", strconv.Itoa(o.Depth), o.Depth >= 0, "0 or a number of tokens"},
+	}); err != nil {
+		return err
 	}
 	if o.Depth > 0 && o.NPrompt == 0 {
 		return fmt.Errorf("-d %d is a depth for the llama-bench tests: give -p too (e.g. -p 512 -n 128 -d %d)", o.Depth, o.Depth)
@@ -136,8 +141,12 @@ func runBench(ctx context.Context, opts benchOptions, s streams) error {
 	if _, err := svc.Load(ctx, engine.LoadRequest{Model: model, NumCtx: opts.NumCtx}); err != nil {
 		return fmt.Errorf("loading %s: %w", model, err)
 	}
+	head, vocab, err := describeBench(ctx, svc, model, opts)
+	if err != nil {
+		return err
+	}
 	if opts.NPrompt > 0 {
-		return runLlamaBench(ctx, svc, model, opts, s)
+		return runLlamaBench(ctx, svc, head, vocab, opts, s)
 	}
 	if _, err := benchOne(ctx, svc, model, opts, 4, 0); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
@@ -156,7 +165,7 @@ func runBench(ctx context.Context, opts benchOptions, s streams) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(levels)
 	}
-	return printBench(s.Out, model, levels)
+	return printBench(s.Out, head, levels)
 }
 
 // benchService returns the engine to measure: a daemon client or an
@@ -165,12 +174,12 @@ func runBench(ctx context.Context, opts benchOptions, s streams) error {
 // lines do not bury the table).
 func benchService(ctx context.Context, host, device string, log *slog.Logger) (engine.Service, func(), error) {
 	if host != "" {
-		c, err := daemonClient(host)
+		c, t, err := daemonClient(host, nil)
 		if err != nil {
 			return nil, nil, err
 		}
 		if err := c.Health(ctx); err != nil {
-			return nil, nil, daemonError(c, err)
+			return nil, nil, daemonError(t, c, err)
 		}
 		return c, func() {}, nil
 	}
@@ -235,7 +244,11 @@ func benchLevelRun(ctx context.Context, svc engine.Service, model string, opts b
 	return summarizeBench(c, runs, wall), nil
 }
 
-// summarizeBench turns the runs of one level into its figures.
+// summarizeBench turns the runs of one level into its figures. The
+// aggregate and the per-sequence rates count the same tokens (all but each
+// sequence's first) on the same clock, so one sequence's two figures are
+// equal and the aggregate of several is never below any one of them by
+// accident of measurement.
 func summarizeBench(c int, runs []benchRun, wall time.Duration) benchLevel {
 	lv := benchLevel{Concurrency: c, WallSeconds: wall.Seconds()}
 	var firstFirst, lastEnd time.Time
@@ -250,31 +263,27 @@ func summarizeBench(c int, runs []benchRun, wall time.Duration) benchLevel {
 		if r.end.After(lastEnd) {
 			lastEnd = r.end
 		}
-		if d := r.res.Usage.DecodeDuration.Seconds(); d > 0 {
-			perSeq += float64(n) / d
-		}
+		perSeq += rate(max(n-1, 0), r.end.Sub(r.first).Seconds())
 		ttft += r.first.Sub(r.start).Seconds() * 1e3
 	}
-	if w := lastEnd.Sub(firstFirst).Seconds(); w > 0 {
-		lv.DecodeTPS = float64(decodeTokens) / w
-	}
-	if wall > 0 {
-		lv.EndToEndTPS = float64(lv.GeneratedTokens) / wall.Seconds()
-	}
+	lv.DecodeTPS = rate(decodeTokens, lastEnd.Sub(firstFirst).Seconds())
+	lv.EndToEndTPS = rate(lv.GeneratedTokens, wall.Seconds())
 	lv.PerSeqDecodeTPS = perSeq / float64(len(runs))
 	lv.MeanTTFTMillis = ttft / float64(len(runs))
 	return lv
 }
 
-func printBench(w io.Writer, model string, levels []benchLevel) error {
-	if _, err := fmt.Fprintf(w, "model %s\n", model); err != nil {
+// printBench prints the concurrency table: the aggregate decode rate, the
+// figure the table is about, first.
+func printBench(w io.Writer, head benchHeader, levels []benchLevel) error {
+	if _, err := fmt.Fprintf(w, "%s\n\n", head.line()); err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "CONCURRENCY\tTOKENS\tWALL s\tDECODE tok/s\tEND-TO-END tok/s\tPER-SEQ tok/s\tTTFT ms\t")
+	fmt.Fprintln(tw, "CONCURRENCY\tAGGREGATE DECODE tok/s\tPER-STREAM tok/s\tEND-TO-END tok/s\tTTFT ms\tTOKENS\tWALL s\t")
 	for _, l := range levels {
-		fmt.Fprintf(tw, "%d\t%d\t%.2f\t%.1f\t%.1f\t%.1f\t%.0f\t\n", l.Concurrency, l.GeneratedTokens, l.WallSeconds,
-			l.DecodeTPS, l.EndToEndTPS, l.PerSeqDecodeTPS, l.MeanTTFTMillis)
+		fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.1f\t%.0f\t%d\t%.2f\t\n", l.Concurrency, l.DecodeTPS, l.PerSeqDecodeTPS,
+			l.EndToEndTPS, l.MeanTTFTMillis, l.GeneratedTokens, l.WallSeconds)
 	}
 	return tw.Flush()
 }

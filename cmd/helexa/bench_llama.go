@@ -8,12 +8,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/helexa/helexa/internal/envvars"
+	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/compute/quant"
 	"github.com/helexa/helexa/pkg/engine"
 	"github.com/helexa/helexa/pkg/sampling"
@@ -22,12 +24,7 @@ import (
 // llamaBenchReport is the llama-bench mode's result (-p): prefill and
 // decode speed over repetitions, and the aggregate decode curve.
 type llamaBenchReport struct {
-	Model       string       `json:"model"`
-	Quant       string       `json:"quant"`
-	Parameters  int64        `json:"parameters"`
-	Processor   string       `json:"processor"` // as helexa ps shows it: CPU, CUDA:0 <name>, TP×N
-	Threads     string       `json:"threads"`
-	Kernels     string       `json:"kernels"`
+	benchHeader
 	Repetitions int          `json:"repetitions"`
 	Depth       int          `json:"depth,omitempty"` // tokens of context before each test (-d)
 	Prefill     benchStat    `json:"prefill"`
@@ -88,28 +85,23 @@ func timedTokens(ctx context.Context, svc engine.Service, model string, prompt [
 // both run after a context of that many tokens (llama-bench's depth): a
 // random prefix prefilled first, untimed, which the prefix cache then
 // serves to both tests.
-func runLlamaBench(ctx context.Context, svc engine.Service, model string, opts benchOptions, s streams) error {
-	d, err := svc.Show(ctx, model)
-	if err != nil {
-		return fmt.Errorf("describing %s: %w", model, err)
-	}
-	rep := llamaBenchReport{Model: model, Quant: d.Quant, Parameters: d.Parameters, Repetitions: opts.Repetitions,
-		Processor: benchProcessor(ctx, svc, model, d.Path), Threads: benchThreads(opts), Kernels: benchKernels(opts),
-		Depth: opts.Depth}
+func runLlamaBench(ctx context.Context, svc engine.Service, head benchHeader, vocab int, opts benchOptions, s streams) error {
+	model := head.Model
+	rep := llamaBenchReport{benchHeader: head, Repetitions: opts.Repetitions, Depth: opts.Depth}
 	var pp, tg []float64
 	for i := 0; i <= opts.Repetitions; i++ { // i == 0 is the warm-up
 		var prefix []int32
 		if opts.Depth > 0 {
-			prefix = randomPrompt(opts.Depth, d.VocabSize, uint64(1<<32+i))
+			prefix = randomPrompt(opts.Depth, vocab, uint64(1<<32+i))
 			if _, err := timedTokens(ctx, svc, model, prefix, 1); err != nil {
 				return fmt.Errorf("a context of %d tokens: %w", opts.Depth, err)
 			}
 		}
-		u, err := timedTokens(ctx, svc, model, slices.Concat(prefix, randomPrompt(opts.NPrompt, d.VocabSize, uint64(2*i+1))), 1)
+		u, err := timedTokens(ctx, svc, model, slices.Concat(prefix, randomPrompt(opts.NPrompt, vocab, uint64(2*i+1))), 1)
 		if err != nil {
 			return fmt.Errorf("prefill: %w", err)
 		}
-		v, err := timedTokens(ctx, svc, model, slices.Concat(prefix, randomPrompt(4, d.VocabSize, uint64(2*i+2))), opts.NumPredict)
+		v, err := timedTokens(ctx, svc, model, slices.Concat(prefix, randomPrompt(4, vocab, uint64(2*i+2))), opts.NumPredict)
 		if err != nil {
 			return fmt.Errorf("decode: %w", err)
 		}
@@ -148,6 +140,45 @@ func rate(tokens int, seconds float64) float64 {
 	return float64(tokens) / seconds
 }
 
+// benchHeader is what both modes print first: the model and where and how
+// it runs.
+type benchHeader struct {
+	Model      string `json:"model"`
+	Quant      string `json:"quant"`
+	Parameters int64  `json:"parameters"`
+	Processor  string `json:"processor"` // as helexa ps shows it: CPU, CUDA:0 <name>, TP×N
+	Threads    string `json:"threads"`   // a number, or "daemon's"
+	Kernels    string `json:"kernels"`
+}
+
+// describeBench fills the header of the loaded model and returns its
+// vocabulary size (for the llama-bench mode's random prompts).
+func describeBench(ctx context.Context, svc engine.Service, model string, opts benchOptions) (benchHeader, int, error) {
+	d, err := svc.Show(ctx, model)
+	if err != nil {
+		return benchHeader{}, 0, fmt.Errorf("describing %s: %w", model, err)
+	}
+	return benchHeader{Model: model, Quant: d.Quant, Parameters: d.Parameters,
+		Processor: benchProcessor(ctx, svc, model, d.Path), Threads: benchThreads(opts), Kernels: benchKernels(opts)}, d.VocabSize, nil
+}
+
+// line is the header as text: "model NAME (QUANT, 1.50B parameters), on
+// CPU, threads 8, kernels c-avx2+fma". On a GPU the CPU's threads and
+// kernels play no part and are left out.
+func (h benchHeader) line() string {
+	where := fmt.Sprintf("threads %s, kernels %s", h.Threads, h.Kernels)
+	switch {
+	case strings.HasPrefix(h.Processor, "CUDA"):
+		where = "on " + h.Processor
+	case h.Processor != "":
+		where = "on " + h.Processor + ", " + where
+	}
+	return fmt.Sprintf("model %s (%s, %s parameters), %s", shortName(h.Model), orDash(h.Quant), humanize.Count(h.Parameters), where)
+}
+
+// benchThreads is the in-process engine's CPU threads as a number: -t,
+// else HELEXA_NUM_THREADS, else every CPU this process may run on (what
+// the CPU executor uses then).
 func benchThreads(opts benchOptions) string {
 	switch {
 	case opts.Host != "":
@@ -158,7 +189,7 @@ func benchThreads(opts benchOptions) string {
 	if n, err := envvars.NumThreads.Int(); err == nil && n > 0 {
 		return strconv.Itoa(n)
 	}
-	return "all cores"
+	return strconv.Itoa(runtime.NumCPU())
 }
 
 // benchProcessor is where the loaded model runs, as ps shows it ("" when
@@ -196,14 +227,7 @@ func applyBenchThreads(opts benchOptions) error {
 }
 
 func printLlamaBench(w io.Writer, r llamaBenchReport) error {
-	where := fmt.Sprintf("threads %s, kernels %s", r.Threads, r.Kernels)
-	switch {
-	case strings.HasPrefix(r.Processor, "CUDA"): // the CPU's threads and kernels play no part
-		where = "on " + r.Processor
-	case r.Processor != "":
-		where = "on " + r.Processor + ", " + where
-	}
-	fmt.Fprintf(w, "model %s (%s, %d parameters), %s, %d repetitions\n\n", r.Model, r.Quant, r.Parameters, where, r.Repetitions)
+	fmt.Fprintf(w, "%s, %d repetitions\n\n", r.line(), r.Repetitions)
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "TEST\tTOKENS/S\t± STDDEV\t")
 	for _, st := range []benchStat{r.Prefill, r.Decode} {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -43,10 +45,19 @@ func TestBenchInProcess(t *testing.T) {
 				t.Errorf("per-request log lines on stderr:\n%s", errOut.String())
 			}
 			if !tt.json {
-				for _, want := range []string{"DECODE tok/s", "\n             1 ", "\n             3 "} {
+				for _, want := range []string{"model stories260K.gguf (", "parameters), on CPU, threads ", "kernels ", "AGGREGATE DECODE tok/s"} {
 					if !strings.Contains(out.String(), want) {
 						t.Errorf("table lacks %q:\n%s", want, out.String())
 					}
+				}
+				var rows []string
+				for _, l := range strings.Split(out.String(), "\n") {
+					if f := strings.Fields(l); len(f) == 7 && (f[0] == "1" || f[0] == "3") {
+						rows = append(rows, f[0])
+					}
+				}
+				if strings.Join(rows, ",") != "1,3" {
+					t.Errorf("table rows %v, want levels 1 and 3:\n%s", rows, out.String())
 				}
 				return
 			}
@@ -119,26 +130,100 @@ func TestBenchLlamaDepth(t *testing.T) {
 	}
 }
 
-// TestLlamaBenchHeader: the header names the GPU a model runs on instead of
-// the CPU's threads and kernels, which play no part there.
-func TestLlamaBenchHeader(t *testing.T) {
+// TestBenchHeader: both modes start with the same header: the quant, a
+// humanized parameter count, the threads as a number and the kernels;
+// on a GPU its name instead of the CPU's threads and kernels.
+func TestBenchHeader(t *testing.T) {
 	tests := []struct {
-		processor, want, notWant string
+		name, processor, want, notWant string
 	}{
-		{"CUDA:0 NVIDIA H200", "(Q4_K_M, 7 parameters), on CUDA:0 NVIDIA H200, 3 repetitions", "kernels"},
-		{"CPU", "on CPU, threads 2, kernels c-avx512vnni, 3 repetitions", ""},
-		{"", "(Q4_K_M, 7 parameters), threads 2, kernels c-avx512vnni, 3 repetitions", " on "},
+		{"gpu", "CUDA:0 NVIDIA H200", "model m.gguf (Q4_K_M, 1.50B parameters), on CUDA:0 NVIDIA H200", "kernels"},
+		{"cpu", "CPU", "model m.gguf (Q4_K_M, 1.50B parameters), on CPU, threads 2, kernels c-avx512vnni", ""},
+		{"unknown", "", "model m.gguf (Q4_K_M, 1.50B parameters), threads 2, kernels c-avx512vnni", " on "},
 	}
 	for _, tt := range tests {
-		var out bytes.Buffer
-		r := llamaBenchReport{Model: "m", Quant: "Q4_K_M", Parameters: 7, Processor: tt.processor, Threads: "2",
-			Kernels: "c-avx512vnni", Repetitions: 3}
-		if err := printLlamaBench(&out, r); err != nil {
-			t.Fatal(err)
-		}
-		head, _, _ := strings.Cut(out.String(), "\n")
-		if !strings.Contains(head, tt.want) || (tt.notWant != "" && strings.Contains(head, tt.notWant)) {
-			t.Errorf("processor %q: header %q, want %q", tt.processor, head, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			h := benchHeader{Model: "/models/m.gguf", Quant: "Q4_K_M", Parameters: 1_500_000_000, Processor: tt.processor, Threads: "2",
+				Kernels: "c-avx512vnni"}
+			var llama, table bytes.Buffer
+			if err := printLlamaBench(&llama, llamaBenchReport{benchHeader: h, Repetitions: 3}); err != nil {
+				t.Fatal(err)
+			}
+			if err := printBench(&table, h, nil); err != nil {
+				t.Fatal(err)
+			}
+			for mode, out := range map[string]string{"-p mode": llama.String(), "default mode": table.String()} {
+				head, _, _ := strings.Cut(out, "\n")
+				if !strings.HasPrefix(head, tt.want) || (tt.notWant != "" && strings.Contains(head, tt.notWant)) {
+					t.Errorf("%s header %q, want it to start with %q", mode, head, tt.want)
+				}
+			}
+			if head, _, _ := strings.Cut(llama.String(), "\n"); !strings.HasSuffix(head, ", 3 repetitions") {
+				t.Errorf("-p mode header %q lacks the repetitions", head)
+			}
+		})
+	}
+}
+
+// TestBenchThreads: the header's threads are always a number for the
+// in-process engine.
+func TestBenchThreads(t *testing.T) {
+	tests := []struct {
+		name string
+		opts benchOptions
+		env  string
+		want string
+	}{
+		{"-t", benchOptions{Threads: 3}, "5", "3"},
+		{"HELEXA_NUM_THREADS", benchOptions{}, "5", "5"},
+		{"all cores", benchOptions{}, "", strconv.Itoa(runtime.NumCPU())},
+		{"a daemon", benchOptions{Host: "127.0.0.1:1"}, "", "daemon's"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("HELEXA_NUM_THREADS", tt.env)
+			if got := benchThreads(tt.opts); got != tt.want {
+				t.Errorf("threads %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestBenchValidate: a bad flag is named with its range, alone.
+func TestBenchValidate(t *testing.T) {
+	good := benchOptions{Concurrency: []int{1}, NumPredict: 8, Repetitions: 5}
+	tests := []struct {
+		name string
+		mut  func(*benchOptions)
+		want string // "" = valid
+	}{
+		{"defaults", func(*benchOptions) {}, ""},
+		{"-r 0", func(o *benchOptions) { o.Repetitions = 0 }, "-r/--repetitions 0 is out of range: want at least 1"},
+		{"-t -1", func(o *benchOptions) { o.Threads = -1 }, "-t/--threads -1 is out of range"},
+		{"-p -5", func(o *benchOptions) { o.NPrompt = -5 }, "-p/--n-prompt -5 is out of range"},
+		{"-n 0", func(o *benchOptions) { o.NumPredict = 0 }, "-n/--num-predict 0 is out of range: want at least 1 token"},
+		{"--temperature -1", func(o *benchOptions) { o.Temperature = -1 }, "--temperature -1 is out of range"},
+		{"no levels", func(o *benchOptions) { o.Concurrency = nil }, "--concurrency needs at least one level"},
+		{"level 0", func(o *benchOptions) { o.Concurrency = []int{0} }, "--concurrency level 0 is out of range"},
+		{"-d without -p", func(o *benchOptions) { o.Depth = 4 }, "give -p too"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := good
+			tt.mut(&o)
+			err := o.validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err %v, want %q", err, tt.want)
+			}
+			if n := strings.Count(err.Error(), "want"); n > 1 {
+				t.Errorf("the error states %d rules, want only the bad flag's: %v", n, err)
+			}
+		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/helexa/helexa/pkg/engine"
 )
 
 // TestFlagsConsistent walks every command: a flag name has one type and
@@ -118,5 +120,105 @@ func TestPullHelpListsAliases(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("pull --help lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestSamplingRanges: an out-of-range value is refused with the flag's
+// name and range.
+func TestSamplingRanges(t *testing.T) {
+	tests := []struct {
+		name string
+		mut  func(*runOptions)
+		want string // "" = accepted
+	}{
+		{"defaults", func(*runOptions) {}, ""},
+		{"greedy", func(o *runOptions) { o.Temperature = 0 }, ""},
+		{"negative temperature", func(o *runOptions) { o.Temperature = -1 }, "--temperature -1 is out of range: want a number >= 0 (0 = greedy)"},
+		{"top-p above 1", func(o *runOptions) { o.TopP = 2 }, "--top-p 2 is out of range: want a number from 0 to 1"},
+		{"negative top-k", func(o *runOptions) { o.TopK = -1 }, "--top-k -1 is out of range: want an integer >= 0"},
+		{"min-p above 1", func(o *runOptions) { o.MinP = 1.5 }, "--min-p 1.5 is out of range"},
+		{"negative repeat penalty", func(o *runOptions) { o.RepeatPenalty = -0.5 }, "--repeat-penalty -0.5 is out of range"},
+		{"seed below -1", func(o *runOptions) { o.Seed = -2 }, "--seed -2 is out of range: want -1 (random) or an integer >= 0"},
+		{"negative num-predict", func(o *runOptions) { o.NumPredict = -3 }, "-n/--num-predict -3 is out of range"},
+		{"negative num-ctx", func(o *runOptions) { o.NumCtx = -1 }, "--num-ctx -1 is out of range"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := runOptions{Temperature: 0.8, TopP: 0.95, TopK: 40, MinP: 0.05, RepeatPenalty: 1, Seed: -1}
+			tt.mut(&o)
+			_, err := o.request()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("err %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestFlagErrors runs the command line: a mistyped flag gets a
+// suggestion, a bad value names its flag alone.
+func TestFlagErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+		not  string
+	}{
+		{"transposed letters", []string{"run", "m", "--tempreature", "0.5"}, "unknown flag: --tempreature (did you mean --temperature?)", ""},
+		{"a prefix", []string{"bench", "m", "--repet", "2"}, "(did you mean --repetitions?)", ""},
+		{"a dropped letter", []string{"ps", "--jsn"}, "(did you mean --json?)", ""},
+		{"nothing close", []string{"ps", "--frobnicate"}, "unknown flag: --frobnicate", "did you mean"},
+		{"negative temperature", []string{"run", "m", "--temperature", "-1", "hi"}, "--temperature -1 is out of range", ""},
+		{"bench -r 0", []string{"bench", "m", "-r", "0", "-p", "8"}, "-r/--repetitions 0 is out of range: want at least 1", "-t/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := newRootCmd(streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
+			root.SetArgs(tt.args)
+			err := root.Execute()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err %v, want %q", err, tt.want)
+			}
+			if tt.not != "" && strings.Contains(err.Error(), tt.not) {
+				t.Errorf("err %v holds %q", err, tt.not)
+			}
+		})
+	}
+}
+
+// TestEditDistance counts a swap of neighbours as one edit.
+func TestEditDistance(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"abc", "abc", 0}, {"abc", "", 3}, {"tempreature", "temperature", 1},
+		{"jsn", "json", 1}, {"host", "hots", 1}, {"kitten", "sitting", 3},
+	}
+	for _, tt := range tests {
+		if got := editDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+// TestPsHelpStates: ps --help names the states a model can be in, and
+// only those.
+func TestPsHelpStates(t *testing.T) {
+	var out bytes.Buffer
+	root := newRootCmd(streams{Out: &out, Err: &out})
+	root.SetArgs([]string{"ps", "--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []string{engine.StateLoading, engine.StateReady, engine.StatePoisoned} {
+		if !strings.Contains(out.String(), st) {
+			t.Errorf("ps --help lacks the state %q:\n%s", st, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "busy") {
+		t.Errorf("ps --help names a state busy that does not exist:\n%s", out.String())
 	}
 }

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/helexa/helexa/internal/envvars"
 	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/api"
 	"github.com/helexa/helexa/pkg/engine"
@@ -21,8 +20,9 @@ import (
 
 // psOptions are the flags of `helexa ps`.
 type psOptions struct {
-	Host string // daemon address (default HELEXA_HOST)
-	JSON bool
+	Host    string // daemon address (default: see pickDaemon)
+	JSON    bool
+	Verbose bool // say which daemon is asked, and why that one
 }
 
 func newPsCmd(s streams) *cobra.Command {
@@ -30,9 +30,14 @@ func newPsCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ps",
 		Short: "List the models the daemon has loaded",
-		Long: `List the models loaded by the daemon at HELEXA_HOST: size (weights + KV),
-processor, context, state (loading, ready, busy, poisoned), active requests
-and when an idle model will be unloaded.`,
+		Long: `List the models loaded by the daemon: size (weights + KV), processor,
+context, state (loading, ready or poisoned), active requests (running and
+queued) and when an idle model will be unloaded. A local model file is
+named by its file name (--json gives the full path).
+
+The daemon asked is the one at --host, else at HELEXA_HOST, else the one
+` + "`helexa serve --detach`" + ` started (its pid file records the address), else
+at 127.0.0.1:13131.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runPs(cmd.Context(), opts, s)
@@ -40,41 +45,26 @@ and when an idle model will be unloaded.`,
 	}
 	addHostFlag(cmd, &opts.Host)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the models as JSON")
+	addVerboseDaemonFlag(cmd, &opts.Verbose)
 	return cmd
 }
 
-// daemonClient returns a client for --host or HELEXA_HOST.
-func daemonClient(host string) (*api.Client, error) {
-	if host == "" {
-		host = envvars.Host.Get()
-	}
-	return api.NewClient(host, envvars.APIKey.Get())
-}
-
-// daemonError rewrites "nobody answers" into advice.
-func daemonError(c *api.Client, err error) error {
-	if errors.Is(err, api.ErrUnreachable) {
-		return fmt.Errorf("no helexa daemon answers at %s: start one with `helexa serve --detach` (or point HELEXA_HOST / --host at it)", c.Addr())
-	}
-	return err
-}
-
-// daemonPS connects to the daemon at host (or HELEXA_HOST) and lists the
-// models it has loaded.
-func daemonPS(ctx context.Context, host string) (*api.Client, []engine.ModelStatus, error) {
-	c, err := daemonClient(host)
+// daemonPS connects to the daemon pickDaemon chooses (named on verbose,
+// when not nil) and lists the models it has loaded.
+func daemonPS(ctx context.Context, host string, verbose io.Writer) (*api.Client, []engine.ModelStatus, error) {
+	c, t, err := daemonClient(host, verbose)
 	if err != nil {
 		return nil, nil, err
 	}
 	models, err := c.PS(ctx)
 	if err != nil {
-		return nil, nil, daemonError(c, err)
+		return nil, nil, daemonError(t, c, err)
 	}
 	return c, models, nil
 }
 
 func runPs(ctx context.Context, opts psOptions, s streams) error {
-	_, models, err := daemonPS(ctx, opts.Host)
+	_, models, err := daemonPS(ctx, opts.Host, verboseTo(opts.Verbose, s.Err))
 	if err != nil {
 		return err
 	}
@@ -91,23 +81,24 @@ func runPs(ctx context.Context, opts psOptions, s streams) error {
 
 func printPs(w io.Writer, models []engine.ModelStatus, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
+	names := psNames(models)
 	fmt.Fprintln(tw, "NAME\tSIZE\tPROCESSOR\tRUNNER\tCONTEXT\tSTATE\tACTIVE\tUNTIL")
-	for _, m := range models {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%s\n", m.Name, humanize.Bytes(m.SizeBytes), orDash(m.Processor),
+	for i, m := range models {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%s\n", names[i], humanize.Bytes(m.SizeBytes), orDash(m.Processor),
 			runnerColumn(m.RunnerPID), m.Context, m.State, m.Active, until(m, now))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, m := range models {
-		if err := printRanks(w, m); err != nil {
+	for i, m := range models {
+		if err := printRanks(w, names[i], m); err != nil {
 			return err
 		}
 	}
-	for _, m := range models {
+	for i, m := range models {
 		if m.State == engine.StatePoisoned {
 			if _, err := fmt.Fprintf(w, "\n%s is poisoned: %s\n  the next request for it loads it again (or unload it: helexa stop %s)\n",
-				m.Name, orDash(m.Error), strconv.Quote(m.Name)); err != nil {
+				names[i], orDash(m.Error), strconv.Quote(names[i])); err != nil {
 				return err
 			}
 		}
@@ -115,8 +106,35 @@ func printPs(w io.Writer, models []engine.ModelStatus, now time.Time) error {
 	return nil
 }
 
+// psNames are the names ps shows: a model loaded from a local path by
+// its file (or directory) name, unless another loaded model has the same
+// one; a reference as it is.
+func psNames(models []engine.ModelStatus) []string {
+	count := map[string]int{}
+	for _, m := range models {
+		count[shortName(m.Name)]++
+	}
+	names := make([]string, len(models))
+	for i, m := range models {
+		names[i] = m.Name
+		if s := shortName(m.Name); count[s] == 1 {
+			names[i] = s
+		}
+	}
+	return names
+}
+
+// shortName is a local model's file or directory name; a reference is
+// left as it is.
+func shortName(name string) string {
+	if filepath.IsAbs(name) {
+		return filepath.Base(name)
+	}
+	return name
+}
+
 // printRanks lists the ranks of a tensor-parallel model under the table.
-func printRanks(w io.Writer, m engine.ModelStatus) error {
+func printRanks(w io.Writer, name string, m engine.ModelStatus) error {
 	if len(m.Ranks) == 0 {
 		return nil
 	}
@@ -124,7 +142,7 @@ func printRanks(w io.Writer, m engine.ModelStatus) error {
 	for i, r := range m.Ranks {
 		parts[i] = fmt.Sprintf("rank %d: %s pid %d", r.Rank, r.Device, r.PID)
 	}
-	_, err := fmt.Fprintf(w, "\n%s ranks: %s\n", m.Name, strings.Join(parts, ", "))
+	_, err := fmt.Fprintf(w, "\n%s ranks: %s\n", name, strings.Join(parts, ", "))
 	return err
 }
 

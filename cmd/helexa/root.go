@@ -33,6 +33,7 @@ func newRootCmd(s streams) *cobra.Command {
 		},
 	}
 	root.SetVersionTemplate("{{.Version}}")
+	root.SetFlagErrorFunc(suggestFlag)
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)

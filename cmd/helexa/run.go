@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -61,8 +62,10 @@ stdin, the answer is streamed to stdout as plain text and run exits; otherwise
 an interactive chat starts (/help inside lists the commands and keys). Several
 PROMPT words are joined with spaces.
 
-When a helexa daemon answers at HELEXA_HOST, run uses it (the model is not
-loaded twice); otherwise the model is loaded in this process.`,
+When a helexa daemon answers, run uses it (the model is not loaded twice):
+the one at HELEXA_HOST, else the one ` + "`helexa serve --detach`" + ` started, else
+at 127.0.0.1:13131 (--verbose says which). Otherwise run says so on stderr
+and loads the model in this process.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return errors.New("run needs a MODEL: helexa run MODEL [PROMPT] (a reference such as Qwen/Qwen3-0.6B-GGUF:Q8_0, a .gguf file or a model directory)")
@@ -93,13 +96,16 @@ func bindRunFlags(cmd *cobra.Command, opts *runOptions) {
 	addNumCtxFlag(cmd, &opts.NumCtx)
 	addDeviceFlag(cmd, &opts.Device)
 	f.BoolVar(&opts.Raw, "raw", false, "feed the prompt as is, without the chat template (one-shot only)")
-	f.BoolVar(&opts.Verbose, "verbose", false, "print load time, prompt and generation token counts and speeds to stderr")
+	f.BoolVar(&opts.Verbose, "verbose", false, "print which daemon is used (and why that one), load time, prompt and generation token counts and speeds to stderr")
 	f.BoolVar(&opts.Think, "think", false, "enable (--think) or disable (--think=false) thinking for models that support it (default: the model's template default)")
 	f.BoolVar(&opts.HideThinking, "hide-thinking", false, "do not show the model's thinking")
 }
 
 // request is what one answer is asked with.
 func (o runOptions) request() (engine.Options, error) {
+	if err := o.checkRanges(); err != nil {
+		return engine.Options{}, err
+	}
 	p := sampling.Params{
 		Temperature: o.Temperature, TopP: o.TopP, TopK: o.TopK, MinP: o.MinP,
 		RepeatPenalty: o.RepeatPenalty,
@@ -112,13 +118,22 @@ func (o runOptions) request() (engine.Options, error) {
 	if err := p.Validate(); err != nil {
 		return engine.Options{}, fmt.Errorf("check the sampling flags (--temperature, --top-p, --top-k, --min-p, --repeat-penalty): %w", err)
 	}
-	if o.NumPredict < 0 {
-		return engine.Options{}, fmt.Errorf("-n/--num-predict %d: want 0 (no limit) or a positive number of tokens", o.NumPredict)
-	}
-	if o.NumCtx < 0 {
-		return engine.Options{}, fmt.Errorf("--num-ctx %d: want a positive number of tokens", o.NumCtx)
-	}
 	return engine.Options{Sampling: p, MaxTokens: o.NumPredict, NumCtx: o.NumCtx}, nil
+}
+
+// checkRanges refuses the first flag whose value is out of its range,
+// naming the flag and the range.
+func (o runOptions) checkRanges() error {
+	return firstOutOfRange([]flagRange{
+		{"--temperature", fmtNum(o.Temperature), o.Temperature >= 0 && finite(o.Temperature), "a number >= 0 (0 = greedy)"},
+		{"--top-p", fmtNum(o.TopP), o.TopP >= 0 && o.TopP <= 1, "a number from 0 to 1 (1 = off)"},
+		{"--top-k", strconv.Itoa(o.TopK), o.TopK >= 0, "an integer >= 0 (0 = off)"},
+		{"--min-p", fmtNum(o.MinP), o.MinP >= 0 && o.MinP <= 1, "a number from 0 to 1 (0 = off)"},
+		{"--repeat-penalty", fmtNum(o.RepeatPenalty), o.RepeatPenalty >= 0 && finite(o.RepeatPenalty), "a number >= 0 (1 = off)"},
+		{"--seed", strconv.FormatInt(o.Seed, 10), o.Seed >= -1, "-1 (random) or an integer >= 0"},
+		{"-n/--num-predict", strconv.Itoa(o.NumPredict), o.NumPredict >= 0, "0 (no limit) or a positive number of tokens"},
+		{"--num-ctx", strconv.Itoa(o.NumCtx), o.NumCtx >= 0, "a positive number of tokens (0 = the default)"},
+	})
 }
 
 func (o runOptions) think() *bool {
@@ -135,6 +150,7 @@ func runRun(ctx context.Context, opts runOptions, s streams) error {
 	if err != nil {
 		return err
 	}
+	ask := askedCtx(opts.NumCtx)
 	prompt, interactive, err := readPrompt(opts.Prompt, s)
 	if err != nil {
 		return err
@@ -169,10 +185,18 @@ func runRun(ctx context.Context, opts runOptions, s streams) error {
 	if opts.Verbose {
 		fmt.Fprintf(s.Err, "load time:  %s\n", loadDur.Round(time.Millisecond))
 	}
-	if !interactive {
-		return oneShot(ctx, svc, model, prompt, opts, reqOpts, s)
+	details, err := svc.Show(ctx, model)
+	if err != nil && interactive {
+		return fmt.Errorf("describing %s: %w", model, err)
 	}
-	return runChat(ctx, svc, model, st, opts, reqOpts, router, s)
+	if details.Context == 0 {
+		details.Context = st.Context
+	}
+	printCapped(s.Err, ask, st.Context, model, details)
+	if !interactive {
+		return oneShot(ctx, svc, model, prompt, opts, reqOpts, details, s)
+	}
+	return runChat(ctx, svc, model, details, opts, reqOpts, router, s)
 }
 
 // readPrompt returns the prompt (arguments, then stdin when it is not a
@@ -242,25 +266,28 @@ func (h dropReported) WithGroup(name string) slog.Handler {
 	return dropReported{h.Handler.WithGroup(name)}
 }
 
-// connect uses the daemon at HELEXA_HOST when it answers, and an
-// in-process engine on the device setting's device otherwise.
+// connect uses the daemon pickDaemon chooses when it answers, and an
+// in-process engine on the device setting's device otherwise (saying so
+// on errw).
 func connect(ctx context.Context, log *slog.Logger, router *progressRouter, errw io.Writer, verbose bool, device string) (engine.Service, func(), error) {
-	client, err := api.NewClientFromEnv()
+	t := pickDaemon("")
+	client, err := t.client()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", envvars.Host.Name, err)
+		return nil, nil, err
 	}
 	pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	err = client.Health(pctx)
 	cancel()
 	if err == nil {
 		if verbose {
-			fmt.Fprintf(errw, "using the helexa daemon at %s\n", client.Addr())
+			fmt.Fprintln(errw, t.describe(client))
 		}
 		return client, func() {}, nil
 	}
 	if ctx.Err() != nil {
 		return nil, nil, ctx.Err()
 	}
+	fmt.Fprintf(errw, "no helexa daemon answers at %s (from %s): loading the model in this process\n", client.Addr(), t.From)
 	exec, err := localExecStarter(ctx, log, device)
 	if err != nil {
 		return nil, nil, err
@@ -329,14 +356,7 @@ func startSpinner(w io.Writer, label string, quiet func() bool, after time.Durat
 }
 
 // runChat runs the terminal UI.
-func runChat(ctx context.Context, svc engine.Service, model string, st engine.ModelStatus, opts runOptions, reqOpts engine.Options, router *progressRouter, s streams) error {
-	details, err := svc.Show(ctx, model)
-	if err != nil {
-		return fmt.Errorf("describing %s: %w", model, err)
-	}
-	if details.Context == 0 {
-		details.Context = st.Context
-	}
+func runChat(ctx context.Context, svc engine.Service, model string, details engine.ModelDetails, opts runOptions, reqOpts engine.Options, router *progressRouter, s streams) error {
 	var hist *tui.History
 	if dir, err := daemonStateDir(); err == nil {
 		hist, err = tui.LoadHistory(filepath.Join(dir, "history"))
@@ -385,7 +405,7 @@ func progressLine(e hub.Event) string {
 }
 
 // oneShot answers one prompt on stdout as plain streamed text.
-func oneShot(ctx context.Context, svc engine.Service, model, prompt string, opts runOptions, reqOpts engine.Options, s streams) error {
+func oneShot(ctx context.Context, svc engine.Service, model, prompt string, opts runOptions, reqOpts engine.Options, details engine.ModelDetails, s streams) error {
 	p := &plainPrinter{w: s.Out, tty: isTerminal(s.Out), hide: opts.HideThinking}
 	var res engine.Result
 	var err error
@@ -414,7 +434,7 @@ func oneShot(ctx context.Context, svc engine.Service, model, prompt string, opts
 	if err != nil {
 		var re *engine.Error
 		if errors.As(err, &re) && re.Kind == engine.KindContextLength {
-			return fmt.Errorf("the prompt does not fit the context (raise it with --num-ctx): %w", err)
+			return promptTooLong(details.Context, details, err)
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: %w", ctx.Err())
@@ -422,8 +442,7 @@ func oneShot(ctx context.Context, svc engine.Service, model, prompt string, opts
 		return err
 	}
 	if contextFull(res) {
-		fmt.Fprintf(s.Err, "\n[the context is full (%d of %d tokens): the answer was cut off; raise it with --num-ctx]\n",
-			res.Usage.PromptTokens+res.Usage.CompletionTokens, res.Usage.Context)
+		fmt.Fprintf(s.Err, "\n%s\n", contextFullNote(res.Usage, details))
 	}
 	if opts.Verbose {
 		printUsage(s.Err, res.Usage)

@@ -156,6 +156,12 @@ func TestRunChatInPTY(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatalf("/bye did not quit; screen:\n%s", screen.String())
 	}
+	// The conversation stays in the terminal after the chat UI's
+	// alternate screen is gone.
+	scr = waitScreen(t, screen, "› Once upon a time", needle, "› Tell me more", "[stopped]")
+	if strings.Contains(scr, "Chatting with") || strings.Contains(scr, "/help") {
+		t.Errorf("after exit the terminal shows the UI rather than the conversation:\n%s", scr)
+	}
 }
 
 // waitScreen waits until the screen shows every text, and returns it.

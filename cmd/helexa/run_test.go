@@ -112,7 +112,7 @@ func TestRunBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"top-p out of range", func(o *runOptions) { o.TopP = 2 }, []string{model, "hi"}, "top_p 2 is outside [0, 1]"},
+		{"top-p out of range", func(o *runOptions) { o.TopP = 2 }, []string{model, "hi"}, "--top-p 2 is out of range"},
 		{"negative num-predict", func(o *runOptions) { o.NumPredict = -3 }, []string{model, "hi"}, "--num-predict -3"},
 		{"missing file", func(*runOptions) {}, []string{"./no/such/model.gguf", "hi"}, "does not exist"},
 		{"no prompt", func(*runOptions) {}, []string{model}, "no prompt"},
@@ -452,7 +452,7 @@ func TestOneShotRequest(t *testing.T) {
 			}
 			f := &runFake{deltas: tt.deltas}
 			var out, errb bytes.Buffer
-			if err := oneShot(context.Background(), f, "m", "Why?", o, reqOpts, streams{Out: &out, Err: &errb}); err != nil {
+			if err := oneShot(context.Background(), f, "m", "Why?", o, reqOpts, engine.ModelDetails{}, streams{Out: &out, Err: &errb}); err != nil {
 				t.Fatal(err)
 			}
 			if out.String() != tt.wantOut {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/helexa/helexa/internal/fixtures"
 	"github.com/helexa/helexa/pkg/api"
 	"github.com/helexa/helexa/pkg/engine"
 )
@@ -215,18 +217,23 @@ func TestBenchSummary(t *testing.T) {
 		{start: at(0), first: at(300), end: at(2100), res: engine.Result{Usage: engine.Usage{CompletionTokens: 21, DecodeDuration: 2 * time.Second}}},
 	}
 	lv := summarizeBench(2, runs, 2100*time.Millisecond)
-	// 10 + 20 decode tokens over the 2 s window from the first first-token (100 ms) to the last end (2100 ms).
-	if lv.GeneratedTokens != 32 || lv.DecodeTPS != 15 || lv.PerSeqDecodeTPS != 10.75 || lv.MeanTTFTMillis != 200 {
+	// 10 + 20 decode tokens over the 2 s window from the first first-token (100 ms) to the last end (2100 ms);
+	// per sequence 10 tokens in 1 s and 20 in 1.8 s.
+	if lv.GeneratedTokens != 32 || lv.DecodeTPS != 15 || math.Abs(lv.PerSeqDecodeTPS-(10+20/1.8)/2) > 1e-9 || lv.MeanTTFTMillis != 200 {
 		t.Errorf("summary %+v", lv)
 	}
-	var out bytes.Buffer
-	if err := printBench(&out, "m", []benchLevel{lv}); err != nil || !strings.Contains(out.String(), "DECODE tok/s") || !strings.Contains(out.String(), "15.0") {
-		t.Errorf("table %v:\n%s", err, out.String())
+	// One sequence: its own rate and the aggregate are the same figure.
+	one := summarizeBench(1, runs[:1], 1100*time.Millisecond)
+	if one.DecodeTPS != 10 || one.PerSeqDecodeTPS != one.DecodeTPS {
+		t.Errorf("one sequence: aggregate %v, per sequence %v, want both 10", one.DecodeTPS, one.PerSeqDecodeTPS)
 	}
-	for _, bad := range []benchOptions{{Concurrency: nil, NumPredict: 1}, {Concurrency: []int{0}, NumPredict: 1}, {Concurrency: []int{1}, NumPredict: 0}} {
-		if bad.validate() == nil {
-			t.Errorf("validate accepted %+v", bad)
-		}
+	var out bytes.Buffer
+	if err := printBench(&out, benchHeader{Model: "m"}, []benchLevel{lv}); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	if agg, per := strings.Index(text, "AGGREGATE DECODE tok/s"), strings.Index(text, "PER-STREAM tok/s"); agg < 0 || per < agg || !strings.Contains(text, "15.0") {
+		t.Errorf("the table should lead with the aggregate decode rate:\n%s", text)
 	}
 }
 
@@ -247,7 +254,8 @@ func TestServeDetachAndStop(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	state := filepath.Join(dir, "state")
-	env := append(os.Environ(), "HELEXA_STATE_DIR="+state, "HELEXA_HOST="+addr, "HELEXA_API_KEY=",
+	// No HELEXA_HOST: the clients find the daemon through its pid file.
+	env := append(os.Environ(), "HELEXA_STATE_DIR="+state, "HELEXA_API_KEY=",
 		"HF_HUB_CACHE="+filepath.Join(dir, "hf"), "HF_HUB_OFFLINE=1")
 	run := func(args ...string) (string, error) {
 		cmd := exec.Command(bin, args...)
@@ -255,7 +263,7 @@ func TestServeDetachAndStop(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	out, err := run("serve", "--detach")
+	out, err := run("serve", "--detach", "--host", addr)
 	if err != nil || !strings.Contains(out, "listening on http://"+addr) {
 		t.Fatalf("--detach: %v\n%s", err, out)
 	}
@@ -266,8 +274,19 @@ func TestServeDetachAndStop(t *testing.T) {
 	if out, err := run("serve", "--detach"); err == nil || !strings.Contains(out, "already running") {
 		t.Errorf("second --detach: %v\n%s", err, out)
 	}
-	if out, err := run("ps"); err != nil || !strings.Contains(out, "NAME") {
+	if out, err := run("ps", "--verbose"); err != nil || !strings.Contains(out, "NAME") || !strings.Contains(out, "using the helexa daemon at http://"+addr+" (from the pid file") {
 		t.Errorf("ps: %v\n%s", err, out)
+	}
+	model := fixtures.Path(t, "models", "stories260K.gguf")
+	if out, err := run("run", model, "--raw", "--verbose", "-n", "2", "Once upon a time"); err != nil ||
+		!strings.Contains(out, "using the helexa daemon at http://"+addr) || strings.Contains(out, "in this process") {
+		t.Errorf("run through the detached daemon: %v\n%s", err, out)
+	}
+	if out, err := run("ps"); err != nil || !strings.Contains(out, "\nstories260K.gguf ") {
+		t.Errorf("ps does not show the model by its file name: %v\n%s", err, out)
+	}
+	if out, err := run("stop", "stories260K.gguf"); err != nil || out != "unloaded stories260K.gguf\n" {
+		t.Errorf("stop by file name: %v\n%s", err, out)
 	}
 	if out, err := run("serve", "--stop"); err != nil || !strings.Contains(out, "stopped helexa daemon") {
 		t.Errorf("--stop: %v\n%s", err, out)

@@ -29,7 +29,7 @@ const HelpText = `Commands:
   /stats                     token counts and speeds of the last answer and the session
 Keys:
   Enter send · Alt+Enter or Ctrl+J new line · ↑/↓ input history
-  Ctrl+C stop the answer (on an empty input: twice to quit) · Ctrl+D quit
+  Ctrl+C stop the answer or clear the input (on an empty input: twice to quit) · Ctrl+D quit
   PgUp/PgDn, Shift+↑/↓ or the mouse wheel scroll · Ctrl+T show/hide thinking
   (hold Shift to select text with the mouse)`
 
@@ -86,6 +86,7 @@ func (m *Model) errorf(format string, args ...any) {
 // clear starts a new conversation.
 func (m *Model) clear(note string) {
 	m.msgs = nil
+	m.past = append(m.past, m.entries...)
 	m.entries = nil
 	m.ctxUsed = 0
 	m.addEntry(&entry{kind: kindInfo, text: note})
@@ -151,10 +152,13 @@ func (m *Model) setOption(name, value string) (reload bool, err error) {
 		}
 		return v, nil
 	}
-	s := &m.opts.Sampling
+	p := m.opts.Sampling // applied only when valid
+	s := &p
 	switch name {
 	case "temperature":
-		s.Temperature, err = f()
+		if s.Temperature, err = f(); err == nil && s.Temperature < 0 {
+			err = fmt.Errorf("/set temperature: %s is negative (0 is greedy)", value)
+		}
 	case "top_p":
 		s.TopP, err = f()
 	case "top_k":
@@ -169,9 +173,12 @@ func (m *Model) setOption(name, value string) (reload bool, err error) {
 		if err != nil {
 			return false, fmt.Errorf("/set seed: %q is not a non-negative integer", value)
 		}
-		s.Seed, m.seeded = v, true
+		s.Seed = v
 	case "num_predict":
-		m.opts.MaxTokens, err = i()
+		var n int
+		if n, err = i(); err == nil {
+			m.opts.MaxTokens = n
+		}
 	case "num_ctx":
 		var n int
 		if n, err = i(); err == nil && n < 16 {
@@ -187,7 +194,12 @@ func (m *Model) setOption(name, value string) (reload bool, err error) {
 	if err == nil {
 		err = s.Validate()
 	}
-	return false, err
+	if err != nil {
+		return false, err
+	}
+	m.opts.Sampling = p
+	m.seeded = m.seeded || name == "seed"
+	return false, nil
 }
 
 // show handles /show info and /show parameters.

@@ -55,6 +55,9 @@ func (f *fakeService) Load(lctx context.Context, req engine.LoadRequest) (engine
 	if ctx == 0 {
 		ctx = 4096
 	}
+	if t := f.details.ContextTrain; t > 0 && ctx > t {
+		ctx = t // capped at the trained context, as the loader does
+	}
 	f.details.Context = ctx
 	return engine.ModelStatus{Name: req.Model, Context: ctx, State: engine.StateReady}, nil
 }

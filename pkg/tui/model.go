@@ -29,9 +29,11 @@ type Model struct {
 	think   *bool
 	seeded  bool
 
-	msgs    []Message // the conversation sent with each turn
-	entries []*entry  // the transcript
-	expand  bool      // show finished answers' thinking
+	msgs     []Message // the conversation sent with each turn
+	entries  []*entry  // the transcript on screen
+	past     []*entry  // the transcript /clear took off the screen
+	greeting *entry    // the first line, left out of Transcript
+	expand   bool      // show finished answers' thinking
 
 	input  textarea.Model
 	vp     viewport.Model
@@ -73,7 +75,8 @@ func New(ctx context.Context, cfg Config) *Model {
 	m.vp.MouseWheelEnabled = true
 	m.spin = spinner.New(spinner.WithSpinner(spinner.Dot))
 	m.md = newMarkdown()
-	m.addEntry(&entry{kind: kindInfo, text: "Chatting with " + m.model + ". Enter sends, Alt+Enter or Ctrl+J adds a line, Ctrl+C stops an answer, /help lists commands, /bye quits."})
+	m.greeting = &entry{kind: kindInfo, text: "Chatting with " + m.model + ". Enter sends, Alt+Enter or Ctrl+J adds a line, Ctrl+C stops an answer, /help lists commands, /bye quits."}
+	m.addEntry(m.greeting)
 	m.layout()
 	return m
 }
@@ -263,7 +266,9 @@ func (m *Model) setInput(s string) {
 	m.layout()
 }
 
-// interrupt is Ctrl+C: stop the answer; clear the input; or quit.
+// interrupt is Ctrl+C: stop the answer or the load; clear a draft (and
+// only that: quitting stays unarmed); on an empty input, arm quitting,
+// then quit.
 func (m *Model) interrupt() tea.Cmd {
 	switch {
 	case m.gen != nil:
@@ -276,7 +281,7 @@ func (m *Model) interrupt() tea.Cmd {
 	case m.input.Value() != "":
 		m.setInput("")
 		m.hc.reset(m.hist)
-		m.quitHint = true
+		m.quitHint = false
 		return nil
 	case m.quitHint:
 		return m.quit()

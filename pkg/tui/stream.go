@@ -20,8 +20,12 @@ type generation struct {
 	deltas   <-chan engine.Delta
 	done     <-chan doneMsg
 	started  time.Time
+	first    time.Time // when the first piece arrived
 	tokens   int
 	stopping bool
+	// ctxBase estimates the context the prompt fills before the engine
+	// reports the exact count at the end of the answer.
+	ctxBase int
 }
 
 // deltaMsg carries one streamed piece of an answer.
@@ -70,8 +74,30 @@ func (m *Model) send(text string) tea.Cmd {
 		close(deltas)
 		done <- doneMsg{id: id, res: res, err: err}
 	}()
-	m.gen = &generation{id: id, entry: ans, cancel: cancel, deltas: deltas, done: done, started: time.Now()}
+	m.gen = &generation{id: id, entry: ans, cancel: cancel, deltas: deltas, done: done, started: time.Now(),
+		ctxBase: m.promptEstimate(text)}
 	return tea.Batch(m.gen.wait(), m.spin.Tick)
+}
+
+// promptEstimate guesses how much of the context a turn's prompt fills
+// before the engine counts it: the previous turn's exact total plus about
+// four bytes a token for the new message (and the system prompt on the
+// first turn).
+func (m *Model) promptEstimate(text string) int {
+	added := len(text)
+	if m.ctxUsed == 0 {
+		added += len(m.system)
+	}
+	return m.ctxUsed + (added+3)/4
+}
+
+// liveRate is the answer's decode speed so far (0 before two tokens).
+func (g *generation) liveRate(now time.Time) float64 {
+	d := now.Sub(g.first)
+	if g.first.IsZero() || g.tokens < 2 || d <= 0 {
+		return 0
+	}
+	return float64(g.tokens-1) / d.Seconds()
 }
 
 // wait delivers the next delta, then the end.
@@ -96,6 +122,9 @@ func (m *Model) onDelta(msg deltaMsg) tea.Cmd {
 	g := m.gen
 	if g == nil || msg.id != g.id {
 		return nil
+	}
+	if g.first.IsZero() {
+		g.first = time.Now()
 	}
 	g.tokens += max(1, len(msg.delta.Tokens))
 	g.entry.reasoning += msg.delta.Reasoning
@@ -145,8 +174,8 @@ func (m *Model) onDone(msg doneMsg) tea.Cmd {
 	m.touch(e)
 	if res.FinishReason == "length" && m.details.Context > 0 && m.ctxUsed >= m.details.Context {
 		m.addEntry(&entry{kind: kindNotice, text: fmt.Sprintf(
-			"The context is full (%d of %d tokens): the answer was cut off. /clear starts a new conversation; /set num_ctx N loads the model with a larger context.",
-			m.ctxUsed, m.details.Context)})
+			"The context is full (%d of %d tokens%s): the answer was cut off. /clear starts a new conversation; %s.",
+			m.ctxUsed, m.details.Context, m.trainedNote(), m.growHint())})
 	}
 	return nil
 }
@@ -164,7 +193,7 @@ func (m *Model) failed(e *entry, err error) {
 	var re *engine.Error
 	if errors.As(err, &re) && re.Kind == engine.KindContextLength {
 		m.addEntry(&entry{kind: kindNotice, text: "The conversation no longer fits the model's context" + m.ctxText() +
-			", so this message was not sent (nothing was cut). /clear starts a new conversation (your message is back in the input); /set num_ctx N loads the model with a larger context.\n" + re.Error()})
+			", so this message was not sent (nothing was cut). /clear starts a new conversation (your message is back in the input); " + m.growHint() + ".\n" + re.Error()})
 		if question != "" && m.input.Value() == "" {
 			m.setInput(question)
 		}
@@ -175,9 +204,33 @@ func (m *Model) failed(e *entry, err error) {
 
 func (m *Model) ctxText() string {
 	if m.details.Context > 0 {
-		return fmt.Sprintf(" (%d tokens)", m.details.Context)
+		return fmt.Sprintf(" (%d tokens%s)", m.details.Context, m.trainedNote())
 	}
 	return ""
+}
+
+// atTrainedMax reports a context as large as the model was trained for:
+// a larger num_ctx would be capped to it.
+func (m *Model) atTrainedMax() bool {
+	t := m.details.ContextTrain
+	return t > 0 && m.details.Context >= t
+}
+
+// trainedNote marks a context at the model's trained maximum.
+func (m *Model) trainedNote() string {
+	if m.atTrainedMax() {
+		return ", the most this model was trained for"
+	}
+	return ""
+}
+
+// growHint says what else makes room: a larger context when the model
+// allows one, shorter answers when it does not.
+func (m *Model) growHint() string {
+	if m.atTrainedMax() {
+		return "a larger num_ctx cannot help here; /set num_predict N keeps answers shorter"
+	}
+	return "/set num_ctx N loads the model with a larger context"
 }
 
 func (m *Model) accumulate(u engine.Usage) {
@@ -267,6 +320,11 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 	} else {
 		m.addEntry(&entry{kind: kindInfo, text: fmt.Sprintf("Reloaded %s with a context of %d tokens.", msg.model, msg.details.Context)})
 	}
+	if asked, got, train := m.opts.NumCtx, msg.details.Context, msg.details.ContextTrain; asked > got && train > 0 && got >= train {
+		m.addEntry(&entry{kind: kindNotice, text: fmt.Sprintf(
+			"num_ctx %d is more than %s was trained for: its context is %d tokens.", asked, displayName(msg.model), got)})
+	}
+	m.last = nil // the speed of answers from before the load
 	m.details = msg.details
 	if c := m.details.Context; c > 0 && m.ctxUsed >= c {
 		m.addEntry(&entry{kind: kindNotice, text: fmt.Sprintf(

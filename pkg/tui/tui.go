@@ -48,5 +48,10 @@ func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer, opts ...t
 	if _, err := p.Run(); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("terminal UI: %w", err)
 	}
+	// The UI ran on the alternate screen, which the terminal drops on
+	// exit: leave the conversation in the scrollback, as a shell would.
+	if _, err := io.WriteString(out, m.Transcript()); err != nil {
+		return fmt.Errorf("printing the conversation: %w", err)
+	}
 	return nil
 }

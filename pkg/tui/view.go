@@ -49,6 +49,24 @@ func (m *Model) addEntry(e *entry) {
 	m.touch(e)
 }
 
+// Transcript is the whole conversation as the terminal keeps it after
+// the chat ends: every entry since the start (those /clear took off the
+// screen too) but the greeting, rendered at the current width.
+func (m *Model) Transcript() string {
+	all := append(append([]*entry(nil), m.past...), m.entries...)
+	parts := make([]string, 0, len(all))
+	for _, e := range all {
+		if e == m.greeting {
+			continue
+		}
+		parts = append(parts, m.render(e))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "\n\n") + "\n"
+}
+
 func (m *Model) removeEntry(e *entry) {
 	for i, x := range m.entries {
 		if x == e {
@@ -186,8 +204,12 @@ func (m *Model) View() tea.View {
 // statusLine is model · context used/size · speed, or what is happening.
 func (m *Model) statusLine() string {
 	left := displayName(m.model)
-	if m.details.Context > 0 {
-		left += fmt.Sprintf(" · ctx %d/%d", m.ctxUsed, m.details.Context)
+	if c := m.details.Context; c > 0 {
+		if m.gen != nil {
+			left += fmt.Sprintf(" · ctx ~%d/%d", min(m.gen.ctxBase+m.gen.tokens, c), c)
+		} else {
+			left += fmt.Sprintf(" · ctx %d/%d", m.ctxUsed, c)
+		}
 	}
 	switch {
 	case m.loading != nil:
@@ -198,7 +220,11 @@ func (m *Model) statusLine() string {
 	case m.gen != nil && m.gen.stopping:
 		left += " · stopping…"
 	case m.gen != nil:
-		left += fmt.Sprintf(" · %s generating (%d %s)", m.spin.View(), m.gen.tokens, plural(m.gen.tokens, "token", "tokens"))
+		left += fmt.Sprintf(" · %s generating (%d %s", m.spin.View(), m.gen.tokens, plural(m.gen.tokens, "token", "tokens"))
+		if r := m.gen.liveRate(time.Now()); r > 0 {
+			left += fmt.Sprintf(", %.1f tok/s", r)
+		}
+		left += ")"
 	case m.last != nil:
 		if r := DecodeRate(*m.last); r > 0 {
 			left += fmt.Sprintf(" · %.1f tok/s", r)
