@@ -47,7 +47,7 @@ func (v Var) Int() (int, error) {
 
 // The variables.
 var (
-	Host            = Var{"HELEXA_HOST", "127.0.0.1:13131", "address the daemon listens on and clients (run, ps, stop) talk to"}
+	Host            = Var{"HELEXA_HOST", "127.0.0.1:13131", "address the daemon listens on and clients (run, ps, stop) talk to; unset, clients use the detached daemon's address from its pid file"}
 	AllowedHosts    = Var{"HELEXA_ALLOWED_HOSTS", "", "extra Host names the daemon answers to, comma-separated (loopback addresses and localhost always; guards against DNS rebinding)"}
 	Origins         = Var{"HELEXA_ORIGINS", "", "extra browser origins allowed to call the daemon, comma-separated, * wildcards (localhost origins always; e.g. https://app.example.com)"}
 	APIKey          = Var{"HELEXA_API_KEY", "", "bearer token the daemon requires from clients (and clients send); empty disables auth"}
