@@ -1,8 +1,8 @@
 package cuda
 
 import (
-	"github.com/helexa/helexa/pkg/compute/quant"
 	"github.com/helexa/helexa/pkg/compute/cuda/emu"
+	"github.com/helexa/helexa/pkg/compute/quant"
 	"github.com/helexa/helexa/pkg/dtype"
 )
 

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/helexa/helexa/pkg/compute/quant"
 	"github.com/helexa/helexa/pkg/compute/cuda/emu"
+	"github.com/helexa/helexa/pkg/compute/quant"
 )
 
 // OpenEmulated is a backend whose GPU is the CPU emulator of the kernels

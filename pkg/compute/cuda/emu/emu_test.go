@@ -10,8 +10,8 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/helexa/helexa/pkg/compute/quant"
 	"github.com/helexa/helexa/pkg/compute/cuda/kernels"
+	"github.com/helexa/helexa/pkg/compute/quant"
 )
 
 // TestCompiledSources fails when the emulator was compiled from other
