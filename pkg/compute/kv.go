@@ -13,7 +13,7 @@ type KVShape struct {
 	// HeadDim is the size of one KV head (KVDim is a whole number of
 	// them; 0 is KVDim, one head). The CPU store keeps each head's rows
 	// together, so that attention, which reads one head at a time, reads
-	// a run of memory (see KVCache).
+	// a run of memory (see cpu.KVCache).
 	HeadDim int
 	// F16 stores keys and values as F16 (half the memory; attention
 	// converts them back to F32 as it reads them).

@@ -7,7 +7,7 @@ import (
 	"github.com/helexa/helexa/pkg/dtype"
 )
 
-// MatMulTypes are the weight types the CPU matmul and embedding lookup
+// matMulTypes are the weight types the matmuls and embedding lookups
 // support.
 var matMulTypes = []dtype.Type{
 	dtype.F32, dtype.F16, dtype.BF16,

@@ -43,7 +43,7 @@ const (
 	vecAVX512
 )
 
-// NewCPU returns a CPU backend using threads workers (all cores when
+// New returns a CPU backend using threads workers (all cores when
 // threads <= 0).
 func New(threads int) *Backend {
 	if threads <= 0 {

@@ -11,7 +11,7 @@ import (
 // mixer, post_attention_norm before the SwiGLU FFN) whose mixer is, in
 // three layers of every full_attention_interval (4), a gated DeltaNet
 // (linear attention with a per-sequence recurrent state, see
-// compute.RecurrentBackend), and in the fourth a gated full attention
+// compute.Backend.GatedDeltaNet), and in the fourth a gated full attention
 // (q/k RMSNorm, RoPE on the first rope.dimension_count dimensions of
 // each head, the output multiplied by sigmoid of a gate that attn_q
 // projects beside each query head). Text positions make the multi-section
