@@ -1,14 +1,15 @@
 // Package compute owns the device-neutral seam that model architectures are
-// written against — the Backend interface of coarse operations (embedding
-// lookup, matmul with a possibly-quantized weight, RMSNorm, RoPE, attention
-// over a paged KV store, SwiGLU, add, bias, row gather/scale/sum for MoE,
-// MoE routing, an all-reduce hook for tensor parallelism) over Tensors and
-// KV stores the backend owns, with optional extensions some families need
-// (GeGLU, sliding-window attention, soft-capping, the recurrent operations
-// of gated DeltaNet layers, several matmuls in one pass) — plus the weight
-// handle that views quantized tensors in place, and the CPU implementation
-// (host tensors, an F32 paged KV cache, a worker pool).
-//
-// Quant formats themselves (block layouts, dot products) live in
-// compute/quant; this package only drives them.
+// written against: the Backend interface of coarse operations (embedding
+// lookup, matmuls with possibly-quantized weights, norms, RoPE, attention
+// over a paged KV store, the FFN activations, MoE routing, the recurrent
+// operations of gated DeltaNet layers, an all-reduce hook for tensor
+// parallelism, and composites of them a GPU runs as one launch) over
+// Tensors and KV stores the backend owns; the few optional interfaces
+// only some backends have; the weight handle that views quantized tensors
+// in place; and the host references of operations every backend shares
+// (RouteRows, Softmax, DeviceReserve). It holds no implementation:
+// compute/cpu runs the operations on the host's cores, compute/cuda on an
+// NVIDIA GPU (or its emulator), and compute/quant owns the quantized
+// formats both read. docs/compute.md is the recipe for adding an
+// operation.
 package compute

@@ -7,7 +7,7 @@ import (
 	"github.com/helexa/helexa/pkg/dtype"
 )
 
-// MatMulTypes are the weight types the CPU matmul and embedding lookup
+// matMulTypes are the weight types the matmuls and embedding lookups
 // support.
 var matMulTypes = []dtype.Type{
 	dtype.F32, dtype.F16, dtype.BF16,
@@ -60,7 +60,7 @@ type Weight struct {
 	// need not prepare it for matmuls.
 	Lookup   bool
 	rowBytes int
-	packed   *quant.Packed // the CPU's load-time interleaved copy (nil: none)
+	packed   *quant.Packed // a backend's load-time interleaved copy (nil: none)
 }
 
 // NewWeight checks that data holds exactly a tensor of type t and shape
@@ -113,6 +113,14 @@ func (w *Weight) RowBytes() int { return w.rowBytes }
 
 // Row returns the bytes of row i of the (first) matrix.
 func (w *Weight) Row(i int) []byte { return w.Data[i*w.rowBytes : (i+1)*w.rowBytes] }
+
+// Packed is the interleaved copy of the weight's rows a backend made in
+// Prepare (the CPU's, for its VNNI kernels), or nil.
+func (w *Weight) Packed() *quant.Packed { return w.packed }
+
+// SetPacked records the interleaved copy a backend made in Prepare; Mat
+// hands each stacked matrix its share of it.
+func (w *Weight) SetPacked(p *quant.Packed) { w.packed = p }
 
 // Mat returns the e-th stacked matrix as a 2-D weight sharing the bytes.
 func (w *Weight) Mat(e int) *Weight {

@@ -200,9 +200,3 @@ type MemoryInfo struct {
 	// (host RAM on CPU, device memory on GPU).
 	FreeBytes int64 `json:"free_bytes"`
 }
-
-// DeviceReserve is the part of a device's free memory that stays free
-// for activations, scratch and the math library's workspace: a tenth, at
-// least 512 MiB. A GPU load's pre-flight keeps it, and the default KV
-// pool takes what the weights leave less it.
-func DeviceReserve(free int64) int64 { return max(free/10, 512<<20) }

@@ -1,6 +1,10 @@
 package sampling
 
-import "math"
+import (
+	"math"
+
+	"github.com/helexa/helexa/internal/greedy"
+)
 
 // TopLogprobs returns the n most likely tokens under the raw logits (ties to
 // the lower id), best first, with their log-softmax at temperature 1. It
@@ -10,7 +14,7 @@ func (s *Sampler) TopLogprobs(logits []float32, n int) []TokenLogprob {
 	if n <= 0 {
 		return nil
 	}
-	_, m, ok := MaxFinite(logits)
+	_, m, ok := greedy.MaxFinite(logits)
 	if !ok {
 		return nil
 	}

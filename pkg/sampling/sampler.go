@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/helexa/helexa/internal/greedy"
 )
 
 // ErrBadLogits marks a logits vector that cannot be sampled: the wrong
@@ -114,7 +116,7 @@ func (s *Sampler) sample(logits []float32, withLogprob bool) (int32, float32, er
 	if len(logits) != s.nVocab {
 		return 0, 0, fmt.Errorf("%w: %d logits for a vocabulary of %d", ErrBadLogits, len(logits), s.nVocab)
 	}
-	best, m, ok := MaxFinite(logits)
+	best, m, ok := greedy.MaxFinite(logits)
 	if !ok {
 		return 0, 0, fmt.Errorf("%w: no finite logit among %d (NaN/Inf only: the model's output is broken)", ErrBadLogits, len(logits))
 	}
@@ -230,50 +232,6 @@ func (s *Sampler) applyPenalties(c []cand) {
 		l -= float32(n)*s.p.FrequencyPenalty + s.p.PresencePenalty
 		c[t].logit = l
 	}
-}
-
-// MaxFinite returns the index (the lowest on ties) and value m of the
-// largest finite value; ok is false when there is none: the greedy token
-// of logits x, as Sample picks it (a backend that finds greedy tokens
-// where the logits are uses it too). It keeps four lanes of maxima (lane
-// k: the values at indices ≡ k mod 4, each lane's lowest index of its
-// maximum), then merges them, so that the scan of a 152k-token vocabulary
-// is not one chain of compares and branches.
-func MaxFinite(x []float32) (best int32, m float32, ok bool) {
-	inf := float32(math.Inf(1))
-	ms := [4]float32{-inf, -inf, -inf, -inf}
-	var bs [4]int
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		v := x[i : i+4 : i+4]
-		if v[0] > ms[0] && v[0] != inf {
-			ms[0], bs[0] = v[0], i
-		}
-		if v[1] > ms[1] && v[1] != inf {
-			ms[1], bs[1] = v[1], i+1
-		}
-		if v[2] > ms[2] && v[2] != inf {
-			ms[2], bs[2] = v[2], i+2
-		}
-		if v[3] > ms[3] && v[3] != inf {
-			ms[3], bs[3] = v[3], i+3
-		}
-	}
-	m, b := ms[0], bs[0]
-	for k := 1; k < 4; k++ {
-		if ms[k] > m || (ms[k] == m && bs[k] < b) {
-			m, b = ms[k], bs[k]
-		}
-	}
-	for ; i < len(x); i++ { // after every lane's index: only a larger value wins
-		if v := x[i]; v > m && v != inf {
-			m, b = v, i
-		}
-	}
-	if m == -inf {
-		return 0, 0, false
-	}
-	return int32(b), m, true
 }
 
 // sumExpLog returns log(sum(exp(x-m))) over the finite values of x, given

@@ -24,7 +24,7 @@ static double now(void) {
 
 // kernel runs the packed kernel over ng groups of gb bytes at p, reps
 // times, each thread over its share in calls of at most 256 KB (as
-// pkg/compute's pool makes them) whose outputs land in the thread's part
+// pkg/compute/cpu's pool makes them) whose outputs land in the thread's part
 // of out, each call's in the same place, as a model's decode step writes
 // a vector that stays in cache; GB/s.
 static double kernel(int type, const uint8_t *p, int ng, size_t gb, int n, int reps, float *out) {

@@ -48,11 +48,8 @@ type Backend struct {
 }
 
 var (
-	_ compute.Backend                = (*Backend)(nil)
-	_ compute.GeGLUBackend           = (*Backend)(nil)
-	_ compute.SoftcapBackend         = (*Backend)(nil)
-	_ compute.WindowAttentionBackend = (*Backend)(nil)
-	_ compute.PinnedBackend          = (*Backend)(nil)
+	_ compute.Backend       = (*Backend)(nil)
+	_ compute.PinnedBackend = (*Backend)(nil)
 )
 
 // newBackend is the backend over an open driver.

@@ -8,9 +8,7 @@ import (
 	"github.com/helexa/helexa/pkg/compute"
 )
 
-var _ compute.FusedBackend = (*Backend)(nil)
-
-// AddRMSNorm implements compute.FusedBackend: the residual add and the
+// AddRMSNorm implements compute.Backend: the residual add and the
 // next norm in one launch (hx_add_rmsnorm), which also rounds the norm for
 // the products that follow it when they asked last for hx_round_q8k
 // (hx_add_rmsnorm_q8k; see preRounded).
@@ -25,7 +23,7 @@ func (b *Backend) AddRMSNorm(xT, yT compute.Tensor, weight *compute.Vector, eps 
 	})
 }
 
-// RMSNormPair implements compute.FusedBackend: the q and k head norms in
+// RMSNormPair implements compute.Backend: the q and k head norms in
 // one launch (hx_rmsnorm2).
 func (b *Backend) RMSNormPair(x1T compute.Tensor, w1 *compute.Vector, out1T compute.Tensor, x2T compute.Tensor,
 	w2 *compute.Vector, out2T compute.Tensor, eps float32) {
@@ -41,16 +39,14 @@ func (b *Backend) RMSNormPair(x1T compute.Tensor, w1 *compute.Vector, out1T comp
 	b.must(func() error { return b.d.launch("hx_rmsnorm2", [3]int{rows1 + rows2, 1, 1}, threads, a) })
 }
 
-// RoPEPairStoreKV implements compute.FusedBackend: both rotations and the
+// RoPEPairStoreKV implements compute.Backend: both rotations and the
 // store of k and v in one launch (hx_rope2_store_*).
 func (b *Backend) RoPEPairStoreKV(q, k, v compute.Tensor, pos []int32, qHeads, kHeads, headDim int, r *compute.Rope,
 	kvs compute.KV, layer int, spans []compute.SeqSpan) {
 	b.ropeStore(q, k, v, nil, pos, qHeads, kHeads, headDim, r, kvs, layer, spans)
 }
 
-var _ compute.NormRoPEBackend = (*Backend)(nil)
-
-// NormRoPEPairStoreKV implements compute.NormRoPEBackend: the head norms,
+// NormRoPEPairStoreKV implements compute.Backend: the head norms,
 // both rotations and the store in one launch (hx_norm_rope2_store_*) for
 // heads of at most 256 values; otherwise RMSNormPair and RoPEPairStoreKV.
 func (b *Backend) NormRoPEPairStoreKV(q, k, v compute.Tensor, qNorm, kNorm *compute.Vector, eps float32, pos []int32,
@@ -106,7 +102,7 @@ func (b *Backend) ropeStore(qT, kT, vT compute.Tensor, norms *headNorms, pos []i
 	})
 }
 
-// GatedMatMul implements compute.FusedBackend: for a decode batch with
+// GatedMatMul implements compute.Backend: for a decode batch with
 // gate and up in one format and rounding, both products and SwiGLU in one
 // launch (hx_mvg); otherwise MatMuls and SwiGLU.
 func (b *Backend) GatedMatMul(gate, up *compute.Weight, xT, g, u, hT compute.Tensor) error {
@@ -148,9 +144,7 @@ func (b *Backend) gatedEach(gate, up *compute.Weight, x, g, u, h compute.Tensor)
 	return nil
 }
 
-var _ compute.ArgMaxBackend = (*Backend)(nil)
-
-// ArgMaxRows implements compute.ArgMaxBackend (hx_argmax_rows): greedy
+// ArgMaxRows implements compute.Backend (hx_argmax_rows): greedy
 // decoding downloads one int per sequence instead of its logits.
 func (b *Backend) ArgMaxRows(tT compute.Tensor, rows []int32, out []int32) error {
 	t := dev(tT)

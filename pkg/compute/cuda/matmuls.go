@@ -6,8 +6,6 @@ import (
 	"github.com/helexa/helexa/pkg/compute"
 )
 
-var _ compute.MultiMatMulBackend = (*Backend)(nil)
-
 // mv3Max is the most weights one hx_mv3 launch takes.
 const mv3Max = 3
 
@@ -28,7 +26,7 @@ func (b *Backend) MatMul(w *compute.Weight, xT, outT compute.Tensor) error {
 	return b.MatMuls([]*compute.Weight{w}, xT, []compute.Tensor{outT})
 }
 
-// MatMuls implements compute.MultiMatMulBackend: x is rounded once per
+// MatMuls implements compute.Backend: x is rounded once per
 // rounding the weights need, and the decode products of weights of one
 // device format (q, k and v; gate and up) share launches, up to three per
 // launch, which is what a decode step pays for on a GPU. Batches that go

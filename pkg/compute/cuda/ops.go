@@ -196,7 +196,7 @@ func (b *Backend) Attention(kvs compute.KV, layer int, spans []compute.SeqSpan, 
 	b.attention(kvs, layer, spans, at, 0, q, out)
 }
 
-// AttentionWindow implements compute.WindowAttentionBackend.
+// AttentionWindow implements compute.Backend.
 func (b *Backend) AttentionWindow(kvs compute.KV, layer int, spans []compute.SeqSpan, at *compute.Attn, window int, q, out compute.Tensor) {
 	if window <= 0 {
 		panic("cuda: AttentionWindow with a window of no positions")
@@ -301,14 +301,14 @@ func (b *Backend) SwiGLU(gate, up, out compute.Tensor) {
 	b.elementwise("hx_swiglu", n, newArgs(4).ptr(o.p).ptr(dev(gate).p).ptr(dev(up).p).i32(n))
 }
 
-// GeGLU implements compute.GeGLUBackend.
+// GeGLU implements compute.Backend.
 func (b *Backend) GeGLU(gate, up, out compute.Tensor) {
 	o := dev(out)
 	n := o.rows * o.cols
 	b.elementwise("hx_geglu", n, newArgs(4).ptr(o.p).ptr(dev(gate).p).ptr(dev(up).p).i32(n))
 }
 
-// Softcap implements compute.SoftcapBackend.
+// Softcap implements compute.Backend.
 func (b *Backend) Softcap(t compute.Tensor, c float32) {
 	x := dev(t)
 	n := x.rows * x.cols

@@ -6,9 +6,7 @@ import (
 	"github.com/helexa/helexa/pkg/compute"
 )
 
-var _ compute.RecurrentBackend = (*Backend)(nil)
-
-// ConvSiLU implements compute.RecurrentBackend: one launch per span (each
+// ConvSiLU implements compute.Backend: one launch per span (each
 // sequence has its own state).
 func (b *Backend) ConvSiLU(xT compute.Tensor, spans []compute.SeqSpan, states []compute.Tensor, w *compute.Vector, outT compute.Tensor) {
 	x, out := dev(xT), dev(outT)
@@ -27,7 +25,7 @@ func (b *Backend) ConvSiLU(xT compute.Tensor, spans []compute.SeqSpan, states []
 	}
 }
 
-// GatedDeltaNet implements compute.RecurrentBackend: q and k heads are
+// GatedDeltaNet implements compute.Backend: q and k heads are
 // L2-normalised in place for the whole batch, then the delta rule runs
 // once per span, a block per value head.
 func (b *Backend) GatedDeltaNet(qkvT, alphaT, betaT compute.Tensor, spans []compute.SeqSpan, states []compute.Tensor, d *compute.DeltaNet, outT compute.Tensor) {
@@ -55,7 +53,7 @@ func (b *Backend) GatedDeltaNet(qkvT, alphaT, betaT compute.Tensor, spans []comp
 	}
 }
 
-// SplitHeads implements compute.RecurrentBackend.
+// SplitHeads implements compute.Backend.
 func (b *Backend) SplitHeads(srcT compute.Tensor, heads, a int, dstAT, dstBT compute.Tensor) {
 	src, da, db := dev(srcT), dev(dstAT), dev(dstBT)
 	g := src.cols / heads
@@ -67,7 +65,7 @@ func (b *Backend) SplitHeads(srcT compute.Tensor, heads, a int, dstAT, dstBT com
 	b.elementwise("hx_split_heads", n, newArgs(7).ptr(da.p).ptr(db.p).ptr(src.p).i32(src.rows).i32(heads).i32(a).i32(bw))
 }
 
-// SigmoidMul implements compute.RecurrentBackend.
+// SigmoidMul implements compute.Backend.
 func (b *Backend) SigmoidMul(xT, gateT compute.Tensor) {
 	x, g := dev(xT), dev(gateT)
 	if g.rows != x.rows || (g.cols != x.cols && g.cols != 1) {
@@ -77,13 +75,13 @@ func (b *Backend) SigmoidMul(xT, gateT compute.Tensor) {
 	b.elementwise("hx_sigmoid_mul", n, newArgs(5).ptr(x.p).ptr(g.p).i32(n).i32(x.cols).i32(g.cols))
 }
 
-// Zero implements compute.RecurrentBackend.
+// Zero implements compute.Backend.
 func (b *Backend) Zero(t compute.Tensor) {
 	x := dev(t)
 	b.must(func() error { return b.d.zero(x.p, int64(x.rows*x.cols)*4) })
 }
 
-// Copy implements compute.RecurrentBackend.
+// Copy implements compute.Backend.
 func (b *Backend) Copy(dstT, srcT compute.Tensor) {
 	dst, src := dev(dstT), dev(srcT)
 	if dst.rows*dst.cols != src.rows*src.cols {

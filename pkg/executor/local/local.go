@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/helexa/helexa/pkg/compute"
+	"github.com/helexa/helexa/pkg/compute/cpu"
 	"github.com/helexa/helexa/pkg/executor"
 	"github.com/helexa/helexa/pkg/models/arch"
 	"github.com/helexa/helexa/pkg/models/modelfile"
@@ -153,11 +154,11 @@ func prepareBackend(model *arch.Model, opts *Options) (compute.Backend, error) {
 	if opts.Device != nil {
 		be = opts.Device
 	} else {
-		cpu := compute.NewCPU(opts.Threads)
+		host := cpu.New(opts.Threads)
 		if opts.Reducer != nil {
-			cpu.SetReducer(opts.Reducer)
+			host.SetReducer(opts.Reducer)
 		}
-		be = cpu
+		be = host
 	}
 	if err := model.Prepare(be); err != nil {
 		be.Close()
@@ -177,7 +178,7 @@ func prepareBackend(model *arch.Model, opts *Options) (compute.Backend, error) {
 
 // deviceKVBudget is the part of a device's free memory (after the
 // weights) the default KV pool may take: what the reserve leaves.
-func deviceKVBudget(free int64) int64 { return max(free-executor.DeviceReserve(free), 0) }
+func deviceKVBudget(free int64) int64 { return max(free-compute.DeviceReserve(free), 0) }
 
 // packingBackend is a backend that keeps load-time copies of some weights
 // in a layout of its own (the CPU's packed weights).

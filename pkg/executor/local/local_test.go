@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/helexa/helexa/internal/fixtures"
-	"github.com/helexa/helexa/pkg/compute"
+	"github.com/helexa/helexa/pkg/compute/cpu"
 	"github.com/helexa/helexa/pkg/compute/quant"
 	"github.com/helexa/helexa/pkg/dtype"
 	"github.com/helexa/helexa/pkg/executor"
@@ -248,7 +248,7 @@ func TestInfoAndMemory(t *testing.T) {
 // fakeDevice is a CPU backend posing as a device with a fixed amount of
 // free memory.
 type fakeDevice struct {
-	*compute.CPU
+	*cpu.Backend
 	free   int64
 	closed bool
 }
@@ -256,7 +256,7 @@ type fakeDevice struct {
 func (d *fakeDevice) Name() string       { return "FAKE:0" }
 func (d *fakeDevice) FreeMemory() int64  { return d.free }
 func (d *fakeDevice) WeightBytes() int64 { return 12345 }
-func (d *fakeDevice) Close() error       { d.closed = true; return d.CPU.Close() }
+func (d *fakeDevice) Close() error       { d.closed = true; return d.Backend.Close() }
 
 // TestDeviceSizesPoolFromFreeMemory: on a device the default pool holds
 // what the memory left after the weights holds (less the reserve), never
@@ -273,7 +273,7 @@ func TestDeviceSizesPoolFromFreeMemory(t *testing.T) {
 		{"starved", 100 << 20, 128},              // below the reserve: one sequence
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dev := &fakeDevice{CPU: compute.NewCPU(1), free: tc.free}
+			dev := &fakeDevice{Backend: cpu.New(1), free: tc.free}
 			ex := loadFixture(t, "stories260K.gguf", local.Options{Device: dev})
 			info := ex.Info()
 			if info.Processor != "FAKE:0" || info.NumBlocks != tc.want {

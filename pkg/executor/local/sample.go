@@ -61,8 +61,8 @@ func topLogprobs(s seqSampler, logits []float32, n int) []executor.TokenLogprob 
 }
 
 // argMaxOnly reports whether w's token is the argmax of its logits and
-// nothing else of them is wanted, so that a backend that finds the argmax
-// where the logits are (compute.ArgMaxBackend) spares reading them.
+// nothing else of them is wanted, so that the backend finds the argmax
+// where the logits are (compute.Backend.ArgMaxRows), sparing reading them.
 func (l *Executor) argMaxOnly(w *executor.Work) bool {
 	return w.Sample && w.SkipLogprob && w.Allowed == nil && w.TopLogprobs == 0 && w.Logits == executor.LogitsNone &&
 		isArgMax(l.seqs[w.Seq].sampler)
@@ -84,9 +84,9 @@ func isArgMax(s seqSampler) (ok bool) {
 // nothing else (wants[i] for i in idx) from the backend's argmax; a row
 // without a finite logit has its logits read instead, for the sampler to
 // report.
-func (l *Executor) argMaxRows(ab compute.ArgMaxBackend, logits compute.Tensor, idx []int32, works []int, outs []workOut) error {
+func (l *Executor) argMaxRows(logits compute.Tensor, idx []int32, works []int, outs []workOut) error {
 	toks := make([]int32, len(idx))
-	if err := ab.ArgMaxRows(logits, idx, toks); err != nil {
+	if err := l.be.ArgMaxRows(logits, idx, toks); err != nil {
 		return fmt.Errorf("%w: greedy tokens: %w", executor.ErrDevice, err)
 	}
 	for k, tok := range toks {

@@ -214,11 +214,10 @@ func (l *Executor) runPass(batch []executor.Work, pass []piece, outs []workOut) 
 	}
 	logits := fwd.Logits
 	nv := l.model.HP.NVocab
-	ab, canArgMax := l.be.(compute.ArgMaxBackend)
 	var argIdx []int32
 	var argWorks []int
 	for i, wt := range wants {
-		if canArgMax && !wt.all && l.argMaxOnly(&batch[wt.work]) {
+		if !wt.all && l.argMaxOnly(&batch[wt.work]) {
 			argIdx, argWorks = append(argIdx, int32(i)), append(argWorks, wt.work)
 			continue
 		}
@@ -233,7 +232,7 @@ func (l *Executor) runPass(batch []executor.Work, pass []piece, outs []workOut) 
 		o.last = v
 	}
 	if len(argIdx) > 0 {
-		return l.argMaxRows(ab, logits, argIdx, argWorks, outs)
+		return l.argMaxRows(logits, argIdx, argWorks, outs)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/helexa/helexa/pkg/compute"
+	"github.com/helexa/helexa/pkg/compute/cpu"
 	"github.com/helexa/helexa/pkg/dtype"
 	"github.com/helexa/helexa/pkg/models/arch"
 	"github.com/helexa/helexa/pkg/models/arch/archtest"
@@ -191,10 +192,7 @@ func TestDecodeStepBatchIndependence(t *testing.T) {
 // without it), for a batch of two sequences and for a decode step.
 func TestPairedExpertsMatchPerExpert(t *testing.T) {
 	m, be := preparedQ8(t, "qwen3moe")
-	perExpert := struct {
-		compute.Backend
-		compute.MultiMatMulBackend
-	}{be, be}
+	perExpert := struct{ compute.Backend }{be}
 	if _, ok := compute.Backend(perExpert).(compute.PairedMatMulBackend); ok {
 		t.Fatal("the per-expert backend has MatMulPairs")
 	}
@@ -243,13 +241,13 @@ func stepsOf(steps ...decodeStep) *arch.Batch {
 
 // preparedQ8 is a random-weight Q8_0 model of architecture a, prepared
 // for a two-thread CPU backend that the test closes.
-func preparedQ8(t *testing.T, a string) (*arch.Model, *compute.CPU) {
+func preparedQ8(t *testing.T, a string) (*arch.Model, *cpu.Backend) {
 	t.Helper()
 	m, err := load(t, archtest.Config{Arch: a, Type: dtype.Q8_0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	be := compute.NewCPU(2)
+	be := cpu.New(2)
 	t.Cleanup(func() { be.Close() })
 	if err := m.Prepare(be); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package arch
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/helexa/helexa/pkg/compute"
@@ -97,54 +96,25 @@ func (a *attention) forward(p *pass, kvl int, xb, proj compute.Tensor) error {
 func (a *attention) attend(p *pass, kvl int, q, k, v, att compute.Tensor) error {
 	be, hp := p.be, &p.m.HP
 	kvs, spans := p.kv, p.b.Spans
-	wb, windowed := be.(compute.WindowAttentionBackend)
 	if a.window > 0 { // the window store, with its own block tables
-		if !windowed {
-			return opMissing(be, "AttentionWindow")
-		}
 		kvs, spans = p.win, p.b.WinSpans
 	}
-	if nb, ok := be.(compute.NormRoPEBackend); ok && a.qNorm != nil {
-		nb.NormRoPEPairStoreKV(q, k, v, a.qNorm, a.kNorm, hp.Eps, p.b.Pos, hp.NHead, hp.NHeadKV, hp.HeadDim, a.rope, kvs,
+	if a.qNorm != nil {
+		be.NormRoPEPairStoreKV(q, k, v, a.qNorm, a.kNorm, hp.Eps, p.b.Pos, hp.NHead, hp.NHeadKV, hp.HeadDim, a.rope, kvs,
 			kvl, spans)
 	} else {
-		a.normRoPEStore(p, q, k, v, kvs, kvl, spans)
+		be.RoPEPairStoreKV(q, k, v, p.b.Pos, hp.NHead, hp.NHeadKV, hp.HeadDim, a.rope, kvs, kvl, spans)
 	}
 	if a.temp != nil { // q only: the keys are stored as they are
 		p.scaleByPos(q, a.temp)
 	}
 	at := compute.Attn{Heads: hp.NHead, KVHeads: hp.NHeadKV, HeadDim: hp.HeadDim, Scale: a.scale}
 	if a.window > 0 {
-		wb.AttentionWindow(kvs, kvl, spans, &at, a.window, q, att)
+		be.AttentionWindow(kvs, kvl, spans, &at, a.window, q, att)
 		return nil
 	}
 	be.Attention(kvs, kvl, spans, &at, q, att)
 	return nil
-}
-
-// normRoPEStore is NormRoPEPairStoreKV as separate operations (the fused
-// pairs where the backend has them): the per-head norms, the rotations and
-// the store into layer kvl of kvs.
-func (a *attention) normRoPEStore(p *pass, q, k, v compute.Tensor, kvs compute.KV, kvl int, spans []compute.SeqSpan) {
-	be, hp := p.be, &p.m.HP
-	fb, fused := be.(compute.FusedBackend)
-	if a.qNorm != nil {
-		qh := be.View(q, p.rows*hp.NHead, hp.HeadDim)
-		kh := be.View(k, p.rows*hp.NHeadKV, hp.HeadDim)
-		if fused {
-			fb.RMSNormPair(qh, a.qNorm, qh, kh, a.kNorm, kh, hp.Eps)
-		} else {
-			be.RMSNorm(qh, a.qNorm, hp.Eps, qh)
-			be.RMSNorm(kh, a.kNorm, hp.Eps, kh)
-		}
-	}
-	if fused {
-		fb.RoPEPairStoreKV(q, k, v, p.b.Pos, hp.NHead, hp.NHeadKV, hp.HeadDim, a.rope, kvs, kvl, spans)
-		return
-	}
-	be.RoPE(q, p.b.Pos, hp.NHead, hp.HeadDim, a.rope)
-	be.RoPE(k, p.b.Pos, hp.NHeadKV, hp.HeadDim, a.rope)
-	be.StoreKV(kvs, kvl, spans, k, v)
 }
 
 func (a *attention) shard(sp *shardSpans) (attention, error) {
@@ -217,8 +187,8 @@ func denseFFN(be compute.Backend, s *Scratch, gate, up, down *compute.Weight, ge
 		ts[i] = t
 	}
 	g, u, h := ts[0], ts[1], ts[2]
-	if fb, ok := be.(compute.FusedBackend); ok && !gelu {
-		if err := fb.GatedMatMul(gate, up, x, g, u, h); err != nil {
+	if !gelu {
+		if err := be.GatedMatMul(gate, up, x, g, u, h); err != nil {
 			return err
 		}
 		return be.MatMul(down, h, out)
@@ -226,15 +196,7 @@ func denseFFN(be compute.Backend, s *Scratch, gate, up, down *compute.Weight, ge
 	if err := matmuls(be, s, x, mm{gate, g}, mm{up, u}); err != nil {
 		return err
 	}
-	if gelu {
-		gb, ok := be.(compute.GeGLUBackend)
-		if !ok {
-			return opMissing(be, "GeGLU")
-		}
-		gb.GeGLU(g, u, h)
-	} else {
-		be.SwiGLU(g, u, h)
-	}
+	be.GeGLU(g, u, h)
 	return be.MatMul(down, h, out)
 }
 
@@ -244,27 +206,17 @@ type mm struct {
 	out compute.Tensor
 }
 
-// matmuls multiplies x by several weights, in one pass where the backend
-// can.
+// matmuls multiplies x by several weights in one pass (Backend.MatMuls).
 func (p *pass) matmuls(x compute.Tensor, jobs ...mm) error {
 	return matmuls(p.be, p.s, x, jobs...)
 }
 
 func matmuls(be compute.Backend, s *Scratch, x compute.Tensor, jobs ...mm) error {
-	mb, ok := be.(compute.MultiMatMulBackend)
-	if !ok {
-		for _, j := range jobs {
-			if err := be.MatMul(j.w, x, j.out); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	s.mmW, s.mmOut = s.mmW[:0], s.mmOut[:0]
 	for _, j := range jobs {
 		s.mmW, s.mmOut = append(s.mmW, j.w), append(s.mmOut, j.out)
 	}
-	return mb.MatMuls(s.mmW, x, s.mmOut)
+	return be.MatMuls(s.mmW, x, s.mmOut)
 }
 
 // preNormLayer runs x += mix(norm(x)); x += ffn(norm2(x)) for a layer
@@ -298,13 +250,10 @@ func (*llamaLayer) preNormed()     {}
 func (*deltaLayer) preNormed()     {}
 func (*gatedAttnLayer) preNormed() {}
 
-// deferResidual ends a layer: with a backend that fuses the residual add
-// into the next norm (compute.FusedBackend), proj is left pending for the
-// next layer's first norm (takePending) or flush; otherwise it is added.
+// deferResidual ends a pre-norm layer: proj, summed over the ranks, is left
+// pending, to be added to the residual stream by the next layer's first
+// norm (takePending: one AddRMSNorm) or by flush.
 func (p *pass) deferResidual(proj compute.Tensor) error {
-	if _, ok := p.be.(compute.FusedBackend); !ok {
-		return p.residual(proj, nil)
-	}
 	if err := p.be.AllReduce(proj); err != nil {
 		return err
 	}
@@ -319,7 +268,7 @@ func (p *pass) takePending(w *compute.Vector, out compute.Tensor) {
 		p.norm(p.x, w, out)
 		return
 	}
-	p.be.(compute.FusedBackend).AddRMSNorm(p.x, p.pending, w, p.m.HP.Eps, out)
+	p.be.AddRMSNorm(p.x, p.pending, w, p.m.HP.Eps, out)
 	p.pending = nil
 }
 
@@ -373,9 +322,4 @@ func (p *pass) scaleByPos(q compute.Tensor, a *attnTemp) {
 		sc[i] = float32(math.Log(math.Floor(float64(pos)/float64(a.floor))+1)*float64(a.scale) + 1)
 	}
 	p.be.ScaleRowsTo(q, idx, sc, q)
-}
-
-// opMissing is the error for a backend without an operation a family needs.
-func opMissing(be compute.Backend, op string) error {
-	return fmt.Errorf("%w: the %T backend has no %s operation, which this architecture needs", ErrUnsupported, be, op)
 }

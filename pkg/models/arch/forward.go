@@ -219,11 +219,7 @@ func (p *pass) logits(rows []int) (compute.Tensor, error) {
 		return nil, err
 	}
 	if m.softcap != 0 {
-		sc, ok := be.(compute.SoftcapBackend)
-		if !ok {
-			return nil, opMissing(be, "Softcap")
-		}
-		sc.Softcap(out, m.softcap)
+		be.Softcap(out, m.softcap)
 	}
 	return out, nil
 }

@@ -45,14 +45,7 @@ func bindGemma3(m *Model, t *tensors, md *meta) error {
 	if hp.NLayer == 62 { // Gemma 3 27B (llama.cpp, after gemma_pytorch)
 		scale = 1 / float32(math.Sqrt(float64(hp.NEmbd/hp.NHead)))
 	}
-	m.ops = []string{"GeGLU"}
 	hp.Window, hp.NWinLayer = window, 0
-	if window > 0 {
-		m.ops = append(m.ops, "AttentionWindow")
-	}
-	if m.softcap != 0 {
-		m.ops = append(m.ops, "Softcap")
-	}
 	for i := range m.layers {
 		p := blk(i)
 		l := &gemma3Layer{}

@@ -25,8 +25,6 @@ type Model struct {
 	rec        *recurrentShape // nil: no recurrent layers
 	hf         *HFConfig       // the config.json of a Hugging Face checkpoint (nil: GGUF)
 	longRope   *longRope       // phi3 LongRoPE factors (nil: none)
-	// ops are the operations beyond compute.Backend the family uses.
-	ops []string
 }
 
 // layer is one decoder block of a family.
@@ -126,12 +124,8 @@ func (ps *paramSet) w(ws ...*compute.Weight) { ps.ws = append(ps.ws, ws...) }
 func (ps *paramSet) v(vs ...*compute.Vector) { ps.vs = append(ps.vs, vs...) }
 
 // Prepare hands every weight and parameter vector of the model to the
-// backend once, before the first pass (a GPU backend uploads them), and
-// checks that the backend has the operations the family needs.
+// backend once, before the first pass (a GPU backend uploads them).
 func (m *Model) Prepare(be compute.Backend) error {
-	if err := m.checkBackend(be); err != nil {
-		return err
-	}
 	if m.tokEmbd != nil && m.tokEmbd != m.output {
 		m.tokEmbd.Lookup = true // only its rows are read; a tied table is the output head too
 	}
@@ -178,23 +172,4 @@ func (ps *paramSet) unique() ([]*compute.Weight, []*compute.Vector) {
 		}
 	}
 	return ws, vs
-}
-
-// optionalOps are the operations a backend may have beyond compute.Backend,
-// each with its check.
-var optionalOps = map[string]func(compute.Backend) bool{
-	"GeGLU":           func(be compute.Backend) bool { _, ok := be.(compute.GeGLUBackend); return ok },
-	"AttentionWindow": func(be compute.Backend) bool { _, ok := be.(compute.WindowAttentionBackend); return ok },
-	"Softcap":         func(be compute.Backend) bool { _, ok := be.(compute.SoftcapBackend); return ok },
-	"Recurrent":       func(be compute.Backend) bool { _, ok := be.(compute.RecurrentBackend); return ok },
-}
-
-// checkBackend fails when the backend lacks an operation the model uses.
-func (m *Model) checkBackend(be compute.Backend) error {
-	for _, op := range m.ops {
-		if has := optionalOps[op]; has == nil || !has(be) {
-			return opMissing(be, op)
-		}
-	}
-	return nil
 }

@@ -322,10 +322,6 @@ func (f *sharedMoE) forward(p *pass, il int, x, out compute.Tensor, hook Routing
 	if err := f.moe.forward(p, il, x, out, hook); err != nil {
 		return err
 	}
-	rb, ok := p.be.(compute.RecurrentBackend)
-	if !ok {
-		return opMissing(p.be, "Recurrent")
-	}
 	var ts [2]compute.Tensor
 	if err := p.tensors(ts[:], buf{"shexp.out", out.Cols()}, buf{"shexp.gate", 1}); err != nil {
 		return err
@@ -337,7 +333,7 @@ func (f *sharedMoE) forward(p *pass, il int, x, out compute.Tensor, hook Routing
 	if err := p.be.MatMul(f.gate, x, g); err != nil {
 		return err
 	}
-	rb.SigmoidMul(sh, g)
+	p.be.SigmoidMul(sh, g)
 	p.be.Add(out, sh)
 	return nil
 }

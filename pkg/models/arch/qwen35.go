@@ -11,7 +11,7 @@ import (
 // mixer, post_attention_norm before the SwiGLU FFN) whose mixer is, in
 // three layers of every full_attention_interval (4), a gated DeltaNet
 // (linear attention with a per-sequence recurrent state, see
-// compute.RecurrentBackend), and in the fourth a gated full attention
+// compute.Backend.GatedDeltaNet), and in the fourth a gated full attention
 // (q/k RMSNorm, RoPE on the first rope.dimension_count dimensions of
 // each head, the output multiplied by sigmoid of a gate that attn_q
 // projects beside each query head). Text positions make the multi-section
@@ -122,7 +122,6 @@ func bindQwen35Layers(m *Model, t *tensors, md *meta, ffnOf func(t *tensors, m *
 	if rec.layers > 0 {
 		m.rec = rec
 	}
-	m.ops = []string{"Recurrent"}
 	return t.err
 }
 
@@ -135,10 +134,6 @@ func (l *deltaLayer) forward(p *pass, il int, hook RoutingHook) error {
 // × silu(z) → ssm_out.
 func (l *deltaLayer) mix(p *pass, xb, proj compute.Tensor) error {
 	be, d := p.be, &l.dn
-	rb, ok := be.(compute.RecurrentBackend)
-	if !ok {
-		return opMissing(be, "Recurrent")
-	}
 	inner := d.VHeads * d.Dim
 	var ts [7]compute.Tensor
 	if err := p.tensors(ts[:], buf{"dn.mixed", l.qkv.Rows()}, buf{"dn.conv", l.qkv.Rows()}, buf{"dn.z", inner},
@@ -150,8 +145,8 @@ func (l *deltaLayer) mix(p *pass, xb, proj compute.Tensor) error {
 		return err
 	}
 	convs, ssms := p.layerStates(l.rl)
-	rb.ConvSiLU(mixed, p.b.Spans, convs, l.conv, conv)
-	rb.GatedDeltaNet(conv, alpha, beta, p.b.Spans, ssms, d, out)
+	be.ConvSiLU(mixed, p.b.Spans, convs, l.conv, conv)
+	be.GatedDeltaNet(conv, alpha, beta, p.b.Spans, ssms, d, out)
 	heads := be.View(out, p.rows*d.VHeads, d.Dim)
 	be.RMSNorm(heads, l.norm, p.m.HP.Eps, heads)
 	be.SwiGLU(z, out, gated)
@@ -166,10 +161,6 @@ func (l *gatedAttnLayer) forward(p *pass, il int, hook RoutingHook) error {
 // mix is attention whose output is gated by sigmoid(gate) before attn_output.
 func (l *gatedAttnLayer) mix(p *pass, xb, proj compute.Tensor) error {
 	be, hp, a := p.be, &p.m.HP, &l.attn
-	rb, ok := be.(compute.RecurrentBackend)
-	if !ok {
-		return opMissing(be, "Recurrent")
-	}
 	qDim, kvDim := hp.NHead*hp.HeadDim, hp.KVDim()
 	var ts [6]compute.Tensor
 	if err := p.tensors(ts[:], buf{"ga.qg", 2 * qDim}, buf{"q", qDim}, buf{"ga.gate", qDim},
@@ -180,11 +171,11 @@ func (l *gatedAttnLayer) mix(p *pass, xb, proj compute.Tensor) error {
 	if err := p.matmuls(xb, mm{a.wq, qg}, mm{a.wk, k}, mm{a.wv, v}); err != nil {
 		return err
 	}
-	rb.SplitHeads(qg, hp.NHead, hp.HeadDim, q, gate)
+	be.SplitHeads(qg, hp.NHead, hp.HeadDim, q, gate)
 	if err := a.attend(p, l.kvl, q, k, v, att); err != nil {
 		return err
 	}
-	rb.SigmoidMul(att, gate)
+	be.SigmoidMul(att, gate)
 	return be.MatMul(a.wo, att, proj)
 }
 

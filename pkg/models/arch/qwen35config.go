@@ -91,7 +91,7 @@ func recurrentLayers(md *meta, n int) ([]string, error) {
 
 // convTaps reads the convolution taps — GGUF's [K, C], a checkpoint's
 // [C, 1, K] (ne order [K, 1, C]), each channel's K taps together — and
-// lays them out channel-minor, as compute.RecurrentBackend takes them.
+// lays them out channel-minor, as compute.Backend.ConvSiLU takes them.
 func convTaps(t *tensors, name string, k, c int) *compute.Vector {
 	var v *compute.Vector
 	if t.hf {

@@ -64,13 +64,9 @@ func (m *Model) NewState(be compute.Backend) (*State, error) {
 
 // Reset zeroes the state, for a sequence that starts again at position 0.
 func (s *State) Reset(be compute.Backend) error {
-	rb, ok := be.(compute.RecurrentBackend)
-	if !ok {
-		return opMissing(be, "Recurrent")
-	}
 	for _, ts := range [][]compute.Tensor{s.conv, s.ssm} {
 		for _, t := range ts {
-			rb.Zero(t)
+			be.Zero(t)
 		}
 	}
 	s.Pos = 0
@@ -80,16 +76,12 @@ func (s *State) Reset(be compute.Backend) error {
 // CopyFrom makes s a copy of src (a snapshot, or a snapshot restored): both
 // states of this model, on backend be.
 func (s *State) CopyFrom(be compute.Backend, src *State) error {
-	rb, ok := be.(compute.RecurrentBackend)
-	if !ok {
-		return opMissing(be, "Recurrent")
-	}
 	if len(s.conv) != len(src.conv) || len(s.ssm) != len(src.ssm) {
 		return fmt.Errorf("recurrent state of %d layers copied into one of %d", len(src.conv), len(s.conv))
 	}
 	for i := range s.conv {
-		rb.Copy(s.conv[i], src.conv[i])
-		rb.Copy(s.ssm[i], src.ssm[i])
+		be.Copy(s.conv[i], src.conv[i])
+		be.Copy(s.ssm[i], src.ssm[i])
 	}
 	s.Pos = src.Pos
 	return nil

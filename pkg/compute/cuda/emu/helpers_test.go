@@ -7,20 +7,21 @@ import (
 	"testing"
 
 	"github.com/helexa/helexa/pkg/compute"
+	"github.com/helexa/helexa/pkg/compute/cpu"
 )
 
 // The oracle of every kernel test is the project's CPU backend (or
 // pkg/compute/quant); these helpers move values in and out of it.
 
-func newCPU(t *testing.T) *compute.CPU {
+func newCPU(t *testing.T) *cpu.Backend {
 	t.Helper()
-	be := compute.NewCPU(1)
+	be := cpu.New(1)
 	t.Cleanup(func() { be.Close() })
 	return be
 }
 
 // tensor returns a rows × cols CPU tensor holding data.
-func tensor(t *testing.T, be *compute.CPU, rows, cols int, data []float32) compute.Tensor {
+func tensor(t *testing.T, be *cpu.Backend, rows, cols int, data []float32) compute.Tensor {
 	t.Helper()
 	x, err := be.NewTensor(rows, cols)
 	if err != nil {
@@ -36,7 +37,7 @@ func tensor(t *testing.T, be *compute.CPU, rows, cols int, data []float32) compu
 }
 
 // values returns every value of a CPU tensor, row after row.
-func values(t *testing.T, be *compute.CPU, x compute.Tensor) []float32 {
+func values(t *testing.T, be *cpu.Backend, x compute.Tensor) []float32 {
 	t.Helper()
 	out := make([]float32, x.Rows()*x.Cols())
 	for r := 0; r < x.Rows(); r++ {

@@ -3,4 +3,4 @@
 // HX_KERNELS_SOURCE_SHA256 is the hash of the kernel sources the emulator
 // compiles (pkg/compute/cuda/kernels/*.cu, *.cuh); emu's tests compare it with the
 // sources on disk.
-#define HX_KERNELS_SOURCE_SHA256 "1eede50bbc3bf50a9fd6cb968dcfb77212bdf16c978ab025ba2f189cfca8a748"
+#define HX_KERNELS_SOURCE_SHA256 "81ae54055e115e460f033d58eced31213de2fcb8c5fdae4746770515170af554"

@@ -1,6 +1,0 @@
-//go:build !unix
-
-package compute
-
-// releasePages keeps the pages where there is no madvise.
-func releasePages([]byte) {}
