@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -145,7 +146,7 @@ func notStored(id string) error {
 func (w *sseWriter) sendNamed(event string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return err
+		return fmt.Errorf("encoding event %s: %w", event, err)
 	}
 	return w.frame(event, b)
 }
