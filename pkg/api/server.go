@@ -105,6 +105,9 @@ type Server struct {
 	log     *slog.Logger
 	metrics *metrics
 	engine  *gin.Engine
+	// responses keeps Responses API responses for GET and
+	// previous_response_id.
+	responses *responseStore
 }
 
 // NewServer builds a Server.
@@ -130,7 +133,8 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, metrics: newMetrics()}
+	s := &Server{cfg: cfg, log: cfg.Logger, metrics: newMetrics(),
+		responses: newResponseStore(DefaultResponseStoreCount, DefaultResponseStoreBytes, DefaultResponseStoreTTL, cfg.Now)}
 	s.engine = s.routes()
 	return s, nil
 }
@@ -157,6 +161,9 @@ func (s *Server) routes() *gin.Engine {
 	auth.POST("/v1/chat/completions", s.chatCompletions)
 	auth.POST("/v1/completions", s.completions)
 	auth.POST("/v1/embeddings", s.embeddings)
+	auth.POST("/v1/responses", s.createResponse)
+	auth.GET("/v1/responses/:id", s.getResponse)
+	auth.DELETE("/v1/responses/:id", s.deleteResponse)
 	auth.GET("/v1/models", s.listModels)
 	auth.GET("/v1/models/*id", s.getModel)
 	auth.GET("/api/ps", s.ps)

@@ -38,7 +38,11 @@ func (w *sseWriter) send(v any) error {
 	return w.raw(b)
 }
 
-func (w *sseWriter) raw(data []byte) error {
+func (w *sseWriter) raw(data []byte) error { return w.frame("", data) }
+
+// frame writes one event: an `event:` line when event is set, then the
+// `data:` line.
+func (w *sseWriter) frame(event string, data []byte) error {
 	if !w.started {
 		h := w.c.Writer.Header()
 		h.Set("Content-Type", "text/event-stream")
@@ -50,6 +54,11 @@ func (w *sseWriter) raw(data []byte) error {
 	}
 	if w.timeout > 0 {
 		_ = http.NewResponseController(w.c.Writer).SetWriteDeadline(time.Now().Add(w.timeout))
+	}
+	if event != "" {
+		if _, err := fmt.Fprintf(w.c.Writer, "event: %s\n", event); err != nil {
+			return fmt.Errorf("writing event: %w", err)
+		}
 	}
 	if _, err := fmt.Fprintf(w.c.Writer, "data: %s\n\n", data); err != nil {
 		return fmt.Errorf("writing event: %w", err)
