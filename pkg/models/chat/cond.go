@@ -3,8 +3,8 @@ package chat
 import (
 	"strings"
 
-	"github.com/nikolalohinski/gonja/v2/config"
-	"github.com/nikolalohinski/gonja/v2/tokens"
+	"github.com/helexa/helexa/internal/jinja/config"
+	"github.com/helexa/helexa/internal/jinja/tokens"
 )
 
 // maxConditionals bounds the rewriting loop (one conditional per pass).

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/helexa/helexa/internal/jinja/exec"
 )
 
 // filters returns the filters added to or replaced in gonja's set.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/helexa/helexa/internal/jinja/exec"
 )
 
 type dictMethod = exec.Method[map[string]any]

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
-	"github.com/nikolalohinski/gonja/v2/nodes"
+	"github.com/helexa/helexa/internal/jinja/exec"
+	"github.com/helexa/helexa/internal/jinja/nodes"
 )
 
 // gonja holds None and undefined as the same nil value, but Jinja2's string

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/helexa/helexa/internal/jinja/exec"
 )
 
 // pyMod is Python's % operator: printf-style formatting when the left side

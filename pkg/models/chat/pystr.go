@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/helexa/helexa/internal/jinja/exec"
 )
 
 // takeArgs binds positional-or-keyword arguments by name, Python style.

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"unsafe"
 
-	controlstructures "github.com/nikolalohinski/gonja/v2/builtins/control_structures"
-	"github.com/nikolalohinski/gonja/v2/nodes"
-	"github.com/nikolalohinski/gonja/v2/tokens"
+	controlstructures "github.com/helexa/helexa/internal/jinja/builtins/control_structures"
+	"github.com/helexa/helexa/internal/jinja/nodes"
+	"github.com/helexa/helexa/internal/jinja/tokens"
 )
 
 // Names of the internal filters the rewriter calls. They start with "__"
@@ -82,8 +82,8 @@ func walkable(t reflect.Type) bool {
 	}
 	p := t.PkgPath()
 	return p == "" ||
-		strings.HasSuffix(p, "gonja/v2/nodes") ||
-		strings.HasSuffix(p, "gonja/v2/builtins/control_structures") ||
+		strings.HasSuffix(p, "internal/jinja/nodes") ||
+		strings.HasSuffix(p, "internal/jinja/builtins/control_structures") ||
 		p == reflect.TypeFor[rewriter]().PkgPath()
 }
 

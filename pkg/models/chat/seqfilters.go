@@ -6,7 +6,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/helexa/helexa/internal/jinja/exec"
 )
 
 // filterReverse is Jinja's reverse: a string reversed, or the items of a

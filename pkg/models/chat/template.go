@@ -15,10 +15,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nikolalohinski/gonja/v2/builtins"
-	"github.com/nikolalohinski/gonja/v2/config"
-	"github.com/nikolalohinski/gonja/v2/exec"
-	"github.com/nikolalohinski/gonja/v2/loaders"
+	"github.com/helexa/helexa/internal/jinja/builtins"
+	"github.com/helexa/helexa/internal/jinja/config"
+	"github.com/helexa/helexa/internal/jinja/exec"
+	"github.com/helexa/helexa/internal/jinja/loaders"
 )
 
 // ChatML is the fallback template for models that ship none.

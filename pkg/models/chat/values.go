@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/helexa/helexa/internal/jinja/exec"
 )
 
 // decodeJSON decodes one JSON document into template values that keep the
