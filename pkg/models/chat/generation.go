@@ -44,3 +44,5 @@ func generationParser(p *parser.Parser, args *parser.Parser) (nodes.ControlStruc
 	g.Wrapper = wrapper
 	return g, nil
 }
+
+func (g *generationBlock) TransformChildren(t *nodes.Transformer) { t.Wrapper(g.Wrapper) }

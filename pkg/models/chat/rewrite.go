@@ -1,10 +1,6 @@
 package chat
 
 import (
-	"reflect"
-	"strings"
-	"unsafe"
-
 	controlstructures "github.com/helexa/helexa/internal/jinja/builtins/control_structures"
 	"github.com/helexa/helexa/internal/jinja/nodes"
 	"github.com/helexa/helexa/internal/jinja/tokens"
@@ -38,7 +34,7 @@ const (
 	fGeneratorJSON = "__py_generator_tojson"
 )
 
-// rewriter patches a parsed gonja tree where gonja's evaluator differs from
+// rewriteTemplate patches a parsed tree where the evaluator differs from
 // Jinja2, by replacing expression nodes with calls to our own filters:
 //   - a % b, a ** b, a // b, a * b   -> Python operator semantics ('%s' % x formatting)
 //   - a ~ b                          -> containers as Python's str() (None inside prints None)
@@ -54,119 +50,13 @@ const (
 //   - none                           -> the None literal (gonja only knows None)
 //   - [a, b]                         -> a Go slice, telling lists from tuples
 //
-// gonja keeps some of these nodes in unexported fields of its control
-// structures (set, with, ...), so the walk uses reflect with unsafe to reach
-// and replace them. Only types from gonja's nodes and control-structure
-// packages (and this package) are walked.
-type rewriter struct {
-	seen map[visitKey]bool
-	memo map[nodes.Node]nodes.Node
-}
-
-type visitKey struct {
-	ptr uintptr
-	typ reflect.Type
-}
-
-var nodeType = reflect.TypeFor[nodes.Node]()
-
+// The walk is nodes.Transform: bottom-up, each node after its children.
 func rewriteTemplate(root *nodes.Template) {
-	rw := &rewriter{seen: map[visitKey]bool{}, memo: map[nodes.Node]nodes.Node{}}
-	rw.walk(reflect.ValueOf(root))
-}
-
-// walkable reports whether values of type t may hold template nodes.
-func walkable(t reflect.Type) bool {
-	if t.Name() == "" {
-		return true // pointers, slices, maps, interfaces
-	}
-	p := t.PkgPath()
-	return p == "" ||
-		strings.HasSuffix(p, "internal/jinja/nodes") ||
-		strings.HasSuffix(p, "internal/jinja/builtins/control_structures") ||
-		p == reflect.TypeFor[rewriter]().PkgPath()
-}
-
-// writable returns v, made settable when it was reached through an
-// unexported field.
-func writable(v reflect.Value) reflect.Value {
-	if v.CanSet() || !v.CanAddr() {
-		return v
-	}
-	return reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
-}
-
-func (rw *rewriter) walk(v reflect.Value) {
-	if !v.IsValid() || !walkable(v.Type()) {
-		return
-	}
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			return
-		}
-		k := visitKey{v.Pointer(), v.Type()}
-		if rw.seen[k] {
-			return
-		}
-		rw.seen[k] = true
-		rw.walk(v.Elem())
-	case reflect.Interface:
-		rw.walkInterface(v)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			rw.walk(writable(v.Field(i)))
-		}
-	case reflect.Slice, reflect.Array:
-		for i := range v.Len() {
-			rw.walk(writable(v.Index(i)))
-		}
-	case reflect.Map:
-		rw.walkMap(v)
-	}
-}
-
-func (rw *rewriter) walkInterface(v reflect.Value) {
-	if v.IsNil() {
-		return
-	}
-	rw.walk(v.Elem())
-	if !v.CanInterface() || !v.Type().Implements(nodeType) && v.Type() != nodeType {
-		return
-	}
-	n, ok := v.Interface().(nodes.Node)
-	if !ok {
-		return
-	}
-	r := rw.replace(n)
-	if r != n && v.CanSet() && reflect.TypeOf(r).AssignableTo(v.Type()) {
-		v.Set(reflect.ValueOf(r))
-	}
-}
-
-func (rw *rewriter) walkMap(v reflect.Value) {
-	it := v.MapRange()
-	type kv struct{ k, v reflect.Value }
-	var updates []kv
-	for it.Next() {
-		tmp := reflect.New(v.Type().Elem()).Elem()
-		tmp.Set(it.Value())
-		rw.walk(tmp)
-		updates = append(updates, kv{it.Key(), tmp})
-	}
-	if !v.CanSet() && !v.CanInterface() {
-		return
-	}
-	for _, u := range updates {
-		v.SetMapIndex(u.k, u.v)
-	}
+	nodes.Transform(root, replace)
 }
 
 // replace returns the node that stands for n (n itself when unchanged).
-func (rw *rewriter) replace(n nodes.Node) nodes.Node {
-	if r, ok := rw.memo[n]; ok {
-		return r
-	}
+func replace(n nodes.Node) nodes.Node {
 	var r nodes.Node = n
 	switch t := n.(type) {
 	case *nodes.BinaryExpression:
@@ -201,7 +91,6 @@ func (rw *rewriter) replace(n nodes.Node) nodes.Node {
 			t.Alternative = printable(t.Alternative)
 		}
 	}
-	rw.memo[n] = r
 	return r
 }
 
