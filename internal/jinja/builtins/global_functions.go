@@ -4,6 +4,7 @@ import (
 	"errors"
 	"github.com/helexa/helexa/internal/jinja/exec"
 	"github.com/helexa/helexa/internal/jinja/utils"
+	"math"
 )
 
 var GlobalFunctions = exec.NewContext(map[string]any{
@@ -18,7 +19,7 @@ var GlobalFunctions = exec.NewContext(map[string]any{
 	"ngettext":  ngettextFunction,
 })
 
-func rangeFunction(_ *exec.Evaluator, params *exec.VarArgs) (<-chan int, error) {
+func rangeFunction(e *exec.Evaluator, params *exec.VarArgs) ([]int, error) {
 	var (
 		start = 0
 		stop  = -1
@@ -41,21 +42,35 @@ func rangeFunction(_ *exec.Evaluator, params *exec.VarArgs) (<-chan int, error) 
 	if step == 0 {
 		return nil, exec.ErrInvalidCall(errors.New("step cannot be 0"))
 	}
+	n := rangeLength(start, stop, step)
+	if err := e.Budget.CheckLength(n); err != nil {
+		return nil, err
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = start + i*step
+	}
+	return out, nil
+}
 
-	channel := make(chan int)
-	go func() {
-		if step > 0 {
-			for i := start; i < stop; i += step {
-				channel <- i
-			}
-		} else {
-			for i := start; i > stop; i += step {
-				channel <- i
-			}
-		}
-		close(channel)
-	}()
-	return channel, nil
+// rangeLength is len(range(start, stop, step)) without overflow; it
+// saturates at the largest int.
+func rangeLength(start, stop, step int) int {
+	var lo, hi, s uint64
+	switch {
+	case step > 0 && start < stop:
+		lo, hi, s = uint64(int64(start)), uint64(int64(stop)), uint64(step)
+	case step < 0 && start > stop:
+		lo, hi, s = uint64(int64(stop)), uint64(int64(start)), uint64(-int64(step))
+	default:
+		return 0
+	}
+	span := hi - lo // two's complement: the exact distance even across zero
+	n := (span-1)/s + 1
+	if n > uint64(math.MaxInt) {
+		return math.MaxInt
+	}
+	return int(n)
 }
 
 func dictFunction(_ *exec.Evaluator, params *exec.VarArgs) *exec.Value {

@@ -23,6 +23,8 @@ type Evaluator struct {
 	Config      *config.Config
 	Environment *Environment
 	Loader      loaders.Loader
+	// Budget bounds the render the evaluation belongs to (nil: unbounded).
+	Budget *Budget
 }
 
 func (e *Evaluator) Eval(node nodes.Expression) *Value {

@@ -43,6 +43,10 @@ func (ms *MacroSet) Replace(name string, fn Macro) error {
 
 func MacroNodeToFunc(node *nodes.Macro, r *Renderer) (Macro, error) {
 	return func(params *VarArgs) *Value {
+		if err := r.Budget.Enter(); err != nil {
+			return AsValue(err)
+		}
+		defer r.Budget.Leave()
 		var out strings.Builder
 		sub := r.Inherit()
 		sub.Output = &out

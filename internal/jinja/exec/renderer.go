@@ -19,6 +19,8 @@ type Renderer struct {
 	Template    *Template
 	RootNode    *nodes.Template
 	Output      io.Writer
+	// Budget bounds the render (nil: unbounded); sub-renderers share it.
+	Budget *Budget
 }
 
 // NewRenderer initializes a new renderer
@@ -50,6 +52,7 @@ func (r *Renderer) Inherit() *Renderer {
 		RootNode: r.RootNode,
 		Output:   r.Output,
 		Loader:   r.Loader,
+		Budget:   r.Budget,
 	}
 	return sub
 }
@@ -76,7 +79,7 @@ func (r *Renderer) Visit(node nodes.Node) (nodes.Visitor, error) {
 			lines = append(lines[0:len(lines)-1], strings.TrimRight(lines[len(lines)-1], " \n\t\r"))
 			output = strings.Join(lines, "\n")
 		}
-		_, err := io.WriteString(r.Output, output)
+		err := r.WriteString(output)
 		return nil, err
 	case *nodes.Output:
 		var value *Value
@@ -104,9 +107,9 @@ func (r *Renderer) Visit(node nodes.Node) (nodes.Visitor, error) {
 		}
 		var err error
 		if r.Config.AutoEscape && value.IsString() && !value.Safe {
-			_, err = io.WriteString(r.Output, value.Escaped())
+			err = r.WriteString(value.Escaped())
 		} else {
-			_, err = io.WriteString(r.Output, value.String())
+			err = r.WriteString(value.String())
 		}
 		return nil, err
 	case *nodes.ControlStructureBlock:
@@ -152,10 +155,20 @@ func (r *Renderer) Evaluator() *Evaluator {
 		Environment: r.Environment,
 		Config:      r.Config,
 		Loader:      r.Template.parser.Loader,
+		Budget:      r.Budget,
 	}
 }
 
 func (r *Renderer) Eval(node nodes.Expression) *Value {
 	e := r.Evaluator()
 	return e.Eval(node)
+}
+
+// WriteString writes s to the output, within the budget.
+func (r *Renderer) WriteString(s string) error {
+	if err := r.Budget.Write(len(s)); err != nil {
+		return err
+	}
+	_, err := io.WriteString(r.Output, s)
+	return err
 }

@@ -58,6 +58,13 @@ func NewTemplate(identifier string, config *config.Config, loader loaders.Loader
 
 // Execute executes the template and returns the rendered content in the provided writer
 func (t *Template) Execute(wr io.Writer, data *Context) error {
+	return t.ExecuteBudget(wr, data, nil)
+}
+
+// ExecuteBudget is Execute within budget (nil: unbounded). When the budget
+// ran out or its context ended, its error is returned, whatever the
+// template made of it on the way up.
+func (t *Template) ExecuteBudget(wr io.Writer, data *Context, budget *Budget) error {
 	if data == nil {
 		data = EmptyContext()
 	}
@@ -69,8 +76,12 @@ func (t *Template) Execute(wr io.Writer, data *Context) error {
 		Context:           t.environment.Context.Inherit().Update(data),
 		Methods:           t.environment.Methods,
 	}, wr, t.config, t.loader, t)
+	renderer.Budget = budget
 
 	err := renderer.Execute()
+	if berr := budget.Err(); berr != nil {
+		return berr
+	}
 	if err != nil {
 		return errs.Wrap(err, "unable to execute template")
 	}

@@ -40,8 +40,11 @@ func (p *Parser) ParseControlStructureBlock() (*nodes.ControlStructureBlock, err
 		data.Trim = data.Trim || len(end.Val) > 0 && end.Val[0] == '-'
 	}
 
-	stream := tokens.NewStream(args)
-	argParser := NewParser(p.identifier, stream, p.Config, p.Loader, p.controlStructures)
+	argParser := p.sub(args)
+	if err := p.enterAt(begin); err != nil {
+		return nil, err
+	}
+	defer p.leave(1)
 
 	controlStructure, err := controlStructureParser(p, argParser)
 	if err != nil {

@@ -33,6 +33,10 @@ func (p *Parser) ParseFilterExpression(expr nodes.Expression) (nodes.Expression,
 // Nested expression should call this method
 func (p *Parser) ParseExpression() (nodes.Expression, error) {
 	var expr nodes.Expression
+	if err := p.enterAt(p.Current()); err != nil {
+		return nil, err
+	}
+	defer p.leave(1)
 
 	expr, err := p.ParseLogicalExpression()
 	if err != nil {

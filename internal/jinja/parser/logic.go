@@ -33,6 +33,10 @@ func (p *Parser) parseOr() (nodes.Expression, error) {
 
 	for p.Current(tokens.Or) != nil {
 		op := BinOp(p.Pop())
+		if err := p.enterChain(op.Token); err != nil {
+			return nil, err
+		}
+		defer p.leave(1)
 		right, err := p.parseAnd()
 		if err != nil {
 			return nil, err
@@ -58,6 +62,10 @@ func (p *Parser) parseAnd() (nodes.Expression, error) {
 
 	for p.Current(tokens.And) != nil {
 		op := BinOp(p.Pop())
+		if err := p.enterChain(op.Token); err != nil {
+			return nil, err
+		}
+		defer p.leave(1)
 
 		right, err := p.parseNot()
 		if err != nil {
@@ -103,6 +111,10 @@ func (p *Parser) parseCompare() (nodes.Expression, error) {
 
 	for p.Current(compareOps...) != nil {
 		op := p.Pop()
+		if err := p.enterChain(op); err != nil {
+			return nil, err
+		}
+		defer p.leave(1)
 
 		right, err := p.ParseMath()
 		if err != nil {

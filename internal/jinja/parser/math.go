@@ -14,6 +14,10 @@ func (p *Parser) ParseMath() (nodes.Expression, error) {
 
 	for p.Current(tokens.Addition, tokens.Subtraction) != nil {
 		op := BinOp(p.Pop())
+		if err := p.enterChain(op.Token); err != nil {
+			return nil, err
+		}
+		defer p.leave(1)
 		right, err := p.parseConcat()
 		if err != nil {
 			return nil, err
@@ -37,6 +41,10 @@ func (p *Parser) parseConcat() (nodes.Expression, error) {
 
 	for p.Current(tokens.Tilde) != nil {
 		op := BinOp(p.Pop())
+		if err := p.enterChain(op.Token); err != nil {
+			return nil, err
+		}
+		defer p.leave(1)
 		right, err := p.ParseMathPrioritary()
 		if err != nil {
 			return nil, err
@@ -60,6 +68,10 @@ func (p *Parser) ParseMathPrioritary() (nodes.Expression, error) {
 
 	for p.Current(tokens.Multiply, tokens.Division, tokens.FloorDivision, tokens.Modulo) != nil {
 		op := BinOp(p.Pop())
+		if err := p.enterChain(op.Token); err != nil {
+			return nil, err
+		}
+		defer p.leave(1)
 		right, err := p.ParsePower()
 		if err != nil {
 			return nil, err
@@ -112,6 +124,10 @@ func (p *Parser) ParsePower() (nodes.Expression, error) {
 
 	for p.Current(tokens.Power) != nil {
 		op := BinOp(p.Pop())
+		if err := p.enterChain(op.Token); err != nil {
+			return nil, err
+		}
+		defer p.leave(1)
 		right, err := p.parseUnary()
 		if err != nil {
 			return nil, err

@@ -3,11 +3,11 @@ package parser
 
 import (
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
 	"github.com/helexa/helexa/internal/jinja/config"
+	"github.com/helexa/helexa/internal/jinja/errs"
 	"github.com/helexa/helexa/internal/jinja/loaders"
 	"github.com/helexa/helexa/internal/jinja/nodes"
 	"github.com/helexa/helexa/internal/jinja/tokens"
@@ -34,6 +34,51 @@ type Parser struct {
 	Config   *config.Config
 	Template *nodes.Template
 	Loader   loaders.Loader
+
+	depth *nesting // shared by the parsers of one template
+}
+
+// DefaultMaxDepth is the nesting a parser accepts unless told otherwise
+// (SetMaxDepth): brackets, operator chains and blocks inside one another.
+const DefaultMaxDepth = 256
+
+// nesting counts how deep the parsers of one template are.
+type nesting struct{ cur, max int }
+
+// SetMaxDepth bounds the nesting of the template (0: unbounded).
+func (p *Parser) SetMaxDepth(n int) { p.depth.max = n }
+
+// enter accounts for one more level of nesting; leave(1) ends it.
+func (p *Parser) enter() error {
+	p.depth.cur++
+	if p.depth.max > 0 && p.depth.cur > p.depth.max {
+		return &errs.LimitError{Limit: errs.LimitParseDepth, Value: int64(p.depth.max)}
+	}
+	return nil
+}
+
+// enterAt is enter for the parse functions: the error says where.
+func (p *Parser) enterAt(tok *tokens.Token) error {
+	if err := p.enter(); err != nil {
+		if tok != nil {
+			return fmt.Errorf("line %d column %d: %w", tok.Line, tok.Col, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// enterChain accounts for one more operator of a chain (a + b + c nests
+// as (a + b) + c).
+func (p *Parser) enterChain(op *tokens.Token) error { return p.enterAt(op) }
+
+func (p *Parser) leave(levels int) { p.depth.cur -= levels }
+
+// sub returns a parser for the tokens of one tag, sharing p's nesting.
+func (p *Parser) sub(toks []*tokens.Token) *Parser {
+	s := NewParser(p.identifier, tokens.NewStream(toks), p.Config, p.Loader, p.controlStructures)
+	s.depth = p.depth
+	return s
 }
 
 func (p *Parser) Stream() *tokens.Stream {
@@ -50,6 +95,7 @@ func NewParser(identifier string, stream *tokens.Stream, cfg *config.Config, loa
 		controlStructures: controlStructures,
 		Config:            cfg,
 		Loader:            loader,
+		depth:             &nesting{max: DefaultMaxDepth},
 	}
 }
 
@@ -168,8 +214,7 @@ func (p *Parser) WrapUntil(names ...string) (*nodes.Wrapper, *Parser, error) {
 						if data := p.Current(tokens.Data); data != nil {
 							data.Trim = data.Trim || len(end.Val) > 0 && end.Val[0] == '-'
 						}
-						stream := tokens.NewStream(args)
-						return wrapper, NewParser(p.identifier, stream, p.Config, p.Loader, p.controlStructures), nil
+						return wrapper, p.sub(args), nil
 					}
 					if p.End() || p.Current(tokens.EOF) != nil {
 						return nil, nil, p.Error("Unexpected EOF.", p.Current())
@@ -242,37 +287,4 @@ func (p *Parser) Parse() (*nodes.Template, error) {
 		}
 	}
 	return tpl, nil
-}
-
-func (p *Parser) Extend(identifier string) (*nodes.Template, error) {
-	input, err := p.Loader.Read(identifier)
-	if err != nil {
-		return nil, fmt.Errorf("failed to reader template '%s': %s", identifier, err)
-	}
-
-	identifier, err = p.Loader.Resolve(identifier)
-	if err != nil {
-		return nil, fmt.Errorf("failed to resolve identifier '%s': %s", identifier, err)
-	}
-
-	source := new(strings.Builder)
-	if _, err := io.Copy(source, input); err != nil {
-		return nil, fmt.Errorf("failed to copy '%s' to string buffer: %s", source, err)
-	}
-
-	loader, err := p.Loader.Inherit(identifier)
-	if err != nil {
-		return nil, fmt.Errorf("failed to inherit loader: %s", err)
-	}
-
-	config := p.Config.Inherit()
-
-	parser := &Parser{
-		identifier:        identifier,
-		stream:            tokens.LexAll(source.String(), config),
-		controlStructures: p.controlStructures,
-		Config:            config,
-		Loader:            loader,
-	}
-	return parser.Parse()
 }

@@ -358,6 +358,12 @@ func (p *Parser) ParseVariableOrLiteral() (nodes.Expression, error) {
 
 	var parent nodes.Node
 	for !p.Stream().EOF() {
+		if p.Current(tokens.Dot, tokens.LeftBracket, tokens.LeftParenthesis) != nil {
+			if err := p.enterChain(p.Current()); err != nil {
+				return nil, err
+			}
+			defer p.leave(1)
+		}
 		if accessor := p.Match(tokens.Dot, tokens.LeftBracket); accessor != nil {
 			getter, err := p.ParseGetter(accessor, ident)
 			if err != nil {

@@ -56,7 +56,7 @@ func (c *CallControlStructure) Execute(r *exec.Renderer, tag *nodes.ControlStruc
 	// Ensure stash is cleared even if the macro didn't consume it.
 	r.Environment.Context.Set("__gonja_caller__", nil)
 
-	if _, err := r.Output.Write([]byte(result.String())); err != nil {
+	if err := r.WriteString(result.String()); err != nil {
 		return err
 	}
 	return nil

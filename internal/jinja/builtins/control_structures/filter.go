@@ -5,7 +5,6 @@ import (
 
 	// "github.com/helexa/helexa/internal/jinja/exec"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/helexa/helexa/internal/jinja/errs"
@@ -51,7 +50,7 @@ func (fcs *FilterControlStructure) Execute(r *exec.Renderer, tag *nodes.ControlS
 		}
 	}
 
-	_, err = io.WriteString(r.Output, value.String())
+	err = r.WriteString(value.String())
 
 	return err
 }

@@ -172,7 +172,11 @@ func isLoopControlError[T error](err error) bool {
 func (fcs *ForControlStructure) renderIterable(r *exec.Renderer, obj *exec.Value) error {
 	// First pass: materialise items, applying any {% if cond %} filter.
 	items := exec.NewDict()
+	var budgetErr error
 	obj.Iterate(func(idx, count int, key, value *exec.Value) bool {
+		if budgetErr = r.Budget.Iterate(); budgetErr != nil {
+			return false
+		}
 		sub := r.Inherit()
 		ctx := sub.Environment.Context
 		pair := &exec.Pair{}
@@ -206,6 +210,9 @@ func (fcs *ForControlStructure) renderIterable(r *exec.Renderer, obj *exec.Value
 		items.Pairs = append(items.Pairs, pair)
 		return true
 	}, func() {})
+	if budgetErr != nil {
+		return budgetErr
+	}
 
 	// Empty case.
 	length := len(items.Pairs)
@@ -243,6 +250,10 @@ func (fcs *ForControlStructure) renderIterable(r *exec.Renderer, obj *exec.Value
 			if len(va.Args) == 0 {
 				return exec.AsValue("")
 			}
+			if err := r.Budget.Enter(); err != nil {
+				return exec.AsValue(err)
+			}
+			defer r.Budget.Leave()
 			childItems := va.Args[0]
 			buf := new(bytes.Buffer)
 			sub := r.Inherit()

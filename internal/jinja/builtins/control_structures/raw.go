@@ -2,7 +2,6 @@ package controlStructures
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/helexa/helexa/internal/jinja/exec"
 	"github.com/helexa/helexa/internal/jinja/nodes"
@@ -23,7 +22,7 @@ func (rcs *RawControlStructure) String() string {
 }
 
 func (rcs *RawControlStructure) Execute(r *exec.Renderer, tag *nodes.ControlStructureBlock) error {
-	_, err := io.WriteString(r.Output, rcs.data.Data.Val)
+	err := r.WriteString(rcs.data.Data.Val)
 	return err
 }
 
