@@ -16,8 +16,8 @@ func filters() map[string]exec.FilterFunction {
 		fMod:           binaryFilter(pyMod),
 		fPow:           binaryFilter(pyPow),
 		fFloorDiv:      binaryFilter(pyFloorDiv),
-		fConcat:        binaryFilter(pyConcat),
-		fMul:           binaryFilter(pyMul),
+		fConcat:        bounded(binaryFilter(pyConcat)),
+		fMul:           bounded(binaryFilter(pyMul)),
 		"string":       filterString,
 		"trim":         filterTrim,
 		"reverse":      filterReverse,
@@ -32,7 +32,7 @@ func filters() map[string]exec.FilterFunction {
 		fDefinedName:   filterDefinedName,
 		fDefinedAttr:   lookupFilter(attrLookup, definedLookup),
 		fDefinedItem:   lookupFilter(itemLookup, definedLookup),
-		fAdd:           filterAdd,
+		fAdd:           bounded(filterAdd),
 		fIterableName:  filterIterableName,
 		fIterableAttr:  lookupFilter(attrLookup, iterableLookup),
 		fIterableItem:  lookupFilter(itemLookup, iterableLookup),
@@ -99,6 +99,30 @@ func filterItems(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Valu
 		return errValue(fmt.Errorf("items: expected a mapping, got %s", typeName(in)))
 	}
 	return exec.AsValue(dictItems(in))
+}
+
+// bounded makes an operator that can grow strings and lists fail once its
+// result is larger than the render's budget allows (output bytes for
+// strings, loop iterations for lists), so a template that doubles a value
+// in a loop runs out of budget rather than memory.
+func bounded(f exec.FilterFunction) exec.FilterFunction {
+	return func(e *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+		out := f(e, in, va)
+		if e == nil || out.IsError() {
+			return out
+		}
+		var err error
+		switch {
+		case out.IsString():
+			err = e.Budget.CheckSize(len(out.String()))
+		case out.IsList():
+			err = e.Budget.CheckLength(out.Len())
+		}
+		if err != nil {
+			return errValue(err)
+		}
+		return out
+	}
 }
 
 func binaryFilter(op func(a, b *exec.Value) (any, error)) exec.FilterFunction {

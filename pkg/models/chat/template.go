@@ -43,6 +43,7 @@ type Template struct {
 	tpl      *exec.Template
 	defaults map[string]any   // kwargs defaults (bos_token, eos_token) from the model
 	now      func() time.Time // strftime_now's clock; tests pin it
+	limits   Limits
 }
 
 // Input is what a chat template is rendered with.
@@ -84,10 +85,14 @@ func Compile(src string) (t *Template, err error) {
 	}
 	tpl, err := exec.NewTemplate("/chat_template", cfg, loader, newEnvironment())
 	if err != nil {
+		var le *LimitError
+		if errors.As(err, &le) {
+			return nil, fmt.Errorf("%w: %w", ErrTemplate, le)
+		}
 		return nil, fmt.Errorf("%w: %s", ErrTemplate, compileMessage(err))
 	}
 	rewriteTemplate(tpl.Root())
-	return &Template{src: src, tpl: tpl, defaults: map[string]any{}, now: time.Now}, nil
+	return &Template{src: src, tpl: tpl, defaults: map[string]any{}, now: time.Now, limits: DefaultLimits()}, nil
 }
 
 // compileMessage drops the full template source gonja puts in its parse
@@ -119,10 +124,18 @@ func (t *Template) WithDefaults(defaults map[string]any) *Template {
 	return &c
 }
 
-// Render renders the template for one conversation.
+// Render renders the template for one conversation, within t's Limits.
+// A render that runs past a limit fails with a *LimitError (wrapped with
+// ErrTemplate); one whose ctx ends fails with ctx's error.
 func (t *Template) Render(ctx context.Context, in Input) (out string, err error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
+	}
+	if t.limits.RenderTime > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, t.limits.RenderTime,
+			&LimitError{Limit: LimitRenderTime, Value: int64(t.limits.RenderTime)})
+		defer cancel()
 	}
 	data, raised, err := t.renderContext(in)
 	if err != nil {
@@ -133,17 +146,29 @@ func (t *Template) Render(ctx context.Context, in Input) (out string, err error)
 			out, err = "", fmt.Errorf("%w: render panicked: %v", ErrTemplate, r)
 		}
 	}()
+	budget := exec.NewBudget(ctx, t.limits.exec())
 	var b strings.Builder
-	if rerr := t.tpl.Execute(&b, data); rerr != nil {
-		if raised.msg != nil {
-			return "", &TemplateError{Message: *raised.msg}
-		}
-		return "", fmt.Errorf("%w: %s", ErrTemplate, renderMessage(rerr.Error()))
-	}
-	if err := ctx.Err(); err != nil {
-		return "", err
+	if rerr := t.tpl.ExecuteBudget(&b, data, budget); rerr != nil {
+		return "", t.renderError(rerr, budget, raised)
 	}
 	return b.String(), nil
+}
+
+// renderError picks what a failed render returns: the budget's limit or
+// the context's end, else the template's raise_exception, else the
+// shortened engine error.
+func (t *Template) renderError(rerr error, budget *exec.Budget, raised *raisedError) error {
+	if berr := budget.Err(); berr != nil {
+		var le *LimitError
+		if errors.As(berr, &le) {
+			return fmt.Errorf("%w: %w", ErrTemplate, le)
+		}
+		return berr
+	}
+	if raised.msg != nil {
+		return &TemplateError{Message: *raised.msg}
+	}
+	return fmt.Errorf("%w: %s", ErrTemplate, renderMessage(rerr.Error()))
 }
 
 // Parts of gonja's nested render errors (see renderMessage).
