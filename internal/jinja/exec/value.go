@@ -689,9 +689,25 @@ func (v *Value) IterateOrder(fn func(idx, count int, key, value *Value) bool, em
 		}
 		return // done
 	case reflect.Array, reflect.Slice:
-		var items ValuesList
-
 		itemCount := resolved.Len()
+		if !sorted {
+			// Unsorted: one item at a time, so a caller that stops early
+			// (a loop out of budget) never materialises the rest.
+			if itemCount == 0 {
+				empty()
+			}
+			for i := range itemCount {
+				at := i
+				if reverse {
+					at = itemCount - 1 - i
+				}
+				if !fn(i, itemCount, ToValue(resolved.Index(at)), nil) {
+					return
+				}
+			}
+			return
+		}
+		var items ValuesList
 		for i := range itemCount {
 			// value := resolved.Index(i)
 

@@ -1,12 +1,13 @@
 package parser
 
 import (
-	// "fmt"
-
-	"github.com/helexa/helexa/internal/jinja/nodes"
-	"github.com/helexa/helexa/internal/jinja/tokens"
+	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/helexa/helexa/internal/jinja/errs"
+	"github.com/helexa/helexa/internal/jinja/nodes"
+	"github.com/helexa/helexa/internal/jinja/tokens"
 )
 
 func normalizeNumericLiteral(val string) string {
@@ -281,6 +282,10 @@ func (p *Parser) ParseGetter(accessor *tokens.Token, from nodes.Expression) (nod
 		if p.Current(tokens.Colon, tokens.RightBracket) == nil {
 			expression, err := p.ParseExpression()
 			if err != nil {
+				var le *errs.LimitError
+				if errors.As(err, &le) {
+					return nil, err
+				}
 				return nil, p.Error("invalid expression", p.Current())
 			}
 			argument = expression

@@ -177,32 +177,32 @@ func (fcs *ForControlStructure) renderIterable(r *exec.Renderer, obj *exec.Value
 		if budgetErr = r.Budget.Iterate(); budgetErr != nil {
 			return false
 		}
-		sub := r.Inherit()
-		ctx := sub.Environment.Context
 		pair := &exec.Pair{}
-
 		if fcs.Value != "" && !key.IsString() && key.Len() == 2 {
 			key.Iterate(func(idx, count int, key, value *exec.Value) bool {
 				switch idx {
 				case 0:
-					ctx.Set(fcs.Key, key)
 					pair.Key = key
 				case 1:
-					ctx.Set(fcs.Value, key)
 					pair.Value = key
 				}
 				return true
 			}, func() {})
 		} else {
-			ctx.Set(fcs.Key, key)
 			pair.Key = key
 			if value != nil {
-				ctx.Set(fcs.Value, value)
 				pair.Value = value
 			}
 		}
 
 		if fcs.IfCondition != nil {
+			// The condition sees the loop variables in a scope of its own.
+			sub := r.Inherit()
+			ctx := sub.Environment.Context
+			ctx.Set(fcs.Key, pair.Key)
+			if pair.Value != nil {
+				ctx.Set(fcs.Value, pair.Value)
+			}
 			if !sub.Eval(fcs.IfCondition).IsTrue() {
 				return true
 			}
