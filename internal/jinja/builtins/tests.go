@@ -91,6 +91,9 @@ func testFloat(_ *exec.Context, in *exec.Value, params *exec.VarArgs) (bool, err
 }
 
 func testGreaterEqual(_ *exec.Context, in *exec.Value, params *exec.VarArgs) (bool, error) {
+	if len(params.Args) != 1 {
+		return false, exec.ErrInvalidCall(errors.New("expected exactly one argument"))
+	}
 	param := params.Args[0]
 	if !in.IsNumber() || !param.IsNumber() {
 		return false, nil
@@ -127,6 +130,9 @@ func testSequence(_ *exec.Context, in *exec.Value, params *exec.VarArgs) (bool, 
 }
 
 func testLessEqual(_ *exec.Context, in *exec.Value, params *exec.VarArgs) (bool, error) {
+	if len(params.Args) != 1 {
+		return false, exec.ErrInvalidCall(errors.New("expected exactly one argument"))
+	}
 	param := params.Args[0]
 	if !in.IsNumber() || !param.IsNumber() {
 		return false, nil
@@ -142,6 +148,9 @@ func testLower(_ *exec.Context, in *exec.Value, params *exec.VarArgs) (bool, err
 }
 
 func testLessThan(_ *exec.Context, in *exec.Value, params *exec.VarArgs) (bool, error) {
+	if len(params.Args) != 1 {
+		return false, exec.ErrInvalidCall(errors.New("expected exactly one argument"))
+	}
 	param := params.Args[0]
 	if !in.IsNumber() || !param.IsNumber() {
 		return false, nil
@@ -174,6 +183,9 @@ func testOdd(_ *exec.Context, in *exec.Value, params *exec.VarArgs) (bool, error
 }
 
 func testSameas(_ *exec.Context, in *exec.Value, params *exec.VarArgs) (bool, error) {
+	if len(params.Args) != 1 {
+		return false, exec.ErrInvalidCall(errors.New("expected exactly one argument"))
+	}
 	param := params.Args[0]
 	if in.IsNil() && param.IsNil() {
 		return true, nil
