@@ -183,6 +183,9 @@ func filterCenter(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec
 	); err != nil {
 		return exec.AsValue(exec.ErrInvalidCall(err))
 	}
+	if err := errs.CheckWidth(width); err != nil {
+		return exec.AsValue(exec.ErrInvalidCall(err))
+	}
 	slen := in.Len()
 	if width <= slen {
 		return in
@@ -447,6 +450,8 @@ func filterIndent(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec
 				width := v.Integer()
 				if width < 0 {
 					indent = ""
+				} else if err := errs.CheckWidth(width); err != nil {
+					return err
 				} else {
 					indent = strings.Repeat(" ", width)
 				}

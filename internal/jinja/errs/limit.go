@@ -28,3 +28,17 @@ func (e *LimitError) Error() string {
 	}
 	return fmt.Sprintf("template limit exceeded: %s %d", e.Limit, e.Value)
 }
+
+// MaxWidth bounds the width (and precision) of padding operations —
+// center, ljust, rjust, zfill, expandtabs, indent, format and %-format
+// widths — so one call cannot allocate gigabytes before any budget sees
+// the result. Python has no such bound; no chat template comes near it.
+const MaxWidth = 1 << 16
+
+// CheckWidth refuses a width above MaxWidth.
+func CheckWidth(n int) error {
+	if n > MaxWidth {
+		return fmt.Errorf("width %d is larger than the %d the engine allows", n, MaxWidth)
+	}
+	return nil
+}

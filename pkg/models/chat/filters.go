@@ -3,6 +3,7 @@ package chat
 import (
 	"errors"
 	"fmt"
+	"github.com/helexa/helexa/internal/jinja/errs"
 	"strings"
 
 	"github.com/helexa/helexa/internal/jinja/exec"
@@ -65,6 +66,9 @@ func filterToJSON(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Val
 		case a[1].IsString():
 			opt.indent = a[1].String()
 		case a[1].IsInteger():
+			if err := errs.CheckWidth(a[1].Integer()); err != nil {
+				return errValue(fmt.Errorf("tojson: indent: %w", err))
+			}
 			opt.indent = strings.Repeat(" ", max(0, a[1].Integer()))
 		default:
 			return errValue(fmt.Errorf("tojson: indent must be an int or a string, not %s", typeName(a[1])))

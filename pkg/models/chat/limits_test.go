@@ -173,6 +173,50 @@ func TestRenderCancel(t *testing.T) {
 	}
 }
 
+// TestWidthLimits: padding widths past the engine's bound raise instead of
+// allocating gigabytes.
+func TestWidthLimits(t *testing.T) {
+	for _, src := range []string{
+		`{{ 'x'.center(10**10) }}`,
+		`{{ 'x'.ljust(10**10) }}`,
+		`{{ 'x'.rjust(10**10) }}`,
+		`{{ 'x'.zfill(10**10) }}`,
+		`{{ 'a\tb'.expandtabs(10**10) }}`,
+		`{{ '{:>10000000000}'.format(1) }}`,
+		`{{ '{:.10000000000f}'.format(1.5) }}`,
+		`{{ '%10000000000s' % 1 }}`,
+		`{{ '%.10000000000f' % 1.5 }}`,
+		`{{ 'x' | center(10**10) }}`,
+		`{{ 'a\nb' | indent(10**10) }}`,
+		`{{ messages | tojson(indent=10**10) }}`,
+	} {
+		tpl, err := Compile(src)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		out, err := tpl.Render(context.Background(), Input{Messages: limitMessages})
+		if err == nil || !strings.Contains(err.Error(), "width") {
+			t.Errorf("%s: got %d bytes, %v; want a width error", src, len(out), err)
+		}
+	}
+}
+
+// TestDeepJSONInput: deeply nested input is refused, not a stack overflow.
+func TestDeepJSONInput(t *testing.T) {
+	tpl, err := Compile(`{{ messages | length }}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep := strings.Repeat("[", 1_000_000) + strings.Repeat("]", 1_000_000)
+	if _, err := tpl.Render(context.Background(), Input{Messages: json.RawMessage(deep)}); !errors.Is(err, ErrTemplate) {
+		t.Fatalf("got %v, want an ErrTemplate", err)
+	}
+	ok := strings.Repeat("[", 100) + strings.Repeat("]", 100)
+	if out, err := tpl.Render(context.Background(), Input{Messages: json.RawMessage(ok)}); err != nil || out != "1" {
+		t.Fatalf("got %q, %v", out, err)
+	}
+}
+
 func truncate(s string) string {
 	if len(s) > 80 {
 		return s[:80] + "…"

@@ -40,6 +40,7 @@ func TestTemplateSemantics(t *testing.T) {
 		{"percent none", `{{ '%s' % x }}`, "None"},
 		{"modulo numbers", `{{ -7 % 3 }} {{ 7.5 % 2 }}`, "2 1.5"},
 		{"power", `{{ 2 ** 10 }} {{ 2 ** -1 }}`, "1024 0.5"},
+		{"padding methods", "[{{ 'ab'.center(6) }}][{{ 'ab'.ljust(4) }}][{{ 'ab'.rjust(4, '*') }}][{{ 'a\tb'.expandtabs(4) }}][{{ 'a\tb'.expandtabs() }}]", "[  ab  ][ab  ][**ab][a   b][a       b]"},
 		{"floor division", `{{ 7 // 2 }} {{ -7 // 2 }}`, "3 -4"},
 		{"replace two args", `{{ 'a-b-c'.replace('-', '+') }}`, "a+b+c"},
 		{"replace count", `{{ 'a-b-c'.replace('-', '+', 1) }}`, "a+b-c"},

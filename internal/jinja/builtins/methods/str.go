@@ -2,6 +2,7 @@ package methods
 
 import (
 	"errors"
+	"github.com/helexa/helexa/internal/jinja/errs"
 
 	"github.com/helexa/helexa/internal/jinja/builtins/methods/pyerrors"
 	"github.com/helexa/helexa/internal/jinja/builtins/methods/pystring"
@@ -35,9 +36,12 @@ var strMethods = exec.NewMethodSet[string](map[string]exec.Method[string]{
 		)
 		if err := arguments.Take(
 			exec.PositionalArgument("width", nil, exec.IntArgument(&width)),
-			exec.PositionalArgument("fillchar", exec.AsValue(' '), exec.StringArgument(&fillchar)),
+			exec.PositionalArgument("fillchar", exec.AsValue(" "), exec.StringArgument(&fillchar)),
 		); err != nil {
 			return nil, exec.ErrInvalidCall(err)
+		}
+		if err := errs.CheckWidth(width); err != nil {
+			return nil, err
 		}
 		return pystring.PyString(self).Center(width, utf8string.NewString(fillchar).At(0)), nil
 	},
@@ -108,19 +112,16 @@ var strMethods = exec.NewMethodSet[string](map[string]exec.Method[string]{
 		return pystring.PyString(self).EndsWith(pystring.New(suffix), &start, &end), nil
 	},
 	"expandtabs": func(self string, _ *exec.Value, arguments *exec.VarArgs) (any, error) {
-		var (
-			substr  string
-			tabsize int
-			end     int
-		)
+		tabsize := 8
 		if err := arguments.Take(
-			exec.PositionalArgument("substr", nil, exec.StringArgument(&substr)),
-			exec.PositionalArgument("tabsize", exec.AsValue(0), exec.IntArgument(&tabsize)),
-			exec.PositionalArgument("end", exec.AsValue(len(self)), exec.IntArgument(&end)),
+			exec.PositionalArgument("tabsize", exec.AsValue(8), exec.IntArgument(&tabsize)),
 		); err != nil {
 			return nil, exec.ErrInvalidCall(err)
 		}
-		return pystring.PyString(self).ExpandTabs(pystring.New(substr), &tabsize), nil
+		if err := errs.CheckWidth(tabsize); err != nil {
+			return nil, err
+		}
+		return pystring.PyString(self).ExpandTabs("", &tabsize), nil
 	},
 	"find": func(self string, _ *exec.Value, arguments *exec.VarArgs) (any, error) {
 		var (
@@ -243,9 +244,12 @@ var strMethods = exec.NewMethodSet[string](map[string]exec.Method[string]{
 		)
 		if err := arguments.Take(
 			exec.PositionalArgument("width", nil, exec.IntArgument(&width)),
-			exec.PositionalArgument("fillchar", exec.AsValue(' '), exec.StringArgument(&fillchar)),
+			exec.PositionalArgument("fillchar", exec.AsValue(" "), exec.StringArgument(&fillchar)),
 		); err != nil {
 			return nil, exec.ErrInvalidCall(err)
+		}
+		if err := errs.CheckWidth(width); err != nil {
+			return nil, err
 		}
 		return pystring.PyString(self).LJust(width, utf8string.NewString(fillchar).At(0)), nil
 	},
@@ -337,9 +341,12 @@ var strMethods = exec.NewMethodSet[string](map[string]exec.Method[string]{
 		)
 		if err := arguments.Take(
 			exec.PositionalArgument("width", nil, exec.IntArgument(&width)),
-			exec.PositionalArgument("fillchar", exec.AsValue(' '), exec.StringArgument(&fillchar)),
+			exec.PositionalArgument("fillchar", exec.AsValue(" "), exec.StringArgument(&fillchar)),
 		); err != nil {
 			return nil, exec.ErrInvalidCall(err)
+		}
+		if err := errs.CheckWidth(width); err != nil {
+			return nil, err
 		}
 		return pystring.PyString(self).RJust(width, utf8string.NewString(fillchar).At(0)), nil
 	},
@@ -471,6 +478,9 @@ var strMethods = exec.NewMethodSet[string](map[string]exec.Method[string]{
 			exec.PositionalArgument("width", nil, exec.IntArgument(&width)),
 		); err != nil {
 			return nil, exec.ErrInvalidCall(err)
+		}
+		if err := errs.CheckWidth(width); err != nil {
+			return nil, err
 		}
 		return pystring.PyString(self).ZFill(width), nil
 	},

@@ -2,6 +2,7 @@ package pystring
 
 import (
 	"fmt"
+	"github.com/helexa/helexa/internal/jinja/errs"
 	"math"
 	"strconv"
 	"strings"
@@ -110,6 +111,9 @@ func (d Dialect) NewFormatterSpecFromStr(format string) (FormatSpec, error) {
 			if err != nil {
 				return spec, fmt.Errorf("%w: Invalid format specifier '%s': '%s' ", pyerrors.ErrInternal, format, err.Error())
 			}
+			if err := errs.CheckWidth(width); err != nil {
+				return spec, fmt.Errorf("%w: %w", pyerrors.ErrValue, err)
+			}
 			spec.Precision = uint(width)
 
 		case 'b', 'c', 'd', 'o', 'x', 'X', 'e', 'E', 'f', 'F', 'g', 'G', '%', 'n', 's':
@@ -138,6 +142,9 @@ func (d Dialect) NewFormatterSpecFromStr(format string) (FormatSpec, error) {
 				width, err := strconv.Atoi(completeNumber)
 				if err != nil {
 					return spec, fmt.Errorf("%w: Invalid format specifier '%s': '%s' ", pyerrors.ErrInternal, format, err.Error())
+				}
+				if err := errs.CheckWidth(width); err != nil {
+					return spec, fmt.Errorf("%w: %w", pyerrors.ErrValue, err)
 				}
 				spec.MinWidth = uint(width)
 			} else {
