@@ -144,8 +144,8 @@ func joinerFunction(_ *exec.Evaluator, params *exec.VarArgs) *exec.Value {
 	return exec.AsValue(j.String)
 }
 
-func namespaceFunction(_ *exec.Evaluator, params *exec.VarArgs) map[string]any {
-	ns := map[string]any{}
+func namespaceFunction(_ *exec.Evaluator, params *exec.VarArgs) exec.Namespace {
+	ns := exec.Namespace{}
 	for key, value := range params.KwArgs {
 		ns[key] = value
 	}

@@ -201,6 +201,40 @@ func TestWidthLimits(t *testing.T) {
 	}
 }
 
+// TestNamespaceValues: a namespace cannot be made to contain itself or a
+// value nested past the engine's bound (which would overflow the stack of
+// whatever prints or compares it); only namespaces accept attributes.
+func TestNamespaceValues(t *testing.T) {
+	cases := []struct{ src, want string }{
+		{`{% set ns = namespace(a=1) %}{% set ns.self = ns %}{{ ns }}`, "contains the namespace itself"},
+		{`{% set ns = namespace(a=1) %}{% set ns.l = [1, {'k': [ns]}] %}`, "contains the namespace itself"},
+		{`{% set a = namespace() %}{% set b = namespace(a=a) %}{% set a.b = b %}{{ a }}`, "contains the namespace itself"},
+		{`{% set ns = namespace(x=1) %}{% for i in range(5000) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x }}`, "nests deeper than 1000"},
+		{`{% set ns = namespace(x=1) %}{% for i in range(5000) %}{% set ns.x = namespace(x=ns.x) %}{% endfor %}{{ ns.x }}`, "nests deeper than 1000"},
+		{`{% for m in messages %}{% set m.content = messages %}{% endfor %}{{ messages }}`, "non-namespace object"},
+	}
+	for _, c := range cases {
+		tpl, err := Compile(c.src)
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		_, err = tpl.Render(context.Background(), Input{Messages: limitMessages})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.src, err, c.want)
+		}
+	}
+	tpl, err := Compile(`{% set ns = namespace(l=[]) %}{% for i in range(3) %}{% set ns.l = ns.l + [i] %}{% endfor %}{{ ns.l }}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := tpl.Render(context.Background(), Input{Messages: limitMessages}); err != nil || out != "[0, 1, 2]" {
+		t.Errorf("got %q, %v", out, err)
+	}
+	if _, err := Compile(`{% set x[0] = 1 %}`); err == nil {
+		t.Error("set on a subscript compiled")
+	}
+}
+
 // TestDeepJSONInput: deeply nested input is refused, not a stack overflow.
 func TestDeepJSONInput(t *testing.T) {
 	tpl, err := Compile(`{{ messages | length }}`)

@@ -2,6 +2,7 @@ package controlStructures
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/helexa/helexa/internal/jinja/errs"
@@ -77,20 +78,12 @@ func (scs *SetControlStructure) Execute(r *exec.Renderer, tag *nodes.ControlStru
 		if target.IsError() {
 			return errs.Wrapf(target, `Unable to evaluate target %s`, n)
 		}
-		if err := target.Set(exec.AsValue(n.Attribute), value.Interface()); err != nil {
+		ns, ok := target.Interface().(exec.Namespace)
+		if !ok {
+			return errors.New("cannot assign attribute on non-namespace object")
+		}
+		if err := ns.SetAttribute(n.Attribute, value.Interface()); err != nil {
 			return errs.Wrapf(err, `Unable to set value on "%s"`, n.Attribute)
-		}
-	case *nodes.GetItem:
-		target := r.Eval(n.Node)
-		if target.IsError() {
-			return errs.Wrapf(target, `Unable to evaluate target %s`, n)
-		}
-		arg := r.Eval(n.Arg)
-		if arg.IsError() {
-			return errs.Wrapf(target, `Unable to evaluate argument %s`, n.Arg)
-		}
-		if err := target.Set(arg, value.Interface()); err != nil {
-			return errs.Wrapf(err, `Unable to set value on "%s"`, n.Arg)
 		}
 	default:
 		return fmt.Errorf(`Illegal set target node %s`, n)
@@ -110,7 +103,7 @@ func setParser(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, e
 		return nil, errs.Wrap(err, `unable to parse identifier`)
 	}
 	switch n := ident.(type) {
-	case *nodes.Name, *nodes.Call, *nodes.GetItem, *nodes.GetAttribute:
+	case *nodes.Name, *nodes.GetAttribute:
 		cs.target = n
 	default:
 		return nil, fmt.Errorf(`unexpected set target %s`, n)
