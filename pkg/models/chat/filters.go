@@ -12,24 +12,24 @@ import (
 // filters returns the filters added to or replaced in gonja's set.
 func filters() map[string]exec.FilterFunction {
 	return map[string]exec.FilterFunction{
-		"tojson":       filterToJSON,
+		"tojson":       sized(filterToJSON),
 		"items":        filterItems,
-		fMod:           binaryFilter(pyMod),
+		fMod:           sized(binaryFilter(pyMod)),
 		fPow:           binaryFilter(pyPow),
 		fFloorDiv:      binaryFilter(pyFloorDiv),
-		fConcat:        bounded(binaryFilter(pyConcat)),
+		fConcat:        sized(bounded(binaryFilter(pyConcat))),
 		fMul:           bounded(binaryFilter(pyMul)),
-		"string":       filterString,
+		"string":       sized(filterString),
 		"trim":         filterTrim,
 		"reverse":      filterReverse,
 		"round":        filterRound,
 		fGetItem:       filterGetItem,
 		fList:          filterList,
-		fPrintName:     filterPrintName,
-		fPrintAttr:     lookupFilter(attrLookup, printLookup),
-		fPrintItem:     lookupFilter(itemLookup, printLookup),
-		fPrintNone:     filterPrintNone,
-		fPrintValue:    filterPrintValue,
+		fPrintName:     sized(filterPrintName),
+		fPrintAttr:     printingLookup(attrLookup, printLookup),
+		fPrintItem:     printingLookup(itemLookup, printLookup),
+		fPrintNone:     sized(filterPrintNone),
+		fPrintValue:    sized(filterPrintValue),
 		fDefinedName:   filterDefinedName,
 		fDefinedAttr:   lookupFilter(attrLookup, definedLookup),
 		fDefinedItem:   lookupFilter(itemLookup, definedLookup),
@@ -126,6 +126,25 @@ func bounded(f exec.FilterFunction) exec.FilterFunction {
 			return errValue(err)
 		}
 		return out
+	}
+}
+
+// sized makes a filter that prints its input or arguments refuse, before
+// building any text, containers whose text would be larger than the
+// render's output budget (see exec.Budget.CheckValue).
+func sized(f exec.FilterFunction) exec.FilterFunction {
+	return func(e *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+		if e != nil {
+			if err := e.Budget.CheckValue(in); err != nil {
+				return errValue(err)
+			}
+			for _, a := range va.Args {
+				if err := e.Budget.CheckValue(a); err != nil {
+					return errValue(err)
+				}
+			}
+		}
+		return f(e, in, va)
 	}
 }
 
@@ -296,7 +315,18 @@ func definedLookup(_ *exec.Value, found bool, va *exec.VarArgs) *exec.Value {
 }
 
 func lookupFilter(lookup func(c, k *exec.Value) (*exec.Value, bool), then func(*exec.Value, bool, *exec.VarArgs) *exec.Value) exec.FilterFunction {
-	return func(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+	return lookupThen(lookup, then, false)
+}
+
+// printingLookup is lookupFilter for filters that print the looked-up
+// value: a container too large to print within the budget is refused
+// first (see sized).
+func printingLookup(lookup func(c, k *exec.Value) (*exec.Value, bool), then func(*exec.Value, bool, *exec.VarArgs) *exec.Value) exec.FilterFunction {
+	return lookupThen(lookup, then, true)
+}
+
+func lookupThen(lookup func(c, k *exec.Value) (*exec.Value, bool), then func(*exec.Value, bool, *exec.VarArgs) *exec.Value, prints bool) exec.FilterFunction {
+	return func(e *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
 		if in.IsError() {
 			return in
 		}
@@ -306,6 +336,11 @@ func lookupFilter(lookup func(c, k *exec.Value) (*exec.Value, bool), then func(*
 		v, found := lookup(in, va.Args[0])
 		if v != nil && v.IsError() {
 			found = false
+		}
+		if prints && found && e != nil {
+			if err := e.Budget.CheckValue(v); err != nil {
+				return errValue(err)
+			}
 		}
 		return then(v, found, va)
 	}

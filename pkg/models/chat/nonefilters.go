@@ -29,9 +29,9 @@ func noneAwareFilters() map[string]exec.FilterFunction {
 	return map[string]exec.FilterFunction{
 		"length":    filterLength,
 		"count":     filterLength,
-		fStringName: nameFilter(stringLookup),
-		fStringAttr: lookupFilter(attrLookup, stringLookup),
-		fStringItem: lookupFilter(itemLookup, stringLookup),
+		fStringName: sized(nameFilter(stringLookup)),
+		fStringAttr: printingLookup(attrLookup, stringLookup),
+		fStringItem: printingLookup(itemLookup, stringLookup),
 		fLengthName: nameFilter(lengthLookup),
 		fLengthAttr: lookupFilter(attrLookup, lengthLookup),
 		fLengthItem: lookupFilter(itemLookup, lengthLookup),

@@ -268,6 +268,11 @@ func newEnvironment() *exec.Environment {
 			}
 		}
 	}
+	for _, name := range []string{"join", "format", "pprint"} {
+		if f, ok := fs.Get(name); ok {
+			_ = fs.Replace(name, sized(f))
+		}
+	}
 	ts := exec.NewTestSet(map[string]exec.TestFunction{}).Update(builtins.Tests)
 	for name, f := range tests() {
 		_ = ts.Replace(name, f)
