@@ -57,6 +57,8 @@ func (e *Evaluator) Eval(node nodes.Expression) *Value {
 		return e.evalGetAttribute(n)
 	case *nodes.GetSlice:
 		return e.evalGetSlice(n)
+	case *nodes.Conditional:
+		return e.evalConditional(n)
 	case *nodes.Error:
 		return AsValue(n.Error)
 	case *nodes.Negation:
@@ -672,4 +674,19 @@ func (e *Evaluator) evalParams(node *nodes.Call, fn *Value) ([]reflect.Value, er
 	}
 
 	return parameters, nil
+}
+
+// evalConditional evaluates only the branch the condition picks.
+func (e *Evaluator) evalConditional(n *nodes.Conditional) *Value {
+	cond := e.Eval(n.Cond)
+	if cond.IsError() {
+		return cond
+	}
+	if !cond.IsNil() && cond.IsTrue() {
+		return e.Eval(n.Then)
+	}
+	if n.Else == nil {
+		return AsValue(nil)
+	}
+	return e.Eval(n.Else)
 }

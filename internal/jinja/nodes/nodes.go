@@ -356,6 +356,24 @@ func (g *GetAttribute) String() string {
 	return fmt.Sprintf("%s.%s", g.Node, param)
 }
 
+// Conditional is Python's conditional expression, "Then if Cond else
+// Else", anywhere an expression may stand; without else (Else nil) a false
+// Cond gives an undefined value.
+type Conditional struct {
+	Location *tokens.Token // the "if"
+	Then     Expression
+	Cond     Expression
+	Else     Expression
+}
+
+func (c *Conditional) Position() *tokens.Token { return c.Location }
+func (c *Conditional) String() string {
+	if c.Else == nil {
+		return fmt.Sprintf("(%s if %s)", c.Then, c.Cond)
+	}
+	return fmt.Sprintf("(%s if %s else %s)", c.Then, c.Cond, c.Else)
+}
+
 type Negation struct {
 	Term     Expression
 	Operator *tokens.Token

@@ -145,6 +145,10 @@ func (t *Transformer) children(n Node) {
 		x.Step = t.Node(x.Step)
 	case *GetAttribute:
 		x.Node = t.Node(x.Node)
+	case *Conditional:
+		x.Then = t.Expr(x.Then)
+		x.Cond = t.Expr(x.Cond)
+		x.Else = t.Expr(x.Else)
 	case *Negation:
 		x.Term = t.Expr(x.Term)
 	case *UnaryExpression:
@@ -190,6 +194,8 @@ func isNilNode(n Node) bool {
 	case *GetAttribute:
 		return x == nil
 	case *BinaryExpression:
+		return x == nil
+	case *Conditional:
 		return x == nil
 	case *Wrapper:
 		return x == nil

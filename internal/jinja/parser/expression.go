@@ -51,6 +51,45 @@ func (p *Parser) ParseExpression() (nodes.Expression, error) {
 	return expr, nil
 }
 
+// ParseCondExpression parses an expression that may be a conditional
+// expression, "a if c else b" or "a if c" (Jinja's with_condexpr): inside
+// brackets, arguments, subscripts and the else branch of another
+// conditional. At the top of {{ }} and set the caller handles "if" itself
+// (ParseCondition), and a for loop's "if" filters its items.
+func (p *Parser) ParseCondExpression() (nodes.Expression, error) {
+	expr, err := p.ParseExpression()
+	if err != nil || expr == nil {
+		return expr, err
+	}
+	tok := p.MatchName("if")
+	if tok == nil {
+		return expr, nil
+	}
+	if err := p.enterAt(tok); err != nil {
+		return nil, err
+	}
+	defer p.leave(1)
+	cond, err := p.ParseExpression()
+	if err != nil {
+		return nil, err
+	}
+	if cond == nil {
+		return nil, p.Error("Expected a condition", p.Current())
+	}
+	c := &nodes.Conditional{Location: tok, Then: expr, Cond: cond}
+	if p.MatchName("else") != nil {
+		alt, err := p.ParseCondExpression()
+		if err != nil {
+			return nil, err
+		}
+		if alt == nil {
+			return nil, p.Error("Expected an alternative", p.Current())
+		}
+		c.Else = alt
+	}
+	return c, nil
+}
+
 func (p *Parser) ParseCondition() (nodes.Expression, nodes.Expression, error) {
 	var returnedCondition, returnedAlternative nodes.Expression
 	if p.MatchName("if") != nil {
@@ -64,7 +103,7 @@ func (p *Parser) ParseCondition() (nodes.Expression, nodes.Expression, error) {
 		returnedCondition = condition
 
 		if p.MatchName("else") != nil {
-			alternative, err := p.ParseExpression()
+			alternative, err := p.ParseCondExpression()
 			if err != nil {
 				return nil, nil, err
 			}

@@ -97,7 +97,7 @@ func (p *Parser) parseList() (nodes.Expression, error) {
 		return &nodes.List{Location: t, Val: []nodes.Expression{}}, nil
 	}
 
-	expr, err := p.ParseExpression()
+	expr, err := p.ParseCondExpression()
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func (p *Parser) parseList() (nodes.Expression, error) {
 			// Trailing coma
 			break
 		}
-		expr, err := p.ParseExpression()
+		expr, err := p.ParseCondExpression()
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +133,7 @@ func (p *Parser) parseTupleOrExpression() (nodes.Expression, error) {
 	if p.Match(tokens.RightParenthesis) != nil {
 		return &nodes.Tuple{Location: t, Val: []nodes.Expression{}}, nil
 	}
-	expression, err := p.ParseExpression()
+	expression, err := p.ParseCondExpression()
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func (p *Parser) parseTupleOrExpression() (nodes.Expression, error) {
 			trailingComa = true
 			break
 		}
-		expr, err := p.ParseExpression()
+		expr, err := p.ParseCondExpression()
 		if err != nil {
 			return nil, err
 		}
@@ -172,7 +172,7 @@ func (p *Parser) parseTupleOrExpression() (nodes.Expression, error) {
 }
 
 func (p *Parser) parsePair() (*nodes.Pair, error) {
-	key, err := p.ParseExpression()
+	key, err := p.ParseCondExpression()
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (p *Parser) parsePair() (*nodes.Pair, error) {
 	if p.Match(tokens.Colon) == nil {
 		return nil, p.Error("Expected \":\"", p.Current())
 	}
-	value, err := p.ParseExpression()
+	value, err := p.ParseCondExpression()
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +280,7 @@ func (p *Parser) ParseGetter(accessor *tokens.Token, from nodes.Expression) (nod
 	} else if accessor.Type == tokens.LeftBracket {
 		var argument nodes.Node
 		if p.Current(tokens.Colon, tokens.RightBracket) == nil {
-			expression, err := p.ParseExpression()
+			expression, err := p.ParseCondExpression()
 			if err != nil {
 				var le *errs.LimitError
 				if errors.As(err, &le) {
@@ -300,7 +300,7 @@ func (p *Parser) ParseGetter(accessor *tokens.Token, from nodes.Expression) (nod
 		if p.Match(tokens.Colon) != nil {
 			var secondArgument nodes.Node
 			if p.Current(tokens.Colon, tokens.RightBracket) == nil {
-				expression, err := p.ParseExpression()
+				expression, err := p.ParseCondExpression()
 				if err != nil {
 					return nil, p.Error("Invalid expression", p.Current())
 				}
@@ -311,7 +311,7 @@ func (p *Parser) ParseGetter(accessor *tokens.Token, from nodes.Expression) (nod
 			var thirdArgument nodes.Node
 			if p.Match(tokens.Colon) != nil {
 				if p.Current(tokens.RightBracket) == nil {
-					expression, err := p.ParseExpression()
+					expression, err := p.ParseCondExpression()
 					if err != nil {
 						return nil, p.Error("Invalid step expression", p.Current())
 					}
@@ -387,14 +387,14 @@ func (p *Parser) ParseVariableOrLiteral() (nodes.Expression, error) {
 			}
 
 			for p.Match(tokens.Comma) != nil || p.Match(tokens.RightParenthesis) == nil {
-				v, err := p.ParseExpression()
+				v, err := p.ParseCondExpression()
 				if err != nil {
 					return nil, err
 				}
 
 				if p.Match(tokens.Assign) != nil {
 					key := v.Position().Val
-					value, errValue := p.ParseExpression()
+					value, errValue := p.ParseCondExpression()
 					if errValue != nil {
 						return nil, errValue
 					}

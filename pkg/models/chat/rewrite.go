@@ -221,6 +221,16 @@ func printable(e nodes.Expression) nodes.Expression {
 		}
 	case *nodes.Call:
 		return filtered(t, tok, fPrintNone)
+	case *nodes.Conditional:
+		// Each branch prints as it would alone; a missing else is
+		// undefined, which prints nothing.
+		t.Then = printable(t.Then)
+		if t.Else == nil {
+			t.Else = &nodes.String{Location: t.Location, Val: ""}
+		} else {
+			t.Else = printable(t.Else)
+		}
+		return t
 	}
 	if c, k, ok := getItemParts(e); ok {
 		return filtered(c, tok, fPrintItem, k)

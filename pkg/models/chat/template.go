@@ -79,7 +79,7 @@ func Compile(src string) (t *Template, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTemplate, err)
 	}
-	loader, err := loaders.NewMemoryLoader(map[string]string{"/chat_template": lowerNestedConditionals(fixed, cfg)})
+	loader, err := loaders.NewMemoryLoader(map[string]string{"/chat_template": fixed})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTemplate, err)
 	}

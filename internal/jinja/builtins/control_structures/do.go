@@ -33,7 +33,7 @@ func doParser(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, er
 	ctrl := &DoControlStructure{
 		Location: p.Current(),
 	}
-	expr, err := args.ParseExpression()
+	expr, err := args.ParseCondExpression()
 	if err != nil {
 		return nil, err
 	}

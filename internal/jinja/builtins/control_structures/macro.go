@@ -72,7 +72,7 @@ func macroParser(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure,
 			}
 
 			if args.Match(tokens.Assign) != nil {
-				expr, err := args.ParseExpression()
+				expr, err := args.ParseCondExpression()
 				if err != nil {
 					return nil, err
 				}

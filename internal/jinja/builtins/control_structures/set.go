@@ -48,14 +48,19 @@ func (scs *SetControlStructure) Execute(r *exec.Renderer, tag *nodes.ControlStru
 		value = exec.AsSafeValue(buf.String())
 	} else {
 		// --- Expression form: {% set x = expr [if cond else alt] %} ---
-		if scs.condition != nil && scs.alternative != nil {
+		if scs.condition != nil {
 			condition := r.Eval(scs.condition)
 			if condition.IsError() {
 				return condition
 			}
-			if !condition.IsNil() && condition.IsTrue() {
+			switch {
+			case !condition.IsNil() && condition.IsTrue():
 				value = r.Eval(scs.expression)
-			} else {
+			case scs.alternative == nil:
+				// Jinja gives the target Undefined; a variable cannot
+				// hold one here, so the target is left as it was.
+				return nil
+			default:
 				value = r.Eval(scs.alternative)
 			}
 		} else {
@@ -137,10 +142,7 @@ func setParser(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, e
 	}
 	if condition != nil {
 		cs.condition = condition
-		if alternative == nil {
-			return nil, args.Error("Malformed 'set' if else condition", args.Current())
-		}
-		cs.alternative = alternative
+		cs.alternative = alternative // nil: "set x = a if c" without else
 	}
 
 	if !args.End() {

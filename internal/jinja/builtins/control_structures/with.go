@@ -64,7 +64,7 @@ func withParser(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, 
 		if args.Match(tokens.Assign) == nil {
 			return nil, args.Error("Expected '='.", args.Current())
 		}
-		value, err := args.ParseExpression()
+		value, err := args.ParseCondExpression()
 		if err != nil {
 			return nil, err
 		}
