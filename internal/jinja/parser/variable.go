@@ -60,11 +60,9 @@ func (p *Parser) parseString() (nodes.Expression, error) {
 	if t == nil {
 		return nil, p.Error("Expected a string", t)
 	}
-	str := strconv.Quote(t.Val)
-	replaced := strings.Replace(str, `\\`, "\\", -1)
-	newstr, err := strconv.Unquote(replaced)
+	newstr, err := pyUnquote(t.Val)
 	if err != nil {
-		return nil, p.Error(err.Error(), t)
+		return nil, p.Error("string literal: "+err.Error(), t)
 	}
 	sr := &nodes.String{
 		Location: t,
@@ -165,9 +163,8 @@ func (p *Parser) parseTupleOrExpression() (nodes.Expression, error) {
 	if len(list) > 1 || trailingComa {
 		expression = &nodes.Tuple{Location: t, Val: list}
 	}
-	if t := p.Match(tokens.Dot, tokens.LeftBracket); t != nil {
-		return p.ParseGetter(t, expression)
-	}
+	// Getters and calls after the parenthesis are ParseVariableOrLiteral's,
+	// which records the receiver of a method call: (x | f).strip().
 	return expression, nil
 }
 
@@ -238,7 +235,7 @@ func (p *Parser) ParseVariable() (nodes.Expression, error) {
 			Val:      true,
 		}
 		return br, nil
-	case "nil", "None":
+	case "none", "None":
 		br := &nodes.None{
 			Location: t,
 		}

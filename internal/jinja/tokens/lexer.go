@@ -16,10 +16,6 @@ import (
 // EOF is an arbitraty value for End Of File
 const rEOF = -1
 
-var escapedStrings = map[string]string{
-	`\"`: `"`,
-	`\'`: `'`,
-}
 
 // var pattern = regexp.MustCompile(`(?m)(?P<key>\w+):\s+(?P<value>\w+)$`)
 
@@ -1031,29 +1027,31 @@ func (l *Lexer) scanExponent() (bool, error) {
 	return true, nil
 }
 
-func unescape(str string) string {
-	str = str[1 : len(str)-1]
-	for escaped, unescaped := range escapedStrings {
-		str = strings.ReplaceAll(str, escaped, unescaped)
-	}
-	return str
-}
-
+// lexString scans a quoted literal the way Jinja2's lexer does: a
+// backslash escapes any character, the literal ends at the next unescaped
+// quote of its kind. The token's value is the text between the quotes,
+// escapes undecoded (the parser decodes them with Python's rules).
 func (l *Lexer) lexString() lexFn {
-	quote := l.next() // should be either ' or "
-	var prev rune
+	quote := l.next() // ' or "
 	near := make([]rune, 0)
-	for r := l.next(); r != quote || prev == '\\'; r, prev = l.next(), r {
+	for {
+		r := l.next()
+		if r == rEOF {
+			return l.errorf(`%s`, string(near))
+		}
 		// only keep near context of the current line in case of error
-		if (len(near) == 0 || near[len(near)-1] != '\n') && r != rEOF {
+		if len(near) == 0 || near[len(near)-1] != '\n' {
 			near = append(near, r)
 		}
-		if r == rEOF {
+		if r == quote {
+			break
+		}
+		if r == '\\' && l.next() == rEOF {
 			return l.errorf(`%s`, string(near))
 		}
 	}
 	l.processAndEmit(String, func(value string) string {
-		return normalizeNewlines(unescape(value), l.Config.NewlineSequence)
+		return normalizeNewlines(value[1:len(value)-1], l.Config.NewlineSequence)
 	})
 	return l.lexExpression
 }

@@ -18,11 +18,11 @@ func TestRenderErrorMessages(t *testing.T) {
 		{"{{ messages | nosuch }}", "chat template: line 1: filter nosuch: filter 'nosuch' not found"},
 		{"\n\n{{ 1 // 0 }}", "chat template: line 3: integer division or modulo by zero"},
 		{"{{ x.y.z }}", "chat template: line 1: Unable to evaluate x.y: Can't use Getitem on None"},
-		// string literals rewritten for Jinja2's escapes keep their line count
+		// string literals with escapes and line continuations keep the line count
 		{"{{ 'a\\nb\\nc' }}\n{{ 1 // 0 }}", "chat template: line 2: integer division or modulo by zero"},
 		{"{{ 'a\\\nb' }}\n{{ 1 // 0 }}", "chat template: line 3: integer division or modulo by zero"},
 		{"{{ 'a\nb\\t' }}\n{{ 1 // 0 }}", "chat template: line 3: integer division or modulo by zero"},
-		{"{% set x = 'a\\\nb' if true else 'c' %}\n{{ 1 // 0 }}", "chat template: line 2: integer division or modulo by zero"}, // no newline before "if"
+		{"{% set x = 'a\\\nb' if true else 'c' %}\n{{ 1 // 0 }}", "chat template: line 3: integer division or modulo by zero"},
 	}
 	msgs := json.RawMessage(`[{"role":"user","content":"hi"}]`)
 	for _, c := range cases {

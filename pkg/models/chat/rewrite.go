@@ -70,17 +70,6 @@ func replace(n nodes.Node) nodes.Node {
 		noneAwareFilter(t)
 	case *controlstructures.ForControlStructure:
 		t.ObjectEvaluator = iterated(t.ObjectEvaluator)
-	case *nodes.Call:
-		// gonja's parser leaves Parent nil for a method called on a
-		// parenthesised expression ((x | f).strip()); its evaluator needs
-		// the receiver there.
-		if g, ok := t.Func.(*nodes.GetAttribute); ok && t.Parent == nil && g.Node != nil {
-			t.Parent = g.Node
-		}
-	case *nodes.Name:
-		if t.Name != nil && t.Name.Val == "none" { // gonja only knows None
-			r = &nodes.None{Location: t.Name}
-		}
 	case *nodes.List:
 		// gonja evaluates [..] and (..) alike; make list literals Go
 		// slices so '%s' % [..] formats one value, as Python does.

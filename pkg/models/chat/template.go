@@ -75,10 +75,6 @@ func Compile(src string) (t *Template, err error) {
 	cfg.KeepTrailingNewline = false
 	// Jinja2 reads \r\n and \r as \n, in text and in string literals.
 	fixed := strings.ReplaceAll(strings.ReplaceAll(src, "\r\n", "\n"), "\r", "\n")
-	fixed, err = normalizeStringLiterals(fixed)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrTemplate, err)
-	}
 	loader, err := loaders.NewMemoryLoader(map[string]string{"/chat_template": fixed})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTemplate, err)
