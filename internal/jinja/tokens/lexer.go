@@ -16,7 +16,6 @@ import (
 // EOF is an arbitraty value for End Of File
 const rEOF = -1
 
-
 // var pattern = regexp.MustCompile(`(?m)(?P<key>\w+):\s+(?P<value>\w+)$`)
 
 // lexFn represents the state of the scanner
