@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/helexa/helexa/internal/jinja/parser"
@@ -278,4 +279,16 @@ func (m *MethodSet[I]) Exists(name string) bool {
 	defer m.lock.Unlock()
 	_, existing := m.methods[name]
 	return existing
+}
+
+// Names returns the names of the methods in the set, sorted.
+func (m *MethodSet[I]) Names() []string {
+	m.lock.Lock()
+	defer m.lock.Unlock()
+	names := make([]string, 0, len(m.methods))
+	for name := range m.methods {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }

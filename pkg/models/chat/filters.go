@@ -9,7 +9,7 @@ import (
 	"github.com/helexa/helexa/internal/jinja/exec"
 )
 
-// filters returns the filters added to or replaced in gonja's set.
+// filters returns the filters added to or replaced in the engine's set.
 func filters() map[string]exec.FilterFunction {
 	return map[string]exec.FilterFunction{
 		"tojson":       sized(filterToJSON),
@@ -255,7 +255,7 @@ func printLookup(v *exec.Value, found bool, _ *exec.VarArgs) *exec.Value {
 }
 
 // display is how {{ v }} shows a value: containers as Python's str() does
-// (gonja prints None inside them as nothing), everything else as gonja does.
+// (the engine prints None inside them as nothing), everything else as the engine does.
 func display(v *exec.Value) *exec.Value {
 	if v.IsError() || !(v.IsList() || v.IsDict()) {
 		return v
@@ -264,7 +264,7 @@ func display(v *exec.Value) *exec.Value {
 }
 
 // text is how ~ and the string filter turn a value into text: containers
-// as Python's str(), everything else (None and undefined alike) as gonja.
+// as Python's str(), everything else (None and undefined alike) as the engine.
 func text(v *exec.Value) string {
 	if v.IsList() || v.IsDict() {
 		return pyRepr(v)
@@ -370,10 +370,10 @@ func filterDefinedName(e *exec.Evaluator, _ *exec.Value, va *exec.VarArgs) *exec
 	return exec.AsValue(e.Environment.Context.Has(va.Args[0].String()) != va.Args[1].IsTrue())
 }
 
-// tests returns the tests replaced in gonja's set.
+// tests returns the tests replaced in the engine's set.
 func tests() map[string]exec.TestFunction {
 	return map[string]exec.TestFunction{
-		// gonja's true/false test "not value.Bool()", so None is false.
+		// the engine's true/false test "not value.Bool()", so None is false.
 		"false": func(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) (bool, error) {
 			return in.IsBool() && !in.Bool(), nil
 		},

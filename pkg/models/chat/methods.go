@@ -10,8 +10,8 @@ import (
 
 type dictMethod = exec.Method[map[string]any]
 
-// pyDictMethods replace gonja's dict methods, which lose the key order
-// (gonja hands them a Go map copy): these work on the value itself.
+// pyDictMethods replace the engine's dict methods, which lose the key order
+// (the engine hands them a Go map copy): these work on the value itself.
 func pyDictMethods() map[string]dictMethod {
 	return map[string]dictMethod{
 		"items": func(_ map[string]any, self *exec.Value, va *exec.VarArgs) (any, error) {

@@ -8,7 +8,7 @@ import (
 	"github.com/helexa/helexa/internal/jinja/nodes"
 )
 
-// gonja holds None and undefined as the same nil value, but Jinja2's string
+// The engine holds None and undefined as the same nil value, but Jinja2's string
 // and length filters tell them apart: None|string is "None" while an
 // undefined value gives "", and len(None) raises TypeError while an
 // undefined value has length 0. Where the filtered value is a name, an

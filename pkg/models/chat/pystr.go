@@ -65,7 +65,7 @@ func stripArg(method string, va *exec.VarArgs) (func(rune) bool, error) {
 type strMethod = exec.Method[string]
 
 // pyStrMethods are Python str methods with CPython semantics, replacing
-// gonja's versions where those differ (defaults, two-argument replace, ...).
+// the engine's versions where those differ (defaults, two-argument replace, ...).
 func pyStrMethods() map[string]strMethod {
 	return map[string]strMethod{
 		"strip": func(s string, _ *exec.Value, va *exec.VarArgs) (any, error) {

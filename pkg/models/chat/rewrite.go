@@ -42,12 +42,10 @@ const (
 //   - a + b                          -> Python operand types; Markup + str escapes the str
 //   - x is defined / undefined       -> a key present with a null value is defined
 //   - x is iterable                  -> an undefined x is iterable, None is not
-//   - (expr).method(...)             -> the receiver gonja's parser drops
 //   - gen | tojson                   -> TypeError: map/select/reject(attr) give generators
 //   - for x in None                  -> TypeError (an undefined sequence still loops zero times)
 //   - {{ x }} where x is None        -> prints "None" (undefined still prints "")
 //   - x | string, x | length         -> None gives "None" / TypeError (undefined: "" / 0)
-//   - none                           -> the None literal (gonja only knows None)
 //   - [a, b]                         -> a Go slice, telling lists from tuples
 //
 // The walk is nodes.Transform: bottom-up, each node after its children.
@@ -71,7 +69,7 @@ func replace(n nodes.Node) nodes.Node {
 	case *controlstructures.ForControlStructure:
 		t.ObjectEvaluator = iterated(t.ObjectEvaluator)
 	case *nodes.List:
-		// gonja evaluates [..] and (..) alike; make list literals Go
+		// the engine evaluates [..] and (..) alike; make list literals Go
 		// slices so '%s' % [..] formats one value, as Python does.
 		r = filtered(&nodes.Tuple{Location: t.Location, Val: t.Val}, t.Location, fList)
 	case *nodes.Output:
@@ -120,7 +118,7 @@ func rewriteBinary(b *nodes.BinaryExpression) nodes.Node {
 }
 
 // isMarkup reports whether e is statically a Markup string in Jinja: a
-// |safe or |escape result, or a + with a Markup side (gonja's own Safe
+// |safe or |escape result, or a + with a Markup side (the engine's own Safe
 // flag also marks joins and macro results, which Jinja leaves plain when
 // autoescape is off).
 func isMarkup(e nodes.Expression) bool {
@@ -228,7 +226,7 @@ func printable(e nodes.Expression) nodes.Expression {
 }
 
 // iterated wraps a for loop's sequence so a None there raises as in Python
-// while an undefined one iterates as empty; gonja loops zero times over both.
+// while an undefined one iterates as empty; the engine loops zero times over both.
 func iterated(e nodes.Expression) nodes.Expression {
 	tok := e.Position()
 	switch t := e.(type) {

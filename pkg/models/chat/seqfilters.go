@@ -10,7 +10,7 @@ import (
 )
 
 // filterReverse is Jinja's reverse: a string reversed, or the items of a
-// list (the keys of a dict) in reverse order. gonja's sorts them.
+// list (the keys of a dict) in reverse order. the engine's sorts them.
 func filterReverse(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
 	if in.IsError() {
 		return in

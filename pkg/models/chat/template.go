@@ -1,9 +1,11 @@
 // Package chat owns chat templates and reasoning output: it renders a
 // model's Jinja chat template (tokenizer.chat_template in GGUF, chat_template
 // in tokenizer_config.json) exactly like Hugging Face transformers'
-// apply_chat_template, on top of gonja with the Python/Jinja2 behaviour
-// gonja lacks patched in, and it splits Qwen3-style <think>…</think>
-// reasoning out of generated text, streaming-safe.
+// apply_chat_template, with the project's own Jinja engine (internal/jinja)
+// and Python's semantics for operators, printing and lookups layered on its
+// parsed tree (rewrite.go); every render runs within Limits. It also splits
+// Qwen3-style <think>…</think> reasoning out of generated text,
+// streaming-safe.
 package chat
 
 import (
@@ -34,7 +36,7 @@ type TemplateError struct{ Message string }
 func (e *TemplateError) Error() string { return e.Message }
 
 // ErrTemplate wraps every compile and render failure that is not a
-// TemplateError (syntax errors, type errors, panics inside gonja).
+// TemplateError (syntax errors, type errors, panics inside the engine).
 var ErrTemplate = errors.New("chat template")
 
 // Template is a compiled chat template. It is safe for concurrent use.
@@ -91,7 +93,7 @@ func Compile(src string) (t *Template, err error) {
 	return &Template{src: src, tpl: tpl, defaults: map[string]any{}, now: time.Now, limits: DefaultLimits()}, nil
 }
 
-// compileMessage drops the full template source gonja puts in its parse
+// compileMessage drops the full template source the engine puts in its parse
 // errors ("failed to parse template '<source>': ...").
 func compileMessage(err error) string {
 	msg := err.Error()
@@ -167,14 +169,14 @@ func (t *Template) renderError(rerr error, budget *exec.Budget, raised *raisedEr
 	return fmt.Errorf("%w: %s", ErrTemplate, renderMessage(rerr.Error()))
 }
 
-// Parts of gonja's nested render errors (see renderMessage).
+// Parts of the engine's nested render errors (see renderMessage).
 var (
 	reErrLine    = regexp.MustCompile(`at line (\d+)`)
 	reErrWrapper = regexp.MustCompile(`^(?s).*(?:invalid call to filter '__py_\w+': |ControlStructure\(Line=\d+ Col=\d+\): )`)
 	reErrFilter  = regexp.MustCompile(`^unable to evaluate filter &\{<Token.*?> (\w+) .*?\}: (?:invalid call to filter '\w+': )?`)
 )
 
-// renderMessage shortens gonja's render error, which nests every enclosing
+// renderMessage shortens the engine's render error, which nests every enclosing
 // expression and our internal filters, to "line N: innermost cause".
 func renderMessage(msg string) string {
 	lines := reErrLine.FindAllStringSubmatch(msg, -1)
@@ -190,7 +192,7 @@ func renderMessage(msg string) string {
 }
 
 // raisedError records the message of a raise_exception call during one
-// render, so the caller gets it unwrapped from gonja's error chain.
+// render, so the caller gets it unwrapped from the engine's error chain.
 type raisedError struct{ msg *string }
 
 func (t *Template) renderContext(in Input) (*exec.Context, *raisedError, error) {
@@ -250,9 +252,9 @@ func decodeList(name string, raw json.RawMessage) (any, error) {
 	return v, nil
 }
 
-// newEnvironment builds a private copy of gonja's builtins with our
-// filters, tests, methods and control structures (gonja's own sets are
-// package globals and are never modified).
+// newEnvironment builds a private copy of the engine's builtins with our
+// filters, tests, methods and control structures (the engine's own sets
+// are package globals and are never modified).
 func newEnvironment() *exec.Environment {
 	fs := exec.NewFilterSet(map[string]exec.FilterFunction{}).Update(builtins.Filters)
 	for _, set := range []map[string]exec.FilterFunction{filters(), noneAwareFilters()} {
@@ -275,7 +277,7 @@ func newEnvironment() *exec.Environment {
 	}
 	cs := exec.NewControlStructureSet(map[string]parserFunc{}).Update(builtins.ControlStructures)
 	_ = cs.Register("generation", generationParser)
-	ctx := exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables)
+	ctx := exec.EmptyContext().Update(builtins.GlobalFunctions)
 	return &exec.Environment{
 		Filters:           fs,
 		Tests:             ts,
@@ -285,11 +287,11 @@ func newEnvironment() *exec.Environment {
 	}
 }
 
-// methodSets copies gonja's methods, replacing the str and dict ones that
+// methodSets copies the engine's methods, replacing the str and dict ones that
 // differ from Python.
 func methodSets() exec.Methods {
 	str := map[string]exec.Method[string]{}
-	for _, name := range gonjaStrMethods() {
+	for _, name := range builtins.Methods.Str.Names() {
 		if m, ok := builtins.Methods.Str.Get(name); ok {
 			str[name] = m
 		}
@@ -308,19 +310,5 @@ func methodSets() exec.Methods {
 		Str:   exec.NewMethodSet(str),
 		Dict:  exec.NewMethodSet(pyDictMethods()),
 		List:  exec.NewMethodSet(list),
-	}
-}
-
-// gonjaStrMethods are the str methods gonja v2.9.1 defines (its set cannot
-// be enumerated); ours override some of them.
-func gonjaStrMethods() []string {
-	return []string{
-		"capitalize", "capwords", "casefold", "center", "count", "encode", "endswith",
-		"expandtabs", "find", "format", "format_map", "isalnum", "isalpha", "isascii",
-		"isdecimal", "isdigit", "islower", "isnumeric", "isprintable", "isspace",
-		"istitle", "isupper", "join", "ljust", "lower", "lstrip", "partition",
-		"removeprefix", "removesuffix", "replace", "rfind", "rjust", "rpartition",
-		"rsplit", "rstrip", "split", "splitlines", "startswith", "strip", "swapcase",
-		"title", "upper", "zfill",
 	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // decodeJSON decodes one JSON document into template values that keep the
-// document's key order: objects become *exec.Dict (gonja's ordered mapping),
+// document's key order: objects become *exec.Dict (the engine's ordered mapping),
 // arrays []any, integers int, other numbers float64, null nil.
 func decodeJSON(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
