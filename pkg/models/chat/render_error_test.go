@@ -9,7 +9,7 @@ import (
 )
 
 // TestRenderErrorMessages: render errors name the line and the innermost
-// cause, without gonja's nested expression dump or our internal filters.
+// cause, without the engine's nested expression dump or our internal filters.
 func TestRenderErrorMessages(t *testing.T) {
 	cases := []struct{ src, want string }{
 		{"{% for m in messages %}\n{{ m.content.split('') }}{% endfor %}", "chat template: line 2: invalid call to method 'split' of hi: empty separator"},
