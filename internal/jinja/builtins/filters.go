@@ -130,6 +130,9 @@ func filterBatch(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.
 	); err != nil {
 		return exec.AsValue(exec.ErrInvalidCall(err))
 	}
+	if err := errs.CheckItems(lineCount); err != nil {
+		return exec.AsValue(exec.ErrInvalidCall(err))
+	}
 	out := make([]any, 0)
 	var row []any
 	in.Iterate(func(idx, count int, key, value *exec.Value) bool {
@@ -470,6 +473,9 @@ func filterIndent(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec
 	if !in.IsString() {
 		return exec.AsValue(exec.ErrInvalidCall(fmt.Errorf("%s is not a string", in.String())))
 	}
+	if err := checkBuilt(e, len(in.String())+(strings.Count(in.String(), "\n")+1)*len(indent)); err != nil {
+		return exec.AsValue(exec.ErrInvalidCall(err))
+	}
 	lines := strings.Split(in.String(), "\n")
 	for idx, line := range lines {
 		if idx == 0 {
@@ -574,7 +580,13 @@ func filterJoin(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.V
 	}
 
 	parts := make([]string, 0)
+	size := 0
+	var tooBig error
 	in.Iterate(func(idx, count int, key, value *exec.Value) bool {
+		size += exec.TextSize(key, errs.MaxStringBytes) + len(delimiter)
+		if tooBig = checkBuilt(e, size); tooBig != nil {
+			return false
+		}
 		item := key
 		if !attribute.IsNil() {
 			resolved, found := resolveAttributeValue(item, attribute, nil)
@@ -596,6 +608,9 @@ func filterJoin(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.V
 		return true
 	}, func() {})
 
+	if tooBig != nil {
+		return exec.AsValue(exec.ErrInvalidCall(tooBig))
+	}
 	joined := strings.Join(parts, delimiter)
 	if e.Config.AutoEscape {
 		return exec.AsSafeValue(joined)
@@ -668,6 +683,9 @@ func filterList(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.V
 		return exec.AsValue(exec.ErrInvalidCall(err))
 	}
 	if in.IsString() {
+		if err := errs.CheckItems(utf8.RuneCountInString(in.String())); err != nil {
+			return exec.AsValue(exec.ErrInvalidCall(err))
+		}
 		out := []string{}
 		for _, r := range in.String() {
 			out = append(out, string(r))
@@ -975,10 +993,14 @@ func filterReplace(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exe
 	); err != nil {
 		return exec.AsValue(exec.ErrInvalidCall(err))
 	}
-	if count.IsNil() {
-		return exec.AsValue(strings.ReplaceAll(in.String(), old, new))
+	n := -1
+	if !count.IsNil() {
+		n = count.Integer()
 	}
-	return exec.AsValue(strings.Replace(in.String(), old, new, count.Integer()))
+	if err := checkBuilt(e, replacedSize(in.String(), old, new, n)); err != nil {
+		return exec.AsValue(exec.ErrInvalidCall(err))
+	}
+	return exec.AsValue(strings.Replace(in.String(), old, new, n))
 }
 
 func filterReverse(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
@@ -1096,6 +1118,9 @@ func filterSlice(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.
 	}
 	if slices < 1 {
 		return exec.AsValue(exec.ErrInvalidCall(fmt.Errorf("slices argument %d must be > 0", slices)))
+	}
+	if err := errs.CheckItems(slices); err != nil {
+		return exec.AsValue(exec.ErrInvalidCall(err))
 	}
 	if !in.IsList() {
 		return exec.AsValue(exec.ErrInvalidCall(fmt.Errorf("%s is not a list", in.String())))

@@ -2,6 +2,7 @@ package builtins
 
 import (
 	"errors"
+	"github.com/helexa/helexa/internal/jinja/errs"
 	"github.com/helexa/helexa/internal/jinja/exec"
 	"github.com/helexa/helexa/internal/jinja/utils"
 	"math"
@@ -166,6 +167,9 @@ func lipSumFunction(_ *exec.Evaluator, params *exec.VarArgs) *exec.Value {
 		exec.KeywordArgument("max", exec.AsValue(100), exec.IntArgument(&max)),
 	); err != nil {
 		return exec.AsValue(exec.ErrInvalidCall(err))
+	}
+	if n < 0 || max < 0 || n > errs.MaxItems || max > errs.MaxItems || n*max > errs.MaxItems {
+		return exec.AsValue(exec.ErrInvalidCall(errs.CheckItems(-1)))
 	}
 	return exec.AsSafeValue(utils.Lipsum(n, html, min, max))
 }

@@ -42,3 +42,27 @@ func CheckWidth(n int) error {
 	}
 	return nil
 }
+
+// MaxStringBytes bounds the strings that str methods (which run outside
+// any one render's budget) may build: replace, join, format, expandtabs.
+const MaxStringBytes = 64 << 20
+
+// MaxItems bounds the lists that split and the list-building filters
+// (batch, slice, list of a string) may build.
+const MaxItems = 1 << 20
+
+// CheckStringSize refuses to build a string of n bytes (n < 0: overflowed).
+func CheckStringSize(n int) error {
+	if n < 0 || n > MaxStringBytes {
+		return fmt.Errorf("result would be larger than the %d bytes the engine allows", MaxStringBytes)
+	}
+	return nil
+}
+
+// CheckItems refuses to build a list of n items.
+func CheckItems(n int) error {
+	if n < 0 || n > MaxItems {
+		return fmt.Errorf("result would have more than the %d items the engine allows", MaxItems)
+	}
+	return nil
+}

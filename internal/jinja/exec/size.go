@@ -111,3 +111,13 @@ func (s *sizeWalk) memoized(k walkKey, f func() int) int {
 	s.memo[k] = n
 	return n
 }
+
+// TextSize estimates the size of v's printed form (see Budget.CheckValue),
+// saturating just above limit.
+func TextSize(v *Value, limit int) int {
+	if v == nil {
+		return 4
+	}
+	s := &sizeWalk{limit: limit, memo: map[walkKey]int{}}
+	return s.size(v.Val)
+}

@@ -242,6 +242,40 @@ func TestNamespaceValues(t *testing.T) {
 	}
 }
 
+// TestAmplifiers: operations whose result can be much larger than their
+// input refuse, before building it, a result past the engine's bounds.
+func TestAmplifiers(t *testing.T) {
+	const big = `{% set s = 'a ' * 8000000 %}`
+	for _, src := range []string{
+		big + `{{ s.replace('a', 'x' * 100) | length }}`,
+		big + `{{ s | replace('a', 'x' * 100) | length }}`,
+		big + `{{ ('x' * 100).join([s] * 10) | length }}`,
+		big + `{{ ([s] * 100) | join('') | length }}`,
+		big + `{{ s.split() | length }}`,
+		big + `{{ s | list | length }}`,
+		big + `{{ s.replace(' ', '
+') | indent(100) | length }}`,
+		big + `{{ s.replace(' ', '	').expandtabs(100) | length }}`,
+		big + `{{ ('{0}' * 100).format(s) | length }}`,
+		`{{ [1] | batch(100000000, 'x') | length }}`,
+		`{{ [1] | slice(100000000) | length }}`,
+		`{{ lipsum(n=1000000) | length }}`,
+	} {
+		tpl, err := Compile(src)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		start := time.Now()
+		out, err := tpl.Render(context.Background(), Input{Messages: limitMessages})
+		if err == nil || !strings.Contains(err.Error(), "allows") && !strings.Contains(err.Error(), LimitOutputBytes) {
+			t.Errorf("%s: got %q, %v; want a size error", src, truncate(out), err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s: took %v", src, d)
+		}
+	}
+}
+
 // TestDeepJSONInput: deeply nested input is refused, not a stack overflow.
 func TestDeepJSONInput(t *testing.T) {
 	tpl, err := Compile(`{{ messages | length }}`)

@@ -3,6 +3,7 @@ package methods
 import (
 	"errors"
 	"github.com/helexa/helexa/internal/jinja/errs"
+	"strings"
 
 	"github.com/helexa/helexa/internal/jinja/builtins/methods/pyerrors"
 	"github.com/helexa/helexa/internal/jinja/builtins/methods/pystring"
@@ -121,6 +122,9 @@ var strMethods = exec.NewMethodSet[string](map[string]exec.Method[string]{
 		if err := errs.CheckWidth(tabsize); err != nil {
 			return nil, err
 		}
+		if err := errs.CheckStringSize(len(self) + strings.Count(self, "\t")*tabsize); err != nil {
+			return nil, err
+		}
 		return pystring.PyString(self).ExpandTabs("", &tabsize), nil
 	},
 	"find": func(self string, _ *exec.Value, arguments *exec.VarArgs) (any, error) {
@@ -139,6 +143,9 @@ var strMethods = exec.NewMethodSet[string](map[string]exec.Method[string]{
 		return pystring.PyString(self).Find(pystring.New(sub), &start, &end), nil
 	},
 	"format": func(self string, _ *exec.Value, arguments *exec.VarArgs) (any, error) {
+		if err := checkFormatSize(self, arguments); err != nil {
+			return nil, err
+		}
 		args := make([]any, 0, len(arguments.Args))
 		for _, arg := range arguments.Args {
 			args = append(args, arg.Interface())
@@ -150,6 +157,9 @@ var strMethods = exec.NewMethodSet[string](map[string]exec.Method[string]{
 		return pystring.PyString(self).Format(args, kwargs)
 	},
 	"format_map": func(self string, _ *exec.Value, arguments *exec.VarArgs) (any, error) {
+		if err := checkFormatSize(self, arguments); err != nil {
+			return nil, err
+		}
 		args := make([]any, 0, len(arguments.Args))
 		for _, arg := range arguments.Args {
 			args = append(args, arg.Interface())
@@ -485,3 +495,38 @@ var strMethods = exec.NewMethodSet[string](map[string]exec.Method[string]{
 		return pystring.PyString(self).ZFill(width), nil
 	},
 })
+
+// checkFormatSize refuses a str.format whose result could exceed the
+// engine's string bound: each replacement field prints at most the largest
+// argument, padded by at most a width written in the format string.
+func checkFormatSize(format string, arguments *exec.VarArgs) error {
+	fields := strings.Count(format, "{")
+	if fields == 0 {
+		return nil
+	}
+	largest := 0
+	for _, a := range arguments.Args {
+		largest = max(largest, exec.TextSize(a, errs.MaxStringBytes))
+	}
+	for _, a := range arguments.KwArgs {
+		largest = max(largest, exec.TextSize(a, errs.MaxStringBytes))
+	}
+	if largest > 0 && fields > errs.MaxStringBytes/largest {
+		return errs.CheckStringSize(-1)
+	}
+	return errs.CheckStringSize(len(format) + fields*largest + widthsIn(format))
+}
+
+// widthsIn sums the numbers written in s, each counted up to MaxWidth+1.
+func widthsIn(s string) int {
+	total, n := 0, 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			n = min(n*10+int(s[i]-'0'), errs.MaxWidth+1)
+			continue
+		}
+		total = min(total+n, errs.MaxStringBytes+1)
+		n = 0
+	}
+	return total
+}
