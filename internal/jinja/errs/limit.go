@@ -11,6 +11,7 @@ const (
 	LimitCallDepth      = "call depth"
 	LimitLoopIterations = "loop iterations"
 	LimitOutputBytes    = "output bytes"
+	LimitBuiltBytes     = "built bytes"
 	LimitRenderTime     = "render time"
 )
 

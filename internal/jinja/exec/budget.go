@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"reflect"
 
 	"github.com/helexa/helexa/internal/jinja/errs"
 )
@@ -18,6 +19,10 @@ type Limits struct {
 	// is written, and the length of strings built by the operators that
 	// can grow them (* + ~ join).
 	OutputBytes int
+	// BuiltBytes bounds the strings and lists that filters and methods
+	// return over the whole render (a list counts 16 bytes an item),
+	// which bounds the memory a render can hold.
+	BuiltBytes int
 }
 
 // Budget is the running account of one render against its Limits and its
@@ -29,6 +34,7 @@ type Budget struct {
 	depth      int
 	iterations int
 	output     int
+	built      int
 	err        error
 }
 
@@ -145,4 +151,26 @@ func (b *Budget) CheckSize(n int) error {
 
 func (b *Budget) outputLimit() error {
 	return &errs.LimitError{Limit: errs.LimitOutputBytes, Value: int64(b.limits.OutputBytes)}
+}
+
+// Built accounts for a value a filter or method returned.
+func (b *Budget) Built(v *Value) error {
+	if b == nil || b.limits.BuiltBytes <= 0 || v == nil {
+		return nil
+	}
+	if b.err != nil {
+		return b.err
+	}
+	switch v.getResolvedValue().Kind() {
+	case reflect.String:
+		b.built += v.getResolvedValue().Len()
+	case reflect.Slice, reflect.Array:
+		b.built += 16 * v.getResolvedValue().Len()
+	default:
+		return nil
+	}
+	if b.built > b.limits.BuiltBytes {
+		return b.fail(&errs.LimitError{Limit: errs.LimitBuiltBytes, Value: int64(b.limits.BuiltBytes)})
+	}
+	return nil
 }

@@ -160,6 +160,9 @@ func (e *Evaluator) evalMethod(parentNode nodes.Node, method string, args []node
 	if n, ok := parentNode.(*nodes.Name); ok && e.Environment.Context.Has(n.Name.Val) {
 		e.Environment.Context.Set(n.Name.Val, parent.Interface())
 	}
-
-	return AsValue(result)
+	out := AsValue(result)
+	if err := e.Budget.Built(out); err != nil {
+		return AsValue(err)
+	}
+	return out
 }

@@ -54,6 +54,9 @@ func (e *Evaluator) ExecuteFilterByName(name string, in *Value, params *VarArgs)
 		return AsValue(fmt.Errorf("filter '%s' not found", name))
 	}
 	returnedValue := filter(e, in, params)
+	if err := e.Budget.Built(returnedValue); err != nil {
+		return AsValue(err)
+	}
 	if returnedValue.IsError() {
 		err, ok := returnedValue.Interface().(ErrInvalidCall)
 		if ok {

@@ -19,6 +19,7 @@ const (
 	LimitCallDepth      = errs.LimitCallDepth
 	LimitLoopIterations = errs.LimitLoopIterations
 	LimitOutputBytes    = errs.LimitOutputBytes
+	LimitBuiltBytes     = errs.LimitBuiltBytes
 	LimitRenderTime     = errs.LimitRenderTime
 )
 
@@ -39,6 +40,11 @@ type Limits struct {
 	// macros and set/filter/call blocks capture each time it is written,
 	// and the length of a string built by + or ~.
 	OutputBytes int
+	// BuiltBytes bounds the strings and lists that filters, operators and
+	// methods return over one render (16 bytes a list item): with the
+	// engine's 64 MiB bound on any one string, it bounds the memory a
+	// render can hold.
+	BuiltBytes int
 	// RenderTime bounds the wall time of one render.
 	RenderTime time.Duration
 }
@@ -52,6 +58,7 @@ func DefaultLimits() Limits {
 		CallDepth:      500,
 		LoopIterations: 1_000_000,
 		OutputBytes:    64 << 20,
+		BuiltBytes:     256 << 20,
 		RenderTime:     10 * time.Second,
 	}
 }
@@ -67,5 +74,5 @@ func (t *Template) WithLimits(l Limits) *Template {
 func (t *Template) Limits() Limits { return t.limits }
 
 func (l Limits) exec() exec.Limits {
-	return exec.Limits{CallDepth: l.CallDepth, LoopIterations: l.LoopIterations, OutputBytes: l.OutputBytes}
+	return exec.Limits{CallDepth: l.CallDepth, LoopIterations: l.LoopIterations, OutputBytes: l.OutputBytes, BuiltBytes: l.BuiltBytes}
 }
