@@ -81,6 +81,9 @@ func (e *Evaluator) evalCall(node *nodes.Call) *Value {
 			return AsValue(fmt.Errorf("invalid call to function '%s': %s", functionName, err.Error()))
 		}
 	}
+	if err := e.Budget.Built(value); err != nil {
+		return AsValue(err)
+	}
 	return value
 }
 

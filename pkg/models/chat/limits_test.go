@@ -91,6 +91,7 @@ func TestRenderLimits(t *testing.T) {
 		{"shared list formatted", `{% set a = ['x' * 1000] * 1000 %}{% set b = [a] * 1000 %}{{ ('%s' % [b]) | length }}`, nil, LimitOutputBytes},
 		{"doubling dag", `{% set a = ['x' * 1000] %}{% set ns = namespace(l=a) %}{% for i in range(40) %}{% set ns.l = [ns.l, ns.l] %}{% endfor %}{{ ns.l }}`, nil, LimitOutputBytes},
 		{"retained strings", `{% set ns = namespace(l=[]) %}{% for i in range(1000) %}{% set ns.l = ns.l + [('a' * 1000000) ~ i] %}{% endfor %}{{ ns.l | length }}`, nil, LimitBuiltBytes},
+		{"retained ranges", `{% set ns = namespace(l=[]) %}{% for i in range(1000) %}{% set ns.l = ns.l + [range(1000000)] %}{% endfor %}`, nil, LimitBuiltBytes},
 		{"small built budget", `{% for m in messages %}{{ m.content.upper() }}{% endfor %}`, &Limits{BuiltBytes: 1}, LimitBuiltBytes},
 		{"small call depth", `{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(20) }}`, &Limits{CallDepth: 10}, LimitCallDepth},
 		{"small loop budget", `{% for i in range(5) %}{% for j in range(5) %}{% endfor %}{% endfor %}`, &Limits{LoopIterations: 20}, LimitLoopIterations},
