@@ -4,11 +4,11 @@ import (
 	"errors"
 	"github.com/helexa/helexa/internal/jinja/errs"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/helexa/helexa/internal/jinja/builtins/methods/pyerrors"
 	"github.com/helexa/helexa/internal/jinja/builtins/methods/pystring"
 	"github.com/helexa/helexa/internal/jinja/exec"
-	"golang.org/x/exp/utf8string"
 )
 
 var strMethods = exec.NewMethodSet[string](map[string]exec.Method[string]{
@@ -44,7 +44,11 @@ var strMethods = exec.NewMethodSet[string](map[string]exec.Method[string]{
 		if err := errs.CheckWidth(width); err != nil {
 			return nil, err
 		}
-		return pystring.PyString(self).Center(width, utf8string.NewString(fillchar).At(0)), nil
+		fill, err := fillRune(fillchar)
+		if err != nil {
+			return nil, err
+		}
+		return pystring.PyString(self).Center(width, fill), nil
 	},
 	"count": func(self string, _ *exec.Value, arguments *exec.VarArgs) (any, error) {
 		var (
@@ -261,7 +265,11 @@ var strMethods = exec.NewMethodSet[string](map[string]exec.Method[string]{
 		if err := errs.CheckWidth(width); err != nil {
 			return nil, err
 		}
-		return pystring.PyString(self).LJust(width, utf8string.NewString(fillchar).At(0)), nil
+		fill, err := fillRune(fillchar)
+		if err != nil {
+			return nil, err
+		}
+		return pystring.PyString(self).LJust(width, fill), nil
 	},
 	"lower": func(self string, _ *exec.Value, arguments *exec.VarArgs) (any, error) {
 		if err := arguments.Take(); err != nil {
@@ -358,7 +366,11 @@ var strMethods = exec.NewMethodSet[string](map[string]exec.Method[string]{
 		if err := errs.CheckWidth(width); err != nil {
 			return nil, err
 		}
-		return pystring.PyString(self).RJust(width, utf8string.NewString(fillchar).At(0)), nil
+		fill, err := fillRune(fillchar)
+		if err != nil {
+			return nil, err
+		}
+		return pystring.PyString(self).RJust(width, fill), nil
 	},
 	"rpartition": func(self string, _ *exec.Value, arguments *exec.VarArgs) (any, error) {
 		var (
@@ -529,4 +541,13 @@ func widthsIn(s string) int {
 		n = 0
 	}
 	return total
+}
+
+// fillRune is the one character of a fillchar argument.
+func fillRune(fillchar string) (rune, error) {
+	r, n := utf8.DecodeRuneInString(fillchar)
+	if n == 0 || n != len(fillchar) {
+		return 0, errors.New("the fill character must be exactly one character long")
+	}
+	return r, nil
 }

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/helexa/helexa/internal/jinja/builtins/methods/pyerrors"
-	"golang.org/x/exp/utf8string"
 )
 
 // FormatSpec represents the format specification for formatting values
@@ -38,7 +37,7 @@ func (d Dialect) NewFormatterSpecFromStr(format string) (FormatSpec, error) {
 		dialect: d,
 	}
 
-	s := utf8string.NewString(format)
+	runes := []rune(format)
 
 	// For when multiples runes are parsed in 1 loop we need to
 	// skip the runes we parsed.
@@ -50,8 +49,8 @@ func (d Dialect) NewFormatterSpecFromStr(format string) (FormatSpec, error) {
 
 		// If the next rune is an alignment character, skip this iteration.
 		var maybeNextRune rune
-		if idx == 0 && idx+1 < len(format) {
-			maybeNextRune = s.At(idx + 1)
+		if idx == 0 && len(runes) > 1 {
+			maybeNextRune = runes[1]
 			if maybeNextRune == '<' || maybeNextRune == '>' || maybeNextRune == '^' || maybeNextRune == '=' {
 				continue
 			}
@@ -64,7 +63,7 @@ func (d Dialect) NewFormatterSpecFromStr(format string) (FormatSpec, error) {
 			}
 			spec.Align = char
 			if idx > 0 {
-				spec.Fill = s.At(0)
+				spec.Fill = runes[0]
 			}
 
 		case '+', '-', ' ':
