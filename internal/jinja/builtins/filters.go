@@ -735,7 +735,7 @@ func filterMap(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Va
 			defaultVal = defaultArg
 		}
 		if len(params.KwArgs) > 2 {
-			return exec.AsValue(errors.New("Wrong signature for 'map'"))
+			return exec.AsValue(errors.New("wrong signature for 'map'"))
 		}
 	}
 
@@ -941,7 +941,7 @@ func filterRejectAttr(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *
 		return in
 	}
 	if len(params.Args) < 1 {
-		return exec.AsValue(errors.New("Wrong signature for 'rejectattr', expect at least an attribute name as argument"))
+		return exec.AsValue(errors.New("wrong signature for 'rejectattr', expect at least an attribute name as argument"))
 	}
 	attribute := params.First()
 	name := ""
@@ -1049,7 +1049,7 @@ func filterRound(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.
 	case "ceil":
 		op = math.Ceil
 	default:
-		return exec.AsValue(fmt.Errorf(`Unknown method '%s', mush be one of 'common, 'floor', 'ceil`, method))
+		return exec.AsValue(fmt.Errorf(`unknown method '%s', mush be one of 'common, 'floor', 'ceil`, method))
 	}
 	value := in.Float()
 	factor := math.Pow(10, float64(precision))
@@ -1326,7 +1326,7 @@ func filterToJSON(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec
 			return strings.ReplaceAll(string(b), "'", `\u0027`), nil
 		}
 		if !indent.IsInteger() {
-			return "", fmt.Errorf("Expected an integer for 'indent', got %s", indent.String())
+			return "", fmt.Errorf("expected an integer for 'indent', got %s", indent.String())
 		}
 		b, err := stdjson.MarshalIndent(value, "", strings.Repeat(" ", indent.Integer()))
 		if err != nil {
@@ -1671,7 +1671,7 @@ func filterSelectAttr(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *
 		return in
 	}
 	if len(params.Args) < 1 {
-		return exec.AsValue(errors.New("Wrong signature for 'selectattr', expect at least an attribute name as argument"))
+		return exec.AsValue(errors.New("wrong signature for 'selectattr', expect at least an attribute name as argument"))
 	}
 	attribute := params.First()
 	name := ""

@@ -76,7 +76,7 @@ func (e *Evaluator) Eval(node nodes.Expression) *Value {
 	case *nodes.TestExpression:
 		return e.EvalTest(n)
 	default:
-		return AsValue(fmt.Errorf(`Unknown expression type "%T"`, n))
+		return AsValue(fmt.Errorf(`unknown expression type "%T"`, n))
 	}
 }
 
@@ -226,7 +226,7 @@ func (e *Evaluator) evalBinaryExpression(node *nodes.BinaryExpression) *Value {
 	case tokens.In:
 		return AsValue(right.Contains(left))
 	default:
-		return AsValue(fmt.Errorf(`Unknown operator "%s"`, node.Operator.Token))
+		return AsValue(fmt.Errorf(`unknown operator "%s"`, node.Operator.Token))
 	}
 }
 
@@ -243,10 +243,10 @@ func (e *Evaluator) evalUnaryExpression(expr *nodes.UnaryExpression) *Value {
 			case result.IsInteger():
 				return AsValue(-1 * result.Integer())
 			default:
-				return AsValue(errors.New("Operation between a number and a non-(float/integer) is not possible"))
+				return AsValue(errors.New("operation between a number and a non-(float/integer) is not possible"))
 			}
 		} else {
-			return AsValue(fmt.Errorf("Negative sign on a non-number expression %s", expr.Position()))
+			return AsValue(fmt.Errorf("negative sign on a non-number expression %s", expr.Position()))
 		}
 	}
 	return result
@@ -297,7 +297,7 @@ func (e *Evaluator) evalPair(node *nodes.Pair) *Value {
 func (e *Evaluator) evalName(node *nodes.Name) *Value {
 	val, ok := e.Environment.Context.Get(node.Name.Val)
 	if !ok && e.Config.StrictUndefined {
-		return AsValue(fmt.Errorf(`Unable to evaluate name "%s"`, node.Name.Val))
+		return AsValue(fmt.Errorf(`unable to evaluate name "%s"`, node.Name.Val))
 	}
 	return ToValue(val)
 }
@@ -555,7 +555,7 @@ func (e *Evaluator) evalGetAttribute(node *nodes.GetAttribute) *Value {
 				return AsValue(errs.Wrapf(attr, `Unable to evaluate %s`, node))
 			}
 			if e.Config.StrictUndefined {
-				return AsValue(fmt.Errorf(`Unable to evaluate %s: attribute '%s' not found`, node, node.Attribute))
+				return AsValue(fmt.Errorf(`unable to evaluate %s: attribute '%s' not found`, node, node.Attribute))
 			}
 			return AsValue(nil)
 		}
@@ -567,7 +567,7 @@ func (e *Evaluator) evalGetAttribute(node *nodes.GetAttribute) *Value {
 				return AsValue(errs.Wrapf(item, `Unable to evaluate %s`, node))
 			}
 			if e.Config.StrictUndefined {
-				return AsValue(fmt.Errorf(`Unable to evaluate %s: item %d not found`, node, node.Index))
+				return AsValue(fmt.Errorf(`unable to evaluate %s: item %d not found`, node, node.Index))
 			}
 			return AsValue(nil)
 		}

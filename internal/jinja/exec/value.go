@@ -1007,7 +1007,7 @@ func ToValue(data any) *Value {
 
 func (v *Value) GetAttribute(name string) (*Value, bool) {
 	if v.IsNil() {
-		return AsValue(errors.New(`Can't use getattr on None`)), false
+		return AsValue(errors.New(`can't use getattr on None`)), false
 	}
 	if getter, ok := v.Interface().(AttributeGetter); ok {
 		return getter.GetAttribute(name)
@@ -1055,7 +1055,7 @@ func (v *Value) GetAttribute(name string) (*Value, bool) {
 
 func (v *Value) GetItem(key any) (*Value, bool) {
 	if v.IsNil() {
-		return AsValue(errors.New(`Can't use Getitem on None`)), false
+		return AsValue(errors.New(`can't use Getitem on None`)), false
 	}
 	if getter, ok := v.Interface().(ItemGetter); ok {
 		return getter.GetItem(key)
@@ -1107,7 +1107,7 @@ func (v *Value) GetItem(key any) (*Value, bool) {
 				}
 			}
 		default:
-			return AsValue(fmt.Errorf("Can't access an index on type %s (variable %s)", val.Kind().String(), v)), false
+			return AsValue(fmt.Errorf("can't access an index on type %s (variable %s)", val.Kind().String(), v)), false
 		}
 	default:
 		return AsValue(nil), false
@@ -1126,32 +1126,32 @@ func (v *Value) Get(key string) (*Value, bool) {
 
 func (v *Value) Set(key *Value, value any) error {
 	if v.IsNil() {
-		return errors.New(`Can't set attribute or item on None`)
+		return errors.New(`can't set attribute or item on None`)
 	}
 	val := v.Val
 	for val.Kind() == reflect.Pointer {
 		val = val.Elem()
 		if !val.IsValid() {
 			// Value is not valid (anymore)
-			return fmt.Errorf(`Invalid value "%s"`, val)
+			return fmt.Errorf(`invalid value "%s"`, val)
 		}
 	}
 
 	switch val.Kind() {
 	case reflect.Struct:
 		if !key.IsString() {
-			return fmt.Errorf(`Can't write non-string field "%s" to struct: %s`, key.String(), value)
+			return fmt.Errorf(`can't write non-string field "%s" to struct: %s`, key.String(), value)
 		}
 		field := val.FieldByName(key.String())
 		if field.IsValid() && field.CanSet() {
 			field.Set(reflect.ValueOf(value))
 		} else {
-			return fmt.Errorf(`Can't write field "%s"`, key.String())
+			return fmt.Errorf(`can't write field "%s"`, key.String())
 		}
 	case reflect.Map:
 		val.SetMapIndex(key.Val, reflect.ValueOf(value))
 	default:
-		return fmt.Errorf(`Unknown type "%s", can't set value on "%s"`, val.Kind(), key.String())
+		return fmt.Errorf(`unknown type "%s", can't set value on "%s"`, val.Kind(), key.String())
 	}
 
 	return nil

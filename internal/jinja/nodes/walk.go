@@ -35,7 +35,7 @@ func Walk(v Visitor, node Node) error {
 	// case *Output:
 	// 	return visitor.Output(t)
 	default:
-		return fmt.Errorf("Unkown type %T", n)
+		return fmt.Errorf("unkown type %T", n)
 	}
 	return nil
 }

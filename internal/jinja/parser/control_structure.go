@@ -14,7 +14,7 @@ func (p *Parser) ParseControlStructureBlock() (*nodes.ControlStructureBlock, err
 
 	begin := p.Match(tokens.BlockBegin)
 	if begin == nil {
-		return nil, fmt.Errorf(`Expected "%s" got "%s"`, p.Config.BlockStartString, p.Current())
+		return nil, fmt.Errorf(`expected "%s" got "%s"`, p.Config.BlockStartString, p.Current())
 	}
 
 	name := p.Match(tokens.Name)

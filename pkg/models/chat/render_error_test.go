@@ -17,7 +17,7 @@ func TestRenderErrorMessages(t *testing.T) {
 		{"{{ messages | tojson(foo=1) }}", "chat template: line 1: filter tojson: tojson() got an unexpected keyword argument 'foo'"},
 		{"{{ messages | nosuch }}", "chat template: line 1: filter nosuch: filter 'nosuch' not found"},
 		{"\n\n{{ 1 // 0 }}", "chat template: line 3: integer division or modulo by zero"},
-		{"{{ x.y.z }}", "chat template: line 1: Unable to evaluate x.y: Can't use Getitem on None"},
+		{"{{ x.y.z }}", "chat template: line 1: Unable to evaluate x.y: can't use Getitem on None"},
 		// string literals with escapes and line continuations keep the line count
 		{"{{ 'a\\nb\\nc' }}\n{{ 1 // 0 }}", "chat template: line 2: integer division or modulo by zero"},
 		{"{{ 'a\\\nb' }}\n{{ 1 // 0 }}", "chat template: line 3: integer division or modulo by zero"},

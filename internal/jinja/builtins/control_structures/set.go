@@ -69,7 +69,7 @@ func (scs *SetControlStructure) Execute(r *exec.Renderer, tag *nodes.ControlStru
 	}
 
 	if value == nil {
-		return fmt.Errorf(`Invalid value in 'set' tag: %s`, scs.expression)
+		return fmt.Errorf(`invalid value in 'set' tag: %s`, scs.expression)
 	}
 	if value.IsError() {
 		return value
@@ -91,7 +91,7 @@ func (scs *SetControlStructure) Execute(r *exec.Renderer, tag *nodes.ControlStru
 			return errs.Wrapf(err, `Unable to set value on "%s"`, n.Attribute)
 		}
 	default:
-		return fmt.Errorf(`Illegal set target node %s`, n)
+		return fmt.Errorf(`illegal set target node %s`, n)
 	}
 
 	return nil
