@@ -26,7 +26,7 @@ func rangeFunction(e *exec.Evaluator, params *exec.VarArgs) ([]int, error) {
 		stop  = -1
 		step  = 1
 	)
-	switch n := len(params.Args); n > 0 {
+	switch n := len(params.Args); {
 	case n == 1 && params.Args[0].IsInteger():
 		stop = params.Args[0].Integer()
 	case n == 2 && params.Args[0].IsInteger() && params.Args[1].IsInteger():
