@@ -73,6 +73,6 @@ func (t *Template) WithLimits(l Limits) *Template {
 // Limits returns the limits t renders within.
 func (t *Template) Limits() Limits { return t.limits }
 
-func (l Limits) exec() exec.Limits {
+func (l Limits) engine() exec.Limits {
 	return exec.Limits{CallDepth: l.CallDepth, LoopIterations: l.LoopIterations, OutputBytes: l.OutputBytes, BuiltBytes: l.BuiltBytes}
 }

@@ -144,7 +144,7 @@ func (t *Template) Render(ctx context.Context, in Input) (out string, err error)
 			out, err = "", fmt.Errorf("%w: render panicked: %v", ErrTemplate, r)
 		}
 	}()
-	budget := exec.NewBudget(ctx, t.limits.exec())
+	budget := exec.NewBudget(ctx, t.limits.engine())
 	var b strings.Builder
 	if rerr := t.tpl.ExecuteBudget(&b, data, budget); rerr != nil {
 		return "", t.renderError(rerr, budget, raised)
