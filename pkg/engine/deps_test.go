@@ -53,7 +53,7 @@ func TestClientsLinkNoEngine(t *testing.T) {
 		mod + "pkg/executor/local",
 		mod + "pkg/models/",
 		mod + "pkg/hub",
-		"github.com/nikolalohinski/gonja",
+		mod + "internal/jinja",
 	}
 	for _, pkg := range []string{mod + "pkg/engine", mod + "pkg/api", mod + "pkg/tui"} {
 		checkLinks(t, pkg, forbidden)

@@ -186,3 +186,24 @@ func BenchmarkCorpus(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompileCorpus compiles every corpus template once per iteration.
+func BenchmarkCompileCorpus(b *testing.B) {
+	c := loadCorpus(b)
+	var srcs []string
+	for _, ct := range c.Templates {
+		src, err := os.ReadFile(filepath.Join(corpusDir, "templates", ct.File))
+		if err != nil {
+			b.Fatal(err)
+		}
+		srcs = append(srcs, string(src))
+	}
+	b.ResetTimer()
+	for range b.N {
+		for _, src := range srcs {
+			if _, err := Compile(src); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

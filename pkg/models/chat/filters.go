@@ -3,36 +3,37 @@ package chat
 import (
 	"errors"
 	"fmt"
+	"github.com/helexa/helexa/internal/jinja/errs"
 	"strings"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/helexa/helexa/internal/jinja/exec"
 )
 
-// filters returns the filters added to or replaced in gonja's set.
+// filters returns the filters added to or replaced in the engine's set.
 func filters() map[string]exec.FilterFunction {
 	return map[string]exec.FilterFunction{
-		"tojson":       filterToJSON,
+		"tojson":       sized(filterToJSON),
 		"items":        filterItems,
-		fMod:           binaryFilter(pyMod),
+		fMod:           sized(binaryFilter(pyMod)),
 		fPow:           binaryFilter(pyPow),
 		fFloorDiv:      binaryFilter(pyFloorDiv),
-		fConcat:        binaryFilter(pyConcat),
-		fMul:           binaryFilter(pyMul),
-		"string":       filterString,
+		fConcat:        sized(bounded(binaryFilter(pyConcat))),
+		fMul:           bounded(binaryFilter(pyMul)),
+		"string":       sized(filterString),
 		"trim":         filterTrim,
 		"reverse":      filterReverse,
 		"round":        filterRound,
 		fGetItem:       filterGetItem,
 		fList:          filterList,
-		fPrintName:     filterPrintName,
-		fPrintAttr:     lookupFilter(attrLookup, printLookup),
-		fPrintItem:     lookupFilter(itemLookup, printLookup),
-		fPrintNone:     filterPrintNone,
-		fPrintValue:    filterPrintValue,
+		fPrintName:     sized(filterPrintName),
+		fPrintAttr:     printingLookup(attrLookup, printLookup),
+		fPrintItem:     printingLookup(itemLookup, printLookup),
+		fPrintNone:     sized(filterPrintNone),
+		fPrintValue:    sized(filterPrintValue),
 		fDefinedName:   filterDefinedName,
 		fDefinedAttr:   lookupFilter(attrLookup, definedLookup),
 		fDefinedItem:   lookupFilter(itemLookup, definedLookup),
-		fAdd:           filterAdd,
+		fAdd:           bounded(filterAdd),
 		fIterableName:  filterIterableName,
 		fIterableAttr:  lookupFilter(attrLookup, iterableLookup),
 		fIterableItem:  lookupFilter(itemLookup, iterableLookup),
@@ -65,6 +66,9 @@ func filterToJSON(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Val
 		case a[1].IsString():
 			opt.indent = a[1].String()
 		case a[1].IsInteger():
+			if err := errs.CheckWidth(a[1].Integer()); err != nil {
+				return errValue(fmt.Errorf("tojson: indent: %w", err))
+			}
 			opt.indent = strings.Repeat(" ", max(0, a[1].Integer()))
 		default:
 			return errValue(fmt.Errorf("tojson: indent must be an int or a string, not %s", typeName(a[1])))
@@ -99,6 +103,49 @@ func filterItems(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Valu
 		return errValue(fmt.Errorf("items: expected a mapping, got %s", typeName(in)))
 	}
 	return exec.AsValue(dictItems(in))
+}
+
+// bounded makes an operator that can grow strings and lists fail once its
+// result is larger than the render's budget allows (output bytes for
+// strings, loop iterations for lists), so a template that doubles a value
+// in a loop runs out of budget rather than memory.
+func bounded(f exec.FilterFunction) exec.FilterFunction {
+	return func(e *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+		out := f(e, in, va)
+		if e == nil || out.IsError() {
+			return out
+		}
+		var err error
+		switch {
+		case out.IsString():
+			err = e.Budget.CheckSize(len(out.String()))
+		case out.IsList():
+			err = e.Budget.CheckLength(out.Len())
+		}
+		if err != nil {
+			return errValue(err)
+		}
+		return out
+	}
+}
+
+// sized makes a filter that prints its input or arguments refuse, before
+// building any text, containers whose text would be larger than the
+// render's output budget (see exec.Budget.CheckValue).
+func sized(f exec.FilterFunction) exec.FilterFunction {
+	return func(e *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+		if e != nil {
+			if err := e.Budget.CheckValue(in); err != nil {
+				return errValue(err)
+			}
+			for _, a := range va.Args {
+				if err := e.Budget.CheckValue(a); err != nil {
+					return errValue(err)
+				}
+			}
+		}
+		return f(e, in, va)
+	}
 }
 
 func binaryFilter(op func(a, b *exec.Value) (any, error)) exec.FilterFunction {
@@ -208,7 +255,7 @@ func printLookup(v *exec.Value, found bool, _ *exec.VarArgs) *exec.Value {
 }
 
 // display is how {{ v }} shows a value: containers as Python's str() does
-// (gonja prints None inside them as nothing), everything else as gonja does.
+// (the engine prints None inside them as nothing), everything else as the engine does.
 func display(v *exec.Value) *exec.Value {
 	if v.IsError() || !(v.IsList() || v.IsDict()) {
 		return v
@@ -217,7 +264,7 @@ func display(v *exec.Value) *exec.Value {
 }
 
 // text is how ~ and the string filter turn a value into text: containers
-// as Python's str(), everything else (None and undefined alike) as gonja.
+// as Python's str(), everything else (None and undefined alike) as the engine.
 func text(v *exec.Value) string {
 	if v.IsList() || v.IsDict() {
 		return pyRepr(v)
@@ -268,7 +315,18 @@ func definedLookup(_ *exec.Value, found bool, va *exec.VarArgs) *exec.Value {
 }
 
 func lookupFilter(lookup func(c, k *exec.Value) (*exec.Value, bool), then func(*exec.Value, bool, *exec.VarArgs) *exec.Value) exec.FilterFunction {
-	return func(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+	return lookupThen(lookup, then, false)
+}
+
+// printingLookup is lookupFilter for filters that print the looked-up
+// value: a container too large to print within the budget is refused
+// first (see sized).
+func printingLookup(lookup func(c, k *exec.Value) (*exec.Value, bool), then func(*exec.Value, bool, *exec.VarArgs) *exec.Value) exec.FilterFunction {
+	return lookupThen(lookup, then, true)
+}
+
+func lookupThen(lookup func(c, k *exec.Value) (*exec.Value, bool), then func(*exec.Value, bool, *exec.VarArgs) *exec.Value, prints bool) exec.FilterFunction {
+	return func(e *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
 		if in.IsError() {
 			return in
 		}
@@ -278,6 +336,11 @@ func lookupFilter(lookup func(c, k *exec.Value) (*exec.Value, bool), then func(*
 		v, found := lookup(in, va.Args[0])
 		if v != nil && v.IsError() {
 			found = false
+		}
+		if prints && found && e != nil {
+			if err := e.Budget.CheckValue(v); err != nil {
+				return errValue(err)
+			}
 		}
 		return then(v, found, va)
 	}
@@ -307,10 +370,10 @@ func filterDefinedName(e *exec.Evaluator, _ *exec.Value, va *exec.VarArgs) *exec
 	return exec.AsValue(e.Environment.Context.Has(va.Args[0].String()) != va.Args[1].IsTrue())
 }
 
-// tests returns the tests replaced in gonja's set.
+// tests returns the tests replaced in the engine's set.
 func tests() map[string]exec.TestFunction {
 	return map[string]exec.TestFunction{
-		// gonja's true/false test "not value.Bool()", so None is false.
+		// the engine's true/false test "not value.Bool()", so None is false.
 		"false": func(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) (bool, error) {
 			return in.IsBool() && !in.Bool(), nil
 		},

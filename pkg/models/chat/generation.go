@@ -3,10 +3,10 @@ package chat
 import (
 	"fmt"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
-	"github.com/nikolalohinski/gonja/v2/nodes"
-	"github.com/nikolalohinski/gonja/v2/parser"
-	"github.com/nikolalohinski/gonja/v2/tokens"
+	"github.com/helexa/helexa/internal/jinja/exec"
+	"github.com/helexa/helexa/internal/jinja/nodes"
+	"github.com/helexa/helexa/internal/jinja/parser"
+	"github.com/helexa/helexa/internal/jinja/tokens"
 )
 
 type parserFunc = parser.ControlStructureParser
@@ -44,3 +44,5 @@ func generationParser(p *parser.Parser, args *parser.Parser) (nodes.ControlStruc
 	g.Wrapper = wrapper
 	return g, nil
 }
+
+func (g *generationBlock) TransformChildren(t *nodes.Transformer) { t.Wrapper(g.Wrapper) }

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/helexa/helexa/internal/jinja/exec"
 )
 
 type dictMethod = exec.Method[map[string]any]
 
-// pyDictMethods replace gonja's dict methods, which lose the key order
-// (gonja hands them a Go map copy): these work on the value itself.
+// pyDictMethods replace the engine's dict methods, which lose the key order
+// (the engine hands them a Go map copy): these work on the value itself.
 func pyDictMethods() map[string]dictMethod {
 	return map[string]dictMethod{
 		"items": func(_ map[string]any, self *exec.Value, va *exec.VarArgs) (any, error) {

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
-	"github.com/nikolalohinski/gonja/v2/nodes"
+	"github.com/helexa/helexa/internal/jinja/exec"
+	"github.com/helexa/helexa/internal/jinja/nodes"
 )
 
-// gonja holds None and undefined as the same nil value, but Jinja2's string
+// The engine holds None and undefined as the same nil value, but Jinja2's string
 // and length filters tell them apart: None|string is "None" while an
 // undefined value gives "", and len(None) raises TypeError while an
 // undefined value has length 0. Where the filtered value is a name, an
@@ -29,9 +29,9 @@ func noneAwareFilters() map[string]exec.FilterFunction {
 	return map[string]exec.FilterFunction{
 		"length":    filterLength,
 		"count":     filterLength,
-		fStringName: nameFilter(stringLookup),
-		fStringAttr: lookupFilter(attrLookup, stringLookup),
-		fStringItem: lookupFilter(itemLookup, stringLookup),
+		fStringName: sized(nameFilter(stringLookup)),
+		fStringAttr: printingLookup(attrLookup, stringLookup),
+		fStringItem: printingLookup(itemLookup, stringLookup),
 		fLengthName: nameFilter(lengthLookup),
 		fLengthAttr: lookupFilter(attrLookup, lengthLookup),
 		fLengthItem: lookupFilter(itemLookup, lengthLookup),

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/helexa/helexa/internal/jinja/exec"
 )
 
 // markupEscape is markupsafe's escape: what Markup + str applies to the

@@ -3,11 +3,12 @@ package chat
 import (
 	"errors"
 	"fmt"
+	"github.com/helexa/helexa/internal/jinja/errs"
 	"math"
 	"strconv"
 	"strings"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/helexa/helexa/internal/jinja/exec"
 )
 
 // pyMod is Python's % operator: printf-style formatting when the left side
@@ -233,6 +234,9 @@ func parsePercentSpec(s string) (percentSpec, int, error) {
 	}
 	if i >= len(s) {
 		return sp, 0, errors.New("incomplete format")
+	}
+	if err := errs.CheckWidth(max(sp.width, sp.prec)); err != nil {
+		return sp, 0, err
 	}
 	sp.conv = s[i]
 	if strings.IndexByte("srdifFeEgGxXoc%", sp.conv) < 0 {

@@ -3,10 +3,13 @@ package chat
 import (
 	"errors"
 	"fmt"
+	"github.com/helexa/helexa/internal/jinja/errs"
+	"math"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/helexa/helexa/internal/jinja/exec"
 )
 
 // takeArgs binds positional-or-keyword arguments by name, Python style.
@@ -65,7 +68,7 @@ func stripArg(method string, va *exec.VarArgs) (func(rune) bool, error) {
 type strMethod = exec.Method[string]
 
 // pyStrMethods are Python str methods with CPython semantics, replacing
-// gonja's versions where those differ (defaults, two-argument replace, ...).
+// the engine's versions where those differ (defaults, two-argument replace, ...).
 func pyStrMethods() map[string]strMethod {
 	return map[string]strMethod{
 		"strip": func(s string, _ *exec.Value, va *exec.VarArgs) (any, error) {
@@ -122,10 +125,19 @@ func pyStrMethods() map[string]strMethod {
 				return nil, errors.New("join() requires an iterable")
 			}
 			var parts []string
+			size := 0
+			var tooBig error
 			a[0].Iterate(func(_, _ int, k, _ *exec.Value) bool {
+				size += exec.TextSize(k, errs.MaxStringBytes) + len(s)
+				if tooBig = errs.CheckStringSize(size); tooBig != nil {
+					return false
+				}
 				parts = append(parts, k.String())
 				return true
 			}, func() {})
+			if tooBig != nil {
+				return nil, fmt.Errorf("join(): %w", tooBig)
+			}
 			return strings.Join(parts, s), nil
 		},
 	}
@@ -150,6 +162,9 @@ func pySplit(method, s string, va *exec.VarArgs, fromRight bool) (any, error) {
 		maxsplit = a[1].Integer()
 	}
 	var parts []string
+	if err := errs.CheckItems(splitCount(s, a[0], maxsplit)); err != nil {
+		return nil, fmt.Errorf("%s(): %w", method, err)
+	}
 	if isNone(a[0]) {
 		parts = splitWhitespace(s, maxsplit, fromRight)
 	} else {
@@ -232,7 +247,11 @@ func pyReplace(s string, _ *exec.Value, va *exec.VarArgs) (any, error) {
 	if !isNone(a[2]) {
 		n = a[2].Integer()
 	}
-	return strings.Replace(s, a[0].String(), a[1].String(), n), nil
+	old, repl := a[0].String(), a[1].String()
+	if err := errs.CheckStringSize(replacedSize(s, old, repl, n)); err != nil {
+		return nil, fmt.Errorf("replace(): %w", err)
+	}
+	return strings.Replace(s, old, repl, n), nil
 }
 
 // pyAffix implements startswith/endswith with a str or tuple of str and
@@ -331,4 +350,50 @@ func pyCapitalize(s string) string {
 		return s
 	}
 	return string(unicode.ToTitle(r[0])) + strings.ToLower(string(r[1:]))
+}
+
+// replacedSize is len(strings.Replace(s, old, repl, n)), computed without
+// building it (saturating at -1 on overflow).
+func replacedSize(s, old, repl string, n int) int {
+	var k int
+	if old == "" {
+		k = utf8.RuneCountInString(s) + 1
+	} else {
+		k = strings.Count(s, old)
+	}
+	if n >= 0 && n < k {
+		k = n
+	}
+	grow := len(repl) - len(old)
+	if grow > 0 && k > (math.MaxInt-len(s))/grow {
+		return -1
+	}
+	return len(s) + k*grow
+}
+
+// splitCount bounds how many parts split(sep, maxsplit) gives.
+func splitCount(s string, sep *exec.Value, maxsplit int) int {
+	var k int
+	if isNone(sep) {
+		k = countFields(s)
+	} else if sep.String() != "" {
+		k = strings.Count(s, sep.String()) + 1
+	}
+	if maxsplit >= 0 && maxsplit+1 < k {
+		k = maxsplit + 1
+	}
+	return k
+}
+
+// countFields is len(strings.Fields(s)) without building the fields.
+func countFields(s string) int {
+	n, in := 0, false
+	for _, r := range s {
+		space := unicode.IsSpace(r)
+		if !space && !in {
+			n++
+		}
+		in = !space
+	}
+	return n
 }

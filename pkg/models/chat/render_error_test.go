@@ -9,7 +9,7 @@ import (
 )
 
 // TestRenderErrorMessages: render errors name the line and the innermost
-// cause, without gonja's nested expression dump or our internal filters.
+// cause, without the engine's nested expression dump or our internal filters.
 func TestRenderErrorMessages(t *testing.T) {
 	cases := []struct{ src, want string }{
 		{"{% for m in messages %}\n{{ m.content.split('') }}{% endfor %}", "chat template: line 2: invalid call to method 'split' of hi: empty separator"},
@@ -17,12 +17,12 @@ func TestRenderErrorMessages(t *testing.T) {
 		{"{{ messages | tojson(foo=1) }}", "chat template: line 1: filter tojson: tojson() got an unexpected keyword argument 'foo'"},
 		{"{{ messages | nosuch }}", "chat template: line 1: filter nosuch: filter 'nosuch' not found"},
 		{"\n\n{{ 1 // 0 }}", "chat template: line 3: integer division or modulo by zero"},
-		{"{{ x.y.z }}", "chat template: line 1: Unable to evaluate x.y: Can't use Getitem on None"},
-		// string literals rewritten for Jinja2's escapes keep their line count
+		{"{{ x.y.z }}", "chat template: line 1: Unable to evaluate x.y: can't use Getitem on None"},
+		// string literals with escapes and line continuations keep the line count
 		{"{{ 'a\\nb\\nc' }}\n{{ 1 // 0 }}", "chat template: line 2: integer division or modulo by zero"},
 		{"{{ 'a\\\nb' }}\n{{ 1 // 0 }}", "chat template: line 3: integer division or modulo by zero"},
 		{"{{ 'a\nb\\t' }}\n{{ 1 // 0 }}", "chat template: line 3: integer division or modulo by zero"},
-		{"{% set x = 'a\\\nb' if true else 'c' %}\n{{ 1 // 0 }}", "chat template: line 2: integer division or modulo by zero"}, // no newline before "if"
+		{"{% set x = 'a\\\nb' if true else 'c' %}\n{{ 1 // 0 }}", "chat template: line 3: integer division or modulo by zero"},
 	}
 	msgs := json.RawMessage(`[{"role":"user","content":"hi"}]`)
 	for _, c := range cases {

@@ -1,13 +1,9 @@
 package chat
 
 import (
-	"reflect"
-	"strings"
-	"unsafe"
-
-	controlstructures "github.com/nikolalohinski/gonja/v2/builtins/control_structures"
-	"github.com/nikolalohinski/gonja/v2/nodes"
-	"github.com/nikolalohinski/gonja/v2/tokens"
+	controlstructures "github.com/helexa/helexa/internal/jinja/builtins/control_structures"
+	"github.com/helexa/helexa/internal/jinja/nodes"
+	"github.com/helexa/helexa/internal/jinja/tokens"
 )
 
 // Names of the internal filters the rewriter calls. They start with "__"
@@ -38,7 +34,7 @@ const (
 	fGeneratorJSON = "__py_generator_tojson"
 )
 
-// rewriter patches a parsed gonja tree where gonja's evaluator differs from
+// rewriteTemplate patches a parsed tree where the evaluator differs from
 // Jinja2, by replacing expression nodes with calls to our own filters:
 //   - a % b, a ** b, a // b, a * b   -> Python operator semantics ('%s' % x formatting)
 //   - a ~ b                          -> containers as Python's str() (None inside prints None)
@@ -46,127 +42,19 @@ const (
 //   - a + b                          -> Python operand types; Markup + str escapes the str
 //   - x is defined / undefined       -> a key present with a null value is defined
 //   - x is iterable                  -> an undefined x is iterable, None is not
-//   - (expr).method(...)             -> the receiver gonja's parser drops
 //   - gen | tojson                   -> TypeError: map/select/reject(attr) give generators
 //   - for x in None                  -> TypeError (an undefined sequence still loops zero times)
 //   - {{ x }} where x is None        -> prints "None" (undefined still prints "")
 //   - x | string, x | length         -> None gives "None" / TypeError (undefined: "" / 0)
-//   - none                           -> the None literal (gonja only knows None)
 //   - [a, b]                         -> a Go slice, telling lists from tuples
 //
-// gonja keeps some of these nodes in unexported fields of its control
-// structures (set, with, ...), so the walk uses reflect with unsafe to reach
-// and replace them. Only types from gonja's nodes and control-structure
-// packages (and this package) are walked.
-type rewriter struct {
-	seen map[visitKey]bool
-	memo map[nodes.Node]nodes.Node
-}
-
-type visitKey struct {
-	ptr uintptr
-	typ reflect.Type
-}
-
-var nodeType = reflect.TypeFor[nodes.Node]()
-
+// The walk is nodes.Transform: bottom-up, each node after its children.
 func rewriteTemplate(root *nodes.Template) {
-	rw := &rewriter{seen: map[visitKey]bool{}, memo: map[nodes.Node]nodes.Node{}}
-	rw.walk(reflect.ValueOf(root))
-}
-
-// walkable reports whether values of type t may hold template nodes.
-func walkable(t reflect.Type) bool {
-	if t.Name() == "" {
-		return true // pointers, slices, maps, interfaces
-	}
-	p := t.PkgPath()
-	return p == "" ||
-		strings.HasSuffix(p, "gonja/v2/nodes") ||
-		strings.HasSuffix(p, "gonja/v2/builtins/control_structures") ||
-		p == reflect.TypeFor[rewriter]().PkgPath()
-}
-
-// writable returns v, made settable when it was reached through an
-// unexported field.
-func writable(v reflect.Value) reflect.Value {
-	if v.CanSet() || !v.CanAddr() {
-		return v
-	}
-	return reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
-}
-
-func (rw *rewriter) walk(v reflect.Value) {
-	if !v.IsValid() || !walkable(v.Type()) {
-		return
-	}
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			return
-		}
-		k := visitKey{v.Pointer(), v.Type()}
-		if rw.seen[k] {
-			return
-		}
-		rw.seen[k] = true
-		rw.walk(v.Elem())
-	case reflect.Interface:
-		rw.walkInterface(v)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			rw.walk(writable(v.Field(i)))
-		}
-	case reflect.Slice, reflect.Array:
-		for i := range v.Len() {
-			rw.walk(writable(v.Index(i)))
-		}
-	case reflect.Map:
-		rw.walkMap(v)
-	}
-}
-
-func (rw *rewriter) walkInterface(v reflect.Value) {
-	if v.IsNil() {
-		return
-	}
-	rw.walk(v.Elem())
-	if !v.CanInterface() || !v.Type().Implements(nodeType) && v.Type() != nodeType {
-		return
-	}
-	n, ok := v.Interface().(nodes.Node)
-	if !ok {
-		return
-	}
-	r := rw.replace(n)
-	if r != n && v.CanSet() && reflect.TypeOf(r).AssignableTo(v.Type()) {
-		v.Set(reflect.ValueOf(r))
-	}
-}
-
-func (rw *rewriter) walkMap(v reflect.Value) {
-	it := v.MapRange()
-	type kv struct{ k, v reflect.Value }
-	var updates []kv
-	for it.Next() {
-		tmp := reflect.New(v.Type().Elem()).Elem()
-		tmp.Set(it.Value())
-		rw.walk(tmp)
-		updates = append(updates, kv{it.Key(), tmp})
-	}
-	if !v.CanSet() && !v.CanInterface() {
-		return
-	}
-	for _, u := range updates {
-		v.SetMapIndex(u.k, u.v)
-	}
+	nodes.Transform(root, replace)
 }
 
 // replace returns the node that stands for n (n itself when unchanged).
-func (rw *rewriter) replace(n nodes.Node) nodes.Node {
-	if r, ok := rw.memo[n]; ok {
-		return r
-	}
+func replace(n nodes.Node) nodes.Node {
 	var r nodes.Node = n
 	switch t := n.(type) {
 	case *nodes.BinaryExpression:
@@ -180,19 +68,8 @@ func (rw *rewriter) replace(n nodes.Node) nodes.Node {
 		noneAwareFilter(t)
 	case *controlstructures.ForControlStructure:
 		t.ObjectEvaluator = iterated(t.ObjectEvaluator)
-	case *nodes.Call:
-		// gonja's parser leaves Parent nil for a method called on a
-		// parenthesised expression ((x | f).strip()); its evaluator needs
-		// the receiver there.
-		if g, ok := t.Func.(*nodes.GetAttribute); ok && t.Parent == nil && g.Node != nil {
-			t.Parent = g.Node
-		}
-	case *nodes.Name:
-		if t.Name != nil && t.Name.Val == "none" { // gonja only knows None
-			r = &nodes.None{Location: t.Name}
-		}
 	case *nodes.List:
-		// gonja evaluates [..] and (..) alike; make list literals Go
+		// the engine evaluates [..] and (..) alike; make list literals Go
 		// slices so '%s' % [..] formats one value, as Python does.
 		r = filtered(&nodes.Tuple{Location: t.Location, Val: t.Val}, t.Location, fList)
 	case *nodes.Output:
@@ -201,7 +78,6 @@ func (rw *rewriter) replace(n nodes.Node) nodes.Node {
 			t.Alternative = printable(t.Alternative)
 		}
 	}
-	rw.memo[n] = r
 	return r
 }
 
@@ -242,7 +118,7 @@ func rewriteBinary(b *nodes.BinaryExpression) nodes.Node {
 }
 
 // isMarkup reports whether e is statically a Markup string in Jinja: a
-// |safe or |escape result, or a + with a Markup side (gonja's own Safe
+// |safe or |escape result, or a + with a Markup side (the engine's own Safe
 // flag also marks joins and macro results, which Jinja leaves plain when
 // autoescape is off).
 func isMarkup(e nodes.Expression) bool {
@@ -332,6 +208,16 @@ func printable(e nodes.Expression) nodes.Expression {
 		}
 	case *nodes.Call:
 		return filtered(t, tok, fPrintNone)
+	case *nodes.Conditional:
+		// Each branch prints as it would alone; a missing else is
+		// undefined, which prints nothing.
+		t.Then = printable(t.Then)
+		if t.Else == nil {
+			t.Else = &nodes.String{Location: t.Location, Val: ""}
+		} else {
+			t.Else = printable(t.Else)
+		}
+		return t
 	}
 	if c, k, ok := getItemParts(e); ok {
 		return filtered(c, tok, fPrintItem, k)
@@ -340,7 +226,7 @@ func printable(e nodes.Expression) nodes.Expression {
 }
 
 // iterated wraps a for loop's sequence so a None there raises as in Python
-// while an undefined one iterates as empty; gonja loops zero times over both.
+// while an undefined one iterates as empty; the engine loops zero times over both.
 func iterated(e nodes.Expression) nodes.Expression {
 	tok := e.Position()
 	switch t := e.(type) {

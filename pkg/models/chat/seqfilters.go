@@ -6,11 +6,11 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/helexa/helexa/internal/jinja/exec"
 )
 
 // filterReverse is Jinja's reverse: a string reversed, or the items of a
-// list (the keys of a dict) in reverse order. gonja's sorts them.
+// list (the keys of a dict) in reverse order. the engine's sorts them.
 func filterReverse(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
 	if in.IsError() {
 		return in

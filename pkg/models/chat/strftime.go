@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/helexa/helexa/internal/jinja/exec"
 )
 
 // strftimeNow is transformers' strftime_now(fmt): the time now() returns

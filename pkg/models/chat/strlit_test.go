@@ -52,7 +52,7 @@ func TestStringLiteralErrors(t *testing.T) {
 }
 
 // TestStringLiteralLineBreaks: a continued literal followed by a keyword
-// still parses (gonja cannot parse a line break before "if").
+// still parses, with its value and line count right.
 func TestStringLiteralLineBreaks(t *testing.T) {
 	cases := []struct{ src, want string }{
 		{"{{ 'a\\\nb' if true else 'c' }}", "ab"},

@@ -1,9 +1,11 @@
 // Package chat owns chat templates and reasoning output: it renders a
 // model's Jinja chat template (tokenizer.chat_template in GGUF, chat_template
 // in tokenizer_config.json) exactly like Hugging Face transformers'
-// apply_chat_template, on top of gonja with the Python/Jinja2 behaviour
-// gonja lacks patched in, and it splits Qwen3-style <think>…</think>
-// reasoning out of generated text, streaming-safe.
+// apply_chat_template, with the project's own Jinja engine (internal/jinja)
+// and Python's semantics for operators, printing and lookups layered on its
+// parsed tree (rewrite.go); every render runs within Limits. It also splits
+// Qwen3-style <think>…</think> reasoning out of generated text,
+// streaming-safe.
 package chat
 
 import (
@@ -15,10 +17,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nikolalohinski/gonja/v2/builtins"
-	"github.com/nikolalohinski/gonja/v2/config"
-	"github.com/nikolalohinski/gonja/v2/exec"
-	"github.com/nikolalohinski/gonja/v2/loaders"
+	"github.com/helexa/helexa/internal/jinja/builtins"
+	"github.com/helexa/helexa/internal/jinja/config"
+	"github.com/helexa/helexa/internal/jinja/exec"
+	"github.com/helexa/helexa/internal/jinja/loaders"
 )
 
 // ChatML is the fallback template for models that ship none.
@@ -34,7 +36,7 @@ type TemplateError struct{ Message string }
 func (e *TemplateError) Error() string { return e.Message }
 
 // ErrTemplate wraps every compile and render failure that is not a
-// TemplateError (syntax errors, type errors, panics inside gonja).
+// TemplateError (syntax errors, type errors, panics inside the engine).
 var ErrTemplate = errors.New("chat template")
 
 // Template is a compiled chat template. It is safe for concurrent use.
@@ -43,6 +45,7 @@ type Template struct {
 	tpl      *exec.Template
 	defaults map[string]any   // kwargs defaults (bos_token, eos_token) from the model
 	now      func() time.Time // strftime_now's clock; tests pin it
+	limits   Limits
 }
 
 // Input is what a chat template is rendered with.
@@ -74,23 +77,23 @@ func Compile(src string) (t *Template, err error) {
 	cfg.KeepTrailingNewline = false
 	// Jinja2 reads \r\n and \r as \n, in text and in string literals.
 	fixed := strings.ReplaceAll(strings.ReplaceAll(src, "\r\n", "\n"), "\r", "\n")
-	fixed, err = normalizeStringLiterals(fixed)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrTemplate, err)
-	}
-	loader, err := loaders.NewMemoryLoader(map[string]string{"/chat_template": lowerNestedConditionals(fixed, cfg)})
+	loader, err := loaders.NewMemoryLoader(map[string]string{"/chat_template": fixed})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTemplate, err)
 	}
 	tpl, err := exec.NewTemplate("/chat_template", cfg, loader, newEnvironment())
 	if err != nil {
+		var le *LimitError
+		if errors.As(err, &le) {
+			return nil, fmt.Errorf("%w: %w", ErrTemplate, le)
+		}
 		return nil, fmt.Errorf("%w: %s", ErrTemplate, compileMessage(err))
 	}
 	rewriteTemplate(tpl.Root())
-	return &Template{src: src, tpl: tpl, defaults: map[string]any{}, now: time.Now}, nil
+	return &Template{src: src, tpl: tpl, defaults: map[string]any{}, now: time.Now, limits: DefaultLimits()}, nil
 }
 
-// compileMessage drops the full template source gonja puts in its parse
+// compileMessage drops the full template source the engine puts in its parse
 // errors ("failed to parse template '<source>': ...").
 func compileMessage(err error) string {
 	msg := err.Error()
@@ -119,10 +122,18 @@ func (t *Template) WithDefaults(defaults map[string]any) *Template {
 	return &c
 }
 
-// Render renders the template for one conversation.
+// Render renders the template for one conversation, within t's Limits.
+// A render that runs past a limit fails with a *LimitError (wrapped with
+// ErrTemplate); one whose ctx ends fails with ctx's error.
 func (t *Template) Render(ctx context.Context, in Input) (out string, err error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
+	}
+	if t.limits.RenderTime > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, t.limits.RenderTime,
+			&LimitError{Limit: LimitRenderTime, Value: int64(t.limits.RenderTime)})
+		defer cancel()
 	}
 	data, raised, err := t.renderContext(in)
 	if err != nil {
@@ -133,27 +144,39 @@ func (t *Template) Render(ctx context.Context, in Input) (out string, err error)
 			out, err = "", fmt.Errorf("%w: render panicked: %v", ErrTemplate, r)
 		}
 	}()
+	budget := exec.NewBudget(ctx, t.limits.engine())
 	var b strings.Builder
-	if rerr := t.tpl.Execute(&b, data); rerr != nil {
-		if raised.msg != nil {
-			return "", &TemplateError{Message: *raised.msg}
-		}
-		return "", fmt.Errorf("%w: %s", ErrTemplate, renderMessage(rerr.Error()))
-	}
-	if err := ctx.Err(); err != nil {
-		return "", err
+	if rerr := t.tpl.ExecuteBudget(&b, data, budget); rerr != nil {
+		return "", t.renderError(rerr, budget, raised)
 	}
 	return b.String(), nil
 }
 
-// Parts of gonja's nested render errors (see renderMessage).
+// renderError picks what a failed render returns: the budget's limit or
+// the context's end, else the template's raise_exception, else the
+// shortened engine error.
+func (t *Template) renderError(rerr error, budget *exec.Budget, raised *raisedError) error {
+	if berr := budget.Err(); berr != nil {
+		var le *LimitError
+		if errors.As(berr, &le) {
+			return fmt.Errorf("%w: %w", ErrTemplate, le)
+		}
+		return berr
+	}
+	if raised.msg != nil {
+		return &TemplateError{Message: *raised.msg}
+	}
+	return fmt.Errorf("%w: %s", ErrTemplate, renderMessage(rerr.Error()))
+}
+
+// Parts of the engine's nested render errors (see renderMessage).
 var (
 	reErrLine    = regexp.MustCompile(`at line (\d+)`)
 	reErrWrapper = regexp.MustCompile(`^(?s).*(?:invalid call to filter '__py_\w+': |ControlStructure\(Line=\d+ Col=\d+\): )`)
 	reErrFilter  = regexp.MustCompile(`^unable to evaluate filter &\{<Token.*?> (\w+) .*?\}: (?:invalid call to filter '\w+': )?`)
 )
 
-// renderMessage shortens gonja's render error, which nests every enclosing
+// renderMessage shortens the engine's render error, which nests every enclosing
 // expression and our internal filters, to "line N: innermost cause".
 func renderMessage(msg string) string {
 	lines := reErrLine.FindAllStringSubmatch(msg, -1)
@@ -169,7 +192,7 @@ func renderMessage(msg string) string {
 }
 
 // raisedError records the message of a raise_exception call during one
-// render, so the caller gets it unwrapped from gonja's error chain.
+// render, so the caller gets it unwrapped from the engine's error chain.
 type raisedError struct{ msg *string }
 
 func (t *Template) renderContext(in Input) (*exec.Context, *raisedError, error) {
@@ -229,9 +252,9 @@ func decodeList(name string, raw json.RawMessage) (any, error) {
 	return v, nil
 }
 
-// newEnvironment builds a private copy of gonja's builtins with our
-// filters, tests, methods and control structures (gonja's own sets are
-// package globals and are never modified).
+// newEnvironment builds a private copy of the engine's builtins with our
+// filters, tests, methods and control structures (the engine's own sets
+// are package globals and are never modified).
 func newEnvironment() *exec.Environment {
 	fs := exec.NewFilterSet(map[string]exec.FilterFunction{}).Update(builtins.Filters)
 	for _, set := range []map[string]exec.FilterFunction{filters(), noneAwareFilters()} {
@@ -243,13 +266,18 @@ func newEnvironment() *exec.Environment {
 			}
 		}
 	}
+	for _, name := range []string{"join", "format", "pprint"} {
+		if f, ok := fs.Get(name); ok {
+			_ = fs.Replace(name, sized(f))
+		}
+	}
 	ts := exec.NewTestSet(map[string]exec.TestFunction{}).Update(builtins.Tests)
 	for name, f := range tests() {
 		_ = ts.Replace(name, f)
 	}
 	cs := exec.NewControlStructureSet(map[string]parserFunc{}).Update(builtins.ControlStructures)
 	_ = cs.Register("generation", generationParser)
-	ctx := exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables)
+	ctx := exec.EmptyContext().Update(builtins.GlobalFunctions)
 	return &exec.Environment{
 		Filters:           fs,
 		Tests:             ts,
@@ -259,11 +287,11 @@ func newEnvironment() *exec.Environment {
 	}
 }
 
-// methodSets copies gonja's methods, replacing the str and dict ones that
+// methodSets copies the engine's methods, replacing the str and dict ones that
 // differ from Python.
 func methodSets() exec.Methods {
 	str := map[string]exec.Method[string]{}
-	for _, name := range gonjaStrMethods() {
+	for _, name := range builtins.Methods.Str.Names() {
 		if m, ok := builtins.Methods.Str.Get(name); ok {
 			str[name] = m
 		}
@@ -282,19 +310,5 @@ func methodSets() exec.Methods {
 		Str:   exec.NewMethodSet(str),
 		Dict:  exec.NewMethodSet(pyDictMethods()),
 		List:  exec.NewMethodSet(list),
-	}
-}
-
-// gonjaStrMethods are the str methods gonja v2.9.1 defines (its set cannot
-// be enumerated); ours override some of them.
-func gonjaStrMethods() []string {
-	return []string{
-		"capitalize", "capwords", "casefold", "center", "count", "encode", "endswith",
-		"expandtabs", "find", "format", "format_map", "isalnum", "isalpha", "isascii",
-		"isdecimal", "isdigit", "islower", "isnumeric", "isprintable", "isspace",
-		"istitle", "isupper", "join", "ljust", "lower", "lstrip", "partition",
-		"removeprefix", "removesuffix", "replace", "rfind", "rjust", "rpartition",
-		"rsplit", "rstrip", "split", "splitlines", "startswith", "strip", "swapcase",
-		"title", "upper", "zfill",
 	}
 }

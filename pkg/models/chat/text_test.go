@@ -33,7 +33,7 @@ func TestContainerText(t *testing.T) {
 }
 
 // TestMultiply: * follows Python (expected values are Jinja2's output);
-// a negative count used to panic inside gonja.
+// a negative count used to panic inside the engine.
 func TestMultiply(t *testing.T) {
 	cases := []struct{ src, want string }{
 		{`{{ 'x' * -1 }}|{{ 'ab' * 3 }}|{{ 3 * '-' }}|{{ 'x' * 0 }}`, "|ababab|---|"},
@@ -59,7 +59,7 @@ func TestMultiply(t *testing.T) {
 	}
 }
 
-// TestRenderPanicRecovered: a panic inside gonja (its cycler() with no
+// TestRenderPanicRecovered: a panic inside the engine (its cycler() with no
 // items indexes an empty slice) becomes an ErrTemplate error.
 func TestRenderPanicRecovered(t *testing.T) {
 	tpl, err := Compile(`a{{ cycler() }}`)
@@ -100,7 +100,7 @@ func TestTrim(t *testing.T) {
 	}
 }
 
-// TestReverseAndRound: reverse keeps the order reversed (gonja sorted it)
+// TestReverseAndRound: reverse keeps the order reversed (the engine sorted it)
 // and round is Python's; expected values are Jinja2's output.
 func TestReverseAndRound(t *testing.T) {
 	cases := []struct{ src, want string }{

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/helexa/helexa/internal/jinja/exec"
 )
 
 func mustDecode(t *testing.T, s string) *exec.Value {

@@ -11,16 +11,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/helexa/helexa/internal/jinja/exec"
 )
 
 // decodeJSON decodes one JSON document into template values that keep the
-// document's key order: objects become *exec.Dict (gonja's ordered mapping),
+// document's key order: objects become *exec.Dict (the engine's ordered mapping),
 // arrays []any, integers int, other numbers float64, null nil.
 func decodeJSON(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	v, err := decodeValue(dec)
+	v, err := decodeValue(dec, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +30,14 @@ func decodeJSON(data []byte) (any, error) {
 	return v, nil
 }
 
-func decodeValue(dec *json.Decoder) (any, error) {
+// maxInputDepth bounds the nesting of template inputs (encoding/json's own
+// bound), so a hostile request cannot overflow the decoder's stack.
+const maxInputDepth = 10000
+
+func decodeValue(dec *json.Decoder, depth int) (any, error) {
+	if depth > maxInputDepth {
+		return nil, fmt.Errorf("JSON nested deeper than %d", maxInputDepth)
+	}
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
@@ -39,9 +46,9 @@ func decodeValue(dec *json.Decoder) (any, error) {
 	case json.Delim:
 		switch t {
 		case '{':
-			return decodeObject(dec)
+			return decodeObject(dec, depth+1)
 		case '[':
-			return decodeArray(dec)
+			return decodeArray(dec, depth+1)
 		}
 		return nil, fmt.Errorf("unexpected %q", t)
 	case json.Number:
@@ -51,7 +58,7 @@ func decodeValue(dec *json.Decoder) (any, error) {
 	}
 }
 
-func decodeObject(dec *json.Decoder) (any, error) {
+func decodeObject(dec *json.Decoder, depth int) (any, error) {
 	d := exec.NewDict()
 	for dec.More() {
 		tok, err := dec.Token()
@@ -62,7 +69,7 @@ func decodeObject(dec *json.Decoder) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("object key %v is not a string", tok)
 		}
-		v, err := decodeValue(dec)
+		v, err := decodeValue(dec, depth)
 		if err != nil {
 			return nil, err
 		}
@@ -74,10 +81,10 @@ func decodeObject(dec *json.Decoder) (any, error) {
 	return d, nil
 }
 
-func decodeArray(dec *json.Decoder) (any, error) {
+func decodeArray(dec *json.Decoder, depth int) (any, error) {
 	out := []any{}
 	for dec.More() {
-		v, err := decodeValue(dec)
+		v, err := decodeValue(dec, depth)
 		if err != nil {
 			return nil, err
 		}
