@@ -69,6 +69,10 @@ type generation struct {
 	generated int
 	calls     int         // tool calls emitted so far
 	held      []TokenInfo // tokens whose text has not been emitted yet
+	// budgetCut: in JSON mode, the token budget (max_tokens or the context)
+	// narrowed this step's choice, so an object that closes now was closed
+	// by the budget: its finish reason is "length".
+	budgetCut bool
 }
 
 // newGeneration starts a sequence's output. In a chat request that
@@ -148,6 +152,9 @@ func (g *generation) acceptToken(r executor.Result) (*Delta, string) {
 		g.held = nil // the stop string's tokens are not part of the output
 		return merge(d, g.flushOutput()), "stop"
 	case g.json != nil && g.json.done():
+		if g.budgetCut {
+			return g.appendFinish(emit), "length"
+		}
 		return g.appendFinish(emit), "stop"
 	case g.maxTokens > 0 && g.generated >= g.maxTokens:
 		return g.appendFinish(emit), "length"
