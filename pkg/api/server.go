@@ -144,7 +144,10 @@ func (s *Server) routes() *gin.Engine {
 	e.HandleMethodNotAllowed = true
 	e.Use(s.recoverer, s.observe, s.guard)
 	e.NoRoute(func(c *gin.Context) {
-		s.fail(c, engine.Errorf(engine.KindNotFound, "no endpoint %s %s", c.Request.Method, c.Request.URL.Path))
+		s.writeError(c, http.StatusNotFound, ErrorBody{
+			Message: fmt.Sprintf("no endpoint %s %s", c.Request.Method, c.Request.URL.Path),
+			Type:    "not_found_error", Code: codeNoEndpoint,
+		})
 	})
 	e.NoMethod(func(c *gin.Context) {
 		s.writeError(c, http.StatusMethodNotAllowed, ErrorBody{

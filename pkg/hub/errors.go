@@ -26,6 +26,11 @@ var (
 	ErrUnsafePath = errors.New("unsafe file path")
 	// ErrBadReference: the model reference cannot be parsed.
 	ErrBadReference = errors.New("invalid model reference")
+	// ErrUnknownModel: a bare name (no org/) that is neither an alias nor a
+	// local file, such as another service's model name ("gpt-4o-mini"): a
+	// model that does not exist here rather than a malformed reference. It
+	// is also an ErrBadReference.
+	ErrUnknownModel = fmt.Errorf("%w: unknown model name", ErrBadReference)
 	// ErrNoWeights: the repository holds neither GGUF nor safetensors weights.
 	ErrNoWeights = errors.New("no usable model weights")
 )
