@@ -13,6 +13,7 @@ import (
 type stopper struct {
 	stops   []string
 	pending string
+	matched string // the stop string that ended the output, once one has
 }
 
 // push adds text and returns what is safe to emit. When a stop string
@@ -26,7 +27,7 @@ func (s *stopper) push(text string) (emit string, stopped bool) {
 	cut := -1
 	for _, st := range s.stops {
 		if i := strings.Index(s.pending, st); i >= 0 && (cut < 0 || i < cut) {
-			cut = i
+			cut, s.matched = i, st
 		}
 	}
 	if cut >= 0 {
