@@ -12,20 +12,20 @@ import (
 // MessagesRequest is the body of POST /v1/messages and, without
 // MaxTokens and Stream, of POST /v1/messages/count_tokens.
 type MessagesRequest struct {
-	Model         string              `json:"model"`
-	MaxTokens     *int                `json:"max_tokens"`
-	System        AnthropicText       `json:"system"`
-	Messages      []AnthropicMessage  `json:"messages"`
-	Tools         []AnthropicTool     `json:"tools"`
-	ToolChoice    *AnthropicToolUse   `json:"tool_choice"`
-	Temperature   *float32            `json:"temperature"`
-	TopP          *float32            `json:"top_p"`
-	TopK          *int                `json:"top_k"`
-	StopSequences []string            `json:"stop_sequences"`
-	Stream        bool                `json:"stream"`
-	Thinking      *AnthropicThinking  `json:"thinking"`
-	KeepAlive     *Duration           `json:"keep_alive"` // helexa's extension, as on the OpenAI routes
-	NumCtx        int                 `json:"num_ctx"`    // helexa's extension, as on the OpenAI routes
+	Model         string             `json:"model"`
+	MaxTokens     *int               `json:"max_tokens"`
+	System        AnthropicText      `json:"system"`
+	Messages      []AnthropicMessage `json:"messages"`
+	Tools         []AnthropicTool    `json:"tools"`
+	ToolChoice    *AnthropicToolUse  `json:"tool_choice"`
+	Temperature   *float32           `json:"temperature"`
+	TopP          *float32           `json:"top_p"`
+	TopK          *int               `json:"top_k"`
+	StopSequences []string           `json:"stop_sequences"`
+	Stream        bool               `json:"stream"`
+	Thinking      *AnthropicThinking `json:"thinking"`
+	KeepAlive     *Duration          `json:"keep_alive"` // helexa's extension, as on the OpenAI routes
+	NumCtx        int                `json:"num_ctx"`    // helexa's extension, as on the OpenAI routes
 }
 
 // AnthropicText is `system`: a string or a list of text blocks.

@@ -75,7 +75,7 @@ type Config struct {
 	// Engine adds the scheduler's counters and gauges to /metrics; nil
 	// leaves them out (only the server's own counters are shown).
 	Engine MetricsSource
-	// APIKey, when set, is required as "Authorization: Bearer <key>" on
+	// APIKey, when set, is required as "Authorization: Bearer <key>" (or "x-api-key: <key>") on
 	// every endpoint except /health.
 	APIKey string
 	// MaxBodyBytes limits request bodies (413 beyond); 0 = DefaultMaxBodyBytes.
@@ -160,6 +160,8 @@ func (s *Server) routes() *gin.Engine {
 	auth.POST("/v1/chat/completions", s.chatCompletions)
 	auth.POST("/v1/completions", s.completions)
 	auth.POST("/v1/embeddings", s.embeddings)
+	auth.POST("/v1/messages", s.messages)
+	auth.POST("/v1/messages/count_tokens", s.countTokens)
 	auth.GET("/v1/models", s.listModels)
 	auth.GET("/v1/models/*id", s.getModel)
 	auth.GET("/api/ps", s.ps)
@@ -171,16 +173,21 @@ func (s *Server) routes() *gin.Engine {
 	return e
 }
 
-// authenticate enforces the bearer token when one is configured.
+// authenticate enforces the API key when one is configured: a bearer
+// token, or the x-api-key header Anthropic's clients send.
 func (s *Server) authenticate(c *gin.Context) {
 	if s.cfg.APIKey == "" {
 		return
 	}
 	got, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
+	if !ok {
+		got = c.GetHeader("X-Api-Key")
+		ok = got != ""
+	}
 	if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.cfg.APIKey)) != 1 {
 		c.Header("WWW-Authenticate", `Bearer realm="helexa"`)
 		s.fail(c, engine.Errorf(engine.KindUnauthorized,
-			"missing or wrong API key: send \"Authorization: Bearer <key>\" with the daemon's HELEXA_API_KEY"))
+			"missing or wrong API key: send \"Authorization: Bearer <key>\" (or \"x-api-key: <key>\") with the daemon's HELEXA_API_KEY"))
 		c.Abort()
 	}
 }
@@ -274,6 +281,10 @@ func (s *Server) fail(c *gin.Context, err error) {
 func (s *Server) writeError(c *gin.Context, status int, body ErrorBody) {
 	if status == http.StatusServiceUnavailable {
 		c.Header("Retry-After", retryAfterSeconds)
+	}
+	if isAnthropicPath(c.Request.URL.Path) {
+		c.JSON(status, anthropicError(status, body))
+		return
 	}
 	c.JSON(status, ErrorResponse{Error: body})
 }
