@@ -30,10 +30,17 @@ var (
 	// local file, such as another service's model name ("gpt-4o-mini"): a
 	// model that does not exist here rather than a malformed reference. It
 	// is also an ErrBadReference.
-	ErrUnknownModel = fmt.Errorf("%w: unknown model name", ErrBadReference)
+	ErrUnknownModel error = unknownModelError{}
 	// ErrNoWeights: the repository holds neither GGUF nor safetensors weights.
 	ErrNoWeights = errors.New("no usable model weights")
 )
+
+// unknownModelError is ErrUnknownModel: an ErrBadReference by errors.Is.
+type unknownModelError struct{}
+
+func (unknownModelError) Error() string { return "unknown model" }
+
+func (unknownModelError) Is(target error) bool { return target == ErrBadReference }
 
 // HTTPError is a failed Hub request; it unwraps to ErrNotFound or
 // ErrUnauthorized where the status says so.
