@@ -93,8 +93,11 @@ func checkToolChoice(ctx context.Context, t *testing.T, client openai.Client, mo
 		if err != nil || len(resp.Choices) != 1 {
 			t.Fatalf("%s: %v %+v", tc.name, err, resp)
 		}
-		calls := resp.Choices[0].Message.ToolCalls
-		if len(calls) != 1 || resp.Choices[0].FinishReason != "tool_calls" || !json.Valid([]byte(calls[0].Function.Arguments)) {
+		// The story model rambles inside the call until the budget closes
+		// it: a call the budget closed says "length", one the model closed
+		// "tool_calls".
+		calls, finish := resp.Choices[0].Message.ToolCalls, resp.Choices[0].FinishReason
+		if len(calls) != 1 || (finish != "tool_calls" && finish != "length") || !json.Valid([]byte(calls[0].Function.Arguments)) {
 			t.Fatalf("%s: want one call with JSON arguments, got %s", tc.name, resp.RawJSON())
 		}
 		if name := calls[0].Function.Name; (tc.want != "" && name != tc.want) || (name != "get_weather" && name != "get_time") {

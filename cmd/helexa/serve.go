@@ -265,6 +265,8 @@ func hubPull(ctx context.Context, model string, preferCache bool, progress func(
 func pullError(model string, err error) error {
 	kind := engine.KindInternal
 	switch {
+	case errors.Is(err, hub.ErrUnknownModel):
+		kind = engine.KindNotFound
 	case errors.Is(err, hub.ErrBadReference):
 		kind = engine.KindBadRequest
 	case errors.Is(err, hub.ErrNotFound), errors.Is(err, hub.ErrQuantNotFound), errors.Is(err, hub.ErrNotCached), errors.Is(err, hub.ErrNoWeights):

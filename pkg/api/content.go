@@ -10,8 +10,10 @@ import (
 // flattenContent rewrites every message whose content is an array of parts
 // (what the OpenAI SDKs, LangChain and most agents send) into a string:
 // the text parts in order, joined by newlines, so that chat templates of
-// text models see what they expect. An image or audio part is a 400: the
-// models helexa runs read text only. Every other key keeps its place.
+// text models see what they expect. A null content (an assistant turn that
+// only made tool calls, as openai-node and agents send it) becomes "", which
+// templates can concatenate. An image or audio part is a 400: the models
+// helexa runs read text only. Every other key keeps its place.
 func flattenContent(raw json.RawMessage) (json.RawMessage, error) {
 	var msgs []json.RawMessage
 	if err := json.Unmarshal(raw, &msgs); err != nil {
@@ -33,19 +35,22 @@ func flattenContent(raw json.RawMessage) (json.RawMessage, error) {
 	return json.Marshal(msgs)
 }
 
-// flattenMessage rewrites one message's content array; ok reports a change.
+// flattenMessage rewrites one message's content array (or null); ok
+// reports a change.
 func flattenMessage(m json.RawMessage, idx int) (json.RawMessage, bool, error) {
 	keys, vals, err := orderedObject(m)
 	if err != nil {
 		return m, false, nil
 	}
 	for k, key := range keys {
-		if key != "content" || !isJSONArray(vals[k]) {
+		if key != "content" || !(isJSONArray(vals[k]) || isNull(vals[k])) {
 			continue
 		}
-		text, err := joinTextParts(vals[k], idx)
-		if err != nil {
-			return nil, false, err
+		text := ""
+		if isJSONArray(vals[k]) {
+			if text, err = joinTextParts(vals[k], idx); err != nil {
+				return nil, false, err
+			}
 		}
 		vals[k], _ = json.Marshal(text)
 		var b bytes.Buffer

@@ -12,6 +12,11 @@ import (
 const (
 	codeContextLength = "context_length_exceeded" // OpenAI's code for engine.KindContextLength
 	codeBodyTooLarge  = "request_too_large"
+	// codeModelNotFound is OpenAI's code for a model that does not exist
+	// (engine.KindNotFound: every not-found the engine reports is a model's).
+	codeModelNotFound = "model_not_found"
+	// codeNoEndpoint is the code of a path no route serves.
+	codeNoEndpoint = "not_found"
 )
 
 // errorStatus maps an engine error kind to its HTTP status.
@@ -46,8 +51,11 @@ func errorType(k engine.Kind) string {
 
 // errorCode is the OpenAI `code` for a kind; it round-trips through kindOf.
 func errorCode(k engine.Kind) string {
-	if k == engine.KindContextLength {
+	switch k {
+	case engine.KindContextLength:
 		return codeContextLength
+	case engine.KindNotFound:
+		return codeModelNotFound
 	}
 	return string(k)
 }
@@ -93,8 +101,11 @@ func kindOf(status int, code string) engine.Kind {
 		engine.KindNoMemory, engine.KindPoisoned, engine.KindUnauthorized, engine.KindInternal:
 		return engine.Kind(code)
 	}
-	if code == codeContextLength {
+	switch code {
+	case codeContextLength:
 		return engine.KindContextLength
+	case codeModelNotFound:
+		return engine.KindNotFound
 	}
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:

@@ -75,7 +75,7 @@ type Config struct {
 	// Engine adds the scheduler's counters and gauges to /metrics; nil
 	// leaves them out (only the server's own counters are shown).
 	Engine MetricsSource
-	// APIKey, when set, is required as "Authorization: Bearer <key>" on
+	// APIKey, when set, is required as "Authorization: Bearer <key>" (or "x-api-key: <key>") on
 	// every endpoint except /health.
 	APIKey string
 	// MaxBodyBytes limits request bodies (413 beyond); 0 = DefaultMaxBodyBytes.
@@ -148,7 +148,10 @@ func (s *Server) routes() *gin.Engine {
 	e.HandleMethodNotAllowed = true
 	e.Use(s.recoverer, s.observe, s.guard)
 	e.NoRoute(func(c *gin.Context) {
-		s.fail(c, engine.Errorf(engine.KindNotFound, "no endpoint %s %s", c.Request.Method, c.Request.URL.Path))
+		s.writeError(c, http.StatusNotFound, ErrorBody{
+			Message: fmt.Sprintf("no endpoint %s %s", c.Request.Method, c.Request.URL.Path),
+			Type:    "not_found_error", Code: codeNoEndpoint,
+		})
 	})
 	e.NoMethod(func(c *gin.Context) {
 		s.writeError(c, http.StatusMethodNotAllowed, ErrorBody{
@@ -164,6 +167,8 @@ func (s *Server) routes() *gin.Engine {
 	auth.POST("/v1/responses", s.createResponse)
 	auth.GET("/v1/responses/:id", s.getResponse)
 	auth.DELETE("/v1/responses/:id", s.deleteResponse)
+	auth.POST("/v1/messages", s.messages)
+	auth.POST("/v1/messages/count_tokens", s.countTokens)
 	auth.GET("/v1/models", s.listModels)
 	auth.GET("/v1/models/*id", s.getModel)
 	auth.GET("/api/ps", s.ps)
@@ -175,16 +180,21 @@ func (s *Server) routes() *gin.Engine {
 	return e
 }
 
-// authenticate enforces the bearer token when one is configured.
+// authenticate enforces the API key when one is configured: a bearer
+// token, or the x-api-key header Anthropic's clients send.
 func (s *Server) authenticate(c *gin.Context) {
 	if s.cfg.APIKey == "" {
 		return
 	}
 	got, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
+	if !ok {
+		got = c.GetHeader("X-Api-Key")
+		ok = got != ""
+	}
 	if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.cfg.APIKey)) != 1 {
 		c.Header("WWW-Authenticate", `Bearer realm="helexa"`)
 		s.fail(c, engine.Errorf(engine.KindUnauthorized,
-			"missing or wrong API key: send \"Authorization: Bearer <key>\" with the daemon's HELEXA_API_KEY"))
+			"missing or wrong API key: send \"Authorization: Bearer <key>\" (or \"x-api-key: <key>\") with the daemon's HELEXA_API_KEY"))
 		c.Abort()
 	}
 }
@@ -278,6 +288,10 @@ func (s *Server) fail(c *gin.Context, err error) {
 func (s *Server) writeError(c *gin.Context, status int, body ErrorBody) {
 	if status == http.StatusServiceUnavailable {
 		c.Header("Retry-After", retryAfterSeconds)
+	}
+	if isAnthropicPath(c.Request.URL.Path) {
+		c.JSON(status, anthropicError(status, body))
+		return
 	}
 	c.JSON(status, ErrorResponse{Error: body})
 }

@@ -170,7 +170,7 @@ func TestErrorMapping(t *testing.T) {
 	}{
 		{engine.KindBadRequest, 400, "bad_request"},
 		{engine.KindContextLength, 400, "context_length_exceeded"},
-		{engine.KindNotFound, 404, "not_found"},
+		{engine.KindNotFound, 404, "model_not_found"},
 		{engine.KindUnauthorized, 401, "unauthorized"},
 		{engine.KindBusy, 503, "busy"},
 		{engine.KindNoMemory, 503, "insufficient_memory"},

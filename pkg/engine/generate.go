@@ -13,6 +13,7 @@ import (
 type stopper struct {
 	stops   []string
 	pending string
+	matched string // the stop string that ended the output, once one has
 }
 
 // push adds text and returns what is safe to emit. When a stop string
@@ -26,7 +27,7 @@ func (s *stopper) push(text string) (emit string, stopped bool) {
 	cut := -1
 	for _, st := range s.stops {
 		if i := strings.Index(s.pending, st); i >= 0 && (cut < 0 || i < cut) {
-			cut = i
+			cut, s.matched = i, st
 		}
 	}
 	if cut >= 0 {
@@ -69,6 +70,10 @@ type generation struct {
 	generated int
 	calls     int         // tool calls emitted so far
 	held      []TokenInfo // tokens whose text has not been emitted yet
+	// budgetCut: in JSON mode, the token budget (max_tokens or the context)
+	// narrowed this step's choice, so an object that closes now was closed
+	// by the budget: its finish reason is "length".
+	budgetCut bool
 }
 
 // newGeneration starts a sequence's output. In a chat request that
@@ -148,6 +153,9 @@ func (g *generation) acceptToken(r executor.Result) (*Delta, string) {
 		g.held = nil // the stop string's tokens are not part of the output
 		return merge(d, g.flushOutput()), "stop"
 	case g.json != nil && g.json.done():
+		if g.budgetCut {
+			return g.appendFinish(emit), "length"
+		}
 		return g.appendFinish(emit), "stop"
 	case g.maxTokens > 0 && g.generated >= g.maxTokens:
 		return g.appendFinish(emit), "length"

@@ -28,25 +28,7 @@ func (m *Manager) Chat(ctx context.Context, req ChatRequest, onDelta func(Delta)
 		return m.refused(ctx, req.Model, t0, err)
 	}
 	defer m.release(e, req.Options.KeepAlive)
-	if e.model.Template == nil {
-		return m.refused(ctx, req.Model, t0, Errorf(KindBadRequest,
-			"model %q has no chat template; use the completions endpoint with a raw prompt", req.Model))
-	}
-	if len(req.Messages) == 0 {
-		return m.refused(ctx, req.Model, t0, Errorf(KindBadRequest, "messages are empty; send at least one message"))
-	}
-	var text string
-	err = guard("rendering the chat template", func() (err error) {
-		text, err = e.model.Template.Render(ctx, ChatInput{
-			Messages: req.Messages, Tools: req.Tools, AddGenerationPrompt: true, Kwargs: req.TemplateKwargs,
-		})
-		return err
-	})
-	if err != nil {
-		return m.refused(ctx, req.Model, t0, inputError(err, "rendering the chat template failed"))
-	}
-	// The rendered template carries its own BOS text when the model wants one.
-	prompt, err := encode(ctx, e, text, false)
+	text, prompt, err := chatPrompt(ctx, e, req)
 	if err != nil {
 		return m.refused(ctx, req.Model, t0, err)
 	}
@@ -56,6 +38,31 @@ func (m *Manager) Chat(ctx context.Context, req ChatRequest, onDelta func(Delta)
 	}
 	return m.generate(ctx, e, genArgs{kind: "chat", prompt: prompt, opts: req.Options,
 		parse: parse, loadDur: loadDur, t0: t0}, onDelta)
+}
+
+// chatPrompt renders a chat request with its model's template and
+// tokenizes the result.
+func chatPrompt(ctx context.Context, e *entry, req ChatRequest) (string, []int32, error) {
+	if e.model.Template == nil {
+		return "", nil, Errorf(KindBadRequest,
+			"model %q has no chat template; use the completions endpoint with a raw prompt", req.Model)
+	}
+	if len(req.Messages) == 0 {
+		return "", nil, Errorf(KindBadRequest, "messages are empty; send at least one message")
+	}
+	var text string
+	err := guard("rendering the chat template", func() (err error) {
+		text, err = e.model.Template.Render(ctx, ChatInput{
+			Messages: req.Messages, Tools: req.Tools, AddGenerationPrompt: true, Kwargs: req.TemplateKwargs,
+		})
+		return err
+	})
+	if err != nil {
+		return "", nil, inputError(err, "rendering the chat template failed")
+	}
+	// The rendered template carries its own BOS text when the model wants one.
+	prompt, err := encode(ctx, e, text, false)
+	return text, prompt, err
 }
 
 // guard runs f, turning a panic in it (a bug tripped by this request's

@@ -31,17 +31,19 @@ func TestStopStringsAcrossTokens(t *testing.T) {
 	}
 	prompt := "p"
 	tests := []struct {
-		name   string
-		gen    []int32
-		stop   []string
-		text   string
-		reason string
+		name    string
+		gen     []int32
+		stop    []string
+		text    string
+		reason  string
+		matched string // Result.StopSequence
 	}{
-		{"split stop", ids("abc", "ST", "OP", "x"), []string{"STOP"}, "abc", "stop"},
-		{"stop inside a token", ids("h", "abc", "x"), []string{"b"}, "ha", "stop"},
-		{"partial stop released", ids("abc", "ST", "x", "<eos>"), []string{"STOP"}, "abcSTx", "stop"},
-		{"partial stop at the end", ids("abc", "ST"), []string{"STOP"}, "abcST", "length"},
-		{"no stops", ids("abc", "<eos>"), nil, "abc", "stop"},
+		{"split stop", ids("abc", "ST", "OP", "x"), []string{"STOP"}, "abc", "stop", "STOP"},
+		{"stop inside a token", ids("h", "abc", "x"), []string{"b"}, "ha", "stop", "b"},
+		{"earliest of two stops", ids("h", "abc", "x"), []string{"c", "b"}, "ha", "stop", "b"},
+		{"partial stop released", ids("abc", "ST", "x", "<eos>"), []string{"STOP"}, "abcSTx", "stop", ""},
+		{"partial stop at the end", ids("abc", "ST"), []string{"STOP"}, "abcST", "length", ""},
+		{"no stops", ids("abc", "<eos>"), nil, "abc", "stop", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,8 +58,8 @@ func TestStopStringsAcrossTokens(t *testing.T) {
 			if o.err != nil {
 				t.Fatal(o.err)
 			}
-			if o.text != tt.text || o.reason != tt.reason {
-				t.Errorf("got %q (%s), want %q (%s)", o.text, o.reason, tt.text, tt.reason)
+			if o.text != tt.text || o.reason != tt.reason || o.res.StopSequence != tt.matched {
+				t.Errorf("got %q (%s, stop sequence %q), want %q (%s, %q)", o.text, o.reason, o.res.StopSequence, tt.text, tt.reason, tt.matched)
 			}
 			for _, d := range o.deltas {
 				for _, s := range tt.stop {

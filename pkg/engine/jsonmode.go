@@ -363,37 +363,50 @@ func (s *jsonState) cloneInto(dst *jsonState) {
 // the vocabulary's token texts (nil for tokens never allowed). maxCost >= 0
 // only allows tokens after which the object can still be closed in maxCost
 // bytes (one per remaining token); < 0 means no budget. It returns false
-// when no token may follow. It runs on the scheduler goroutine, before a
-// step every stream waits for, so large vocabularies (150k tokens: ~20 ms
-// on one core) are split across the cores, 64-token words apiece.
+// when no token may follow.
 func jsonMask(s *jsonState, texts [][]byte, maxCost int, mask []uint64) bool {
+	found, _ := jsonMaskBudget(s, texts, maxCost, mask)
+	return found
+}
+
+// jsonMaskBudget is jsonMask that also reports cut: the budget (maxCost)
+// refused a token the JSON grammar allows, so the answer is being cut short
+// by the token budget rather than ending where the model would end it. It
+// runs on the scheduler goroutine, before a step every stream waits for, so
+// large vocabularies (150k tokens: ~20 ms on one core) are split across the
+// cores, 64-token words apiece.
+func jsonMaskBudget(s *jsonState, texts [][]byte, maxCost int, mask []uint64) (found, cut bool) {
 	clear(mask)
 	workers := min(runtime.GOMAXPROCS(0), (len(mask)+maskWordsPerWorker-1)/maskWordsPerWorker)
 	if workers <= 1 {
 		return jsonMaskRange(s, texts, maxCost, mask, 0, len(mask))
 	}
 	per := (len(mask) + workers - 1) / workers
-	var found atomic.Bool
+	var anyFound, anyCut atomic.Bool
 	var wg sync.WaitGroup
 	for lo := 0; lo < len(mask); lo += per {
 		hi := min(lo+per, len(mask))
 		wg.Go(func() {
-			if jsonMaskRange(s, texts, maxCost, mask, lo, hi) {
-				found.Store(true)
+			f, c := jsonMaskRange(s, texts, maxCost, mask, lo, hi)
+			if f {
+				anyFound.Store(true)
+			}
+			if c {
+				anyCut.Store(true)
 			}
 		})
 	}
 	wg.Wait()
-	return found.Load()
+	return anyFound.Load(), anyCut.Load()
 }
 
 // maskWordsPerWorker is the least work (64 tokens a word) worth a goroutine.
 const maskWordsPerWorker = 256
 
-// jsonMaskRange fills mask words [lo, hi); s is only read.
-func jsonMaskRange(s *jsonState, texts [][]byte, maxCost int, mask []uint64, lo, hi int) bool {
+// jsonMaskRange fills mask words [lo, hi); s is only read. cut reports a
+// token the grammar allows that the budget refused.
+func jsonMaskRange(s *jsonState, texts [][]byte, maxCost int, mask []uint64, lo, hi int) (found, cut bool) {
 	var trial jsonState
-	found := false
 	for id := lo * 64; id < min(hi*64, len(texts)); id++ {
 		t := texts[id]
 		if len(t) == 0 {
@@ -404,10 +417,11 @@ func jsonMaskRange(s *jsonState, texts [][]byte, maxCost int, mask []uint64, lo,
 			continue
 		}
 		if maxCost >= 0 && trial.closeCost() > maxCost {
+			cut = true
 			continue
 		}
 		mask[id/64] |= 1 << (uint(id) % 64)
 		found = true
 	}
-	return found
+	return found, cut
 }

@@ -96,8 +96,13 @@ func TestJSONMaskClosing(t *testing.T) {
 	}
 }
 
+// TestJSONModeOutputParses: JSON mode always ends with an object that
+// parses; one the token budget closed says "length" (the fake model's
+// random text never closes an object by itself within 6 tokens), one the
+// model closed with room to spare "stop".
 func TestJSONModeOutputParses(t *testing.T) {
 	m := newTestManager(t, &fakeLoader{}, nil)
+	reasons := map[int]map[string]int{}
 	for seed := range uint64(12) {
 		for _, maxTokens := range []int{6, 25, 80} {
 			req := seeded("give me json", seed, maxTokens)
@@ -110,9 +115,46 @@ func TestJSONModeOutputParses(t *testing.T) {
 			if err := json.Unmarshal([]byte(o.text), &v); err != nil {
 				t.Errorf("seed %d max %d: output %q does not parse: %v", seed, maxTokens, o.text, err)
 			}
-			if o.reason != "stop" {
-				t.Errorf("seed %d max %d: finish %q, want stop", seed, maxTokens, o.reason)
+			if reasons[maxTokens] == nil {
+				reasons[maxTokens] = map[string]int{}
 			}
+			reasons[maxTokens][o.reason]++
+		}
+	}
+	for maxTokens, want := range map[int]map[string]bool{6: {"length": true}, 25: {"length": true, "stop": true}, 80: {"length": true, "stop": true}} {
+		got := reasons[maxTokens]
+		for r := range got {
+			if !want[r] {
+				t.Errorf("max %d: finish reasons %v, want only %v", maxTokens, got, want)
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("max %d: finish reasons %v, want each of %v", maxTokens, got, want)
+		}
+	}
+}
+
+func TestJSONMaskBudgetCut(t *testing.T) {
+	tok := newFakeTok()
+	texts := make([][]byte, tok.VocabSize())
+	for i := range texts {
+		texts[i] = []byte(tok.TokenText(int32(i)))
+	}
+	var s jsonState
+	s.feed([]byte(`{"a":[1,{"b":"x`))
+	for _, tt := range []struct {
+		maxCost int
+		cut     bool
+	}{
+		{-1, false},               // no budget
+		{1000, false},             // a budget no token reaches
+		{s.closeCost(), true},     // only tokens that keep it closable
+		{s.closeCost() - 1, true}, // must close now
+	} {
+		mask := make([]uint64, (len(texts)+63)/64)
+		found, cut := jsonMaskBudget(&s, texts, tt.maxCost, mask)
+		if !found || cut != tt.cut {
+			t.Errorf("maxCost %d: found %v cut %v, want cut %v", tt.maxCost, found, cut, tt.cut)
 		}
 	}
 }

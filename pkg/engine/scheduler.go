@@ -503,7 +503,11 @@ func (s *scheduler) snapshotDone(q *sequence, ok bool) {
 }
 
 func (s *scheduler) reply(r *request, reason string, u Usage, err error) {
-	r.out.send(event{done: true, res: Result{FinishReason: reason, Usage: u, Embedding: r.embedding}, err: err})
+	res := Result{FinishReason: reason, Usage: u, Embedding: r.embedding}
+	if r.gen != nil && reason == "stop" {
+		res.StopSequence = r.gen.stop.matched
+	}
+	r.out.send(event{done: true, res: res, err: err})
 }
 
 // requestError classifies an error that is one request's own.

@@ -138,6 +138,9 @@ type Result struct {
 	// FinishReason is "stop" (EOS or a stop string), "tool_calls" (a
 	// stop after tool calls), "length" (MaxTokens), or "cancelled".
 	FinishReason string `json:"finish_reason"`
+	// StopSequence is the stop string (Options.Stop) that ended a "stop"
+	// generation; "" when an end-of-generation token (or JSON mode) did.
+	StopSequence string `json:"stop_sequence,omitempty"`
 	Usage        Usage  `json:"usage"`
 	// Embedding is the pooled hidden state of an embedding request.
 	Embedding []float32 `json:"embedding,omitempty"`

@@ -156,13 +156,13 @@ func (s *scheduler) constrain(q *sequence, w *executor.Work) bool {
 	}
 	// Keep the object closable within the tokens left after this one.
 	var mask []uint64
-	var ok bool
+	var ok, cut bool
 	err := guard("JSON mode", func() error {
 		s.loadVocabText()
 		mask = make([]uint64, (len(s.vocabText)+63)/64)
-		ok = jsonMask(st, s.vocabText, left-1, mask)
+		ok, cut = jsonMaskBudget(st, s.vocabText, left-1, mask)
 		if !ok {
-			ok = jsonMask(st, s.vocabText, -1, mask)
+			ok, cut = jsonMask(st, s.vocabText, -1, mask), false
 		}
 		return nil
 	})
@@ -175,6 +175,7 @@ func (s *scheduler) constrain(q *sequence, w *executor.Work) bool {
 		return false
 	}
 	w.Allowed = mask
+	q.req.gen.budgetCut = cut
 	return true
 }
 

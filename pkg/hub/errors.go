@@ -26,9 +26,21 @@ var (
 	ErrUnsafePath = errors.New("unsafe file path")
 	// ErrBadReference: the model reference cannot be parsed.
 	ErrBadReference = errors.New("invalid model reference")
+	// ErrUnknownModel: a bare name (no org/) that is neither an alias nor a
+	// local file, such as another service's model name ("gpt-4o-mini"): a
+	// model that does not exist here rather than a malformed reference. It
+	// is also an ErrBadReference.
+	ErrUnknownModel error = unknownModelError{}
 	// ErrNoWeights: the repository holds neither GGUF nor safetensors weights.
 	ErrNoWeights = errors.New("no usable model weights")
 )
+
+// unknownModelError is ErrUnknownModel: an ErrBadReference by errors.Is.
+type unknownModelError struct{}
+
+func (unknownModelError) Error() string { return "unknown model" }
+
+func (unknownModelError) Is(target error) bool { return target == ErrBadReference }
 
 // HTTPError is a failed Hub request; it unwraps to ErrNotFound or
 // ErrUnauthorized where the status says so.

@@ -133,7 +133,7 @@ func ParseRef(raw string, aliases map[string]string) (Ref, error) {
 		if strings.Contains(s, "/") { // a repo id, not a mistyped alias
 			return Ref{}, err
 		}
-		return Ref{}, withAliasHint(err, aliases)
+		return Ref{}, withAliasHint(fmt.Errorf("%w %q: not an alias, a local file or a Hugging Face repo id (org/name, e.g. Qwen/Qwen3-0.6B-GGUF)", ErrUnknownModel, s), aliases)
 	}
 	r.Raw = raw
 	return r, nil

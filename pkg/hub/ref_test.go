@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,12 +59,16 @@ func TestParseRef(t *testing.T) {
 }
 
 func TestUnknownAliasListsKnownOnes(t *testing.T) {
-	_, err := ParseRef("llama9:1b", BuiltinAliases())
-	mustErrorIs(t, err, ErrBadReference)
-	checkContains(t, err.Error(), "qwen3:0.6b")
-	for _, ref := range []string{"a/b/c", "org/x:Q4 K"} { // repo ids: the alias list would be noise
-		_, err = ParseRef(ref, BuiltinAliases())
+	for _, ref := range []string{"llama9:1b", "gpt-4o-mini"} { // bare names: no such model here
+		_, err := ParseRef(ref, BuiltinAliases())
+		mustErrorIs(t, err, ErrUnknownModel)
 		mustErrorIs(t, err, ErrBadReference)
+		checkContains(t, err.Error(), "qwen3:0.6b")
+	}
+	for _, ref := range []string{"a/b/c", "org/x:Q4 K"} { // repo ids: the alias list would be noise
+		_, err := ParseRef(ref, BuiltinAliases())
+		mustErrorIs(t, err, ErrBadReference)
+		checkFalse(t, errors.Is(err, ErrUnknownModel), err)
 		checkFalse(t, strings.Contains(err.Error(), "known aliases"), err)
 	}
 }

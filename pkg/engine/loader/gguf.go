@@ -288,6 +288,8 @@ func looksLikePath(name string) bool {
 
 func resolveError(name string, err error) error {
 	switch {
+	case errors.Is(err, hub.ErrUnknownModel):
+		return &engine.Error{Kind: engine.KindNotFound, Err: err}
 	case errors.Is(err, hub.ErrBadReference):
 		// The hub's errors name the reference and say what is wrong.
 		return &engine.Error{Kind: engine.KindBadRequest, Err: err}

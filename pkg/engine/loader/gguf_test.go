@@ -156,6 +156,8 @@ func TestFilesGGUFPullsOnFirstRequest(t *testing.T) {
 		{"loaded from the cache the second time", "tiny/stories-GGUF:F32", true, ""},
 		{"missing repository", "tiny/nothing-GGUF:F32", false, engine.KindNotFound},
 		{"missing quant", "tiny/stories-GGUF:Q4_K_M", false, engine.KindNotFound},
+		{"another service's model name", "gpt-4o-mini", false, engine.KindNotFound},
+		{"malformed reference", "tiny/stories-GGUF:Q4 K", false, engine.KindBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
