@@ -2,10 +2,8 @@ package api
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/helexa/helexa/pkg/engine"
 )
@@ -219,30 +217,5 @@ func isAnthropicPath(path string) bool {
 	return path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/")
 }
 
-// event writes one named SSE event (`event:` and `data:` lines) and
-// flushes it, under the same headers and write deadline as send.
-func (w *sseWriter) event(ev namedEvent) error {
-	b, err := json.Marshal(ev.data)
-	if err != nil {
-		return fmt.Errorf("encoding event: %w", err)
-	}
-	if !w.started {
-		h := w.c.Writer.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("Connection", "keep-alive")
-		h.Set("X-Accel-Buffering", "no")
-		w.c.Status(http.StatusOK)
-		w.started = true
-	}
-	if w.timeout > 0 {
-		_ = http.NewResponseController(w.c.Writer).SetWriteDeadline(time.Now().Add(w.timeout))
-	}
-	if _, err := fmt.Fprintf(w.c.Writer, "event: %s\ndata: %s\n\n", ev.name, b); err != nil {
-		return fmt.Errorf("writing event: %w", err)
-	}
-	if err := w.flush(); err != nil {
-		return fmt.Errorf("writing event: %w", err)
-	}
-	return nil
-}
+// event writes one named SSE event (`event:` and `data:` lines).
+func (w *sseWriter) event(ev namedEvent) error { return w.sendNamed(ev.name, ev.data) }

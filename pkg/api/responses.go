@@ -1,8 +1,6 @@
 package api
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -139,14 +137,4 @@ func (s *Server) deleteResponse(c *gin.Context) {
 
 func notStored(id string) error {
 	return engine.Errorf(engine.KindNotFound, "response %q is not stored: it is unknown, expired, deleted, or was created with store: false", id)
-}
-
-// sendNamed writes one named SSE event (an `event:` line, then `data:`),
-// as the Responses API streams.
-func (w *sseWriter) sendNamed(event string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encoding event %s: %w", event, err)
-	}
-	return w.frame(event, b)
 }

@@ -40,6 +40,16 @@ func (w *sseWriter) send(v any) error {
 
 func (w *sseWriter) raw(data []byte) error { return w.frame("", data) }
 
+// sendNamed writes one named SSE event (an `event:` line, then `data:`),
+// as the Responses and Messages APIs stream.
+func (w *sseWriter) sendNamed(event string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding event %s: %w", event, err)
+	}
+	return w.frame(event, b)
+}
+
 // frame writes one event: an `event:` line when event is set, then the
 // `data:` line.
 func (w *sseWriter) frame(event string, data []byte) error {
