@@ -1,11 +1,10 @@
-// Package chat owns chat templates and reasoning output: it renders a
-// model's Jinja chat template (tokenizer.chat_template in GGUF, chat_template
-// in tokenizer_config.json) exactly like Hugging Face transformers'
+// Package chat owns chat templates: it renders a model's Jinja chat
+// template (tokenizer.chat_template in GGUF, chat_template in
+// tokenizer_config.json) exactly like Hugging Face transformers'
 // apply_chat_template, with the project's own Jinja engine (internal/jinja)
 // and Python's semantics for operators, printing and lookups layered on its
-// parsed tree (rewrite.go); every render runs within Limits. It also splits
-// Qwen3-style <think>…</think> reasoning out of generated text,
-// streaming-safe.
+// parsed tree (rewrite.go); every render runs within Limits. What a model's
+// generated text means (reasoning, tool calls) is pkg/models/format's.
 package chat
 
 import (

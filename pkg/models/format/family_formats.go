@@ -456,10 +456,6 @@ func pyKwargs(s string) (map[string]any, int, error) {
 	}
 }
 
-// harmonyRecipient opens a GPT-OSS tool call as the reasoning splitter
-// (chat.HarmonySplitter) passes it on: to=functions.NAME<|message|>ARGS.
-const harmonyRecipient = "to=functions."
-
 // decodeHarmony reads NAME<|message|>ARGS (a harmony message addressed to
 // a function; the call ends the turn, so it runs to the end of the text).
 func decodeHarmony(body string, _ toolSet) ([]Call, bool) {

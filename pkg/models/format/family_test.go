@@ -295,7 +295,7 @@ func TestHarmonyRoundTrip(t *testing.T) {
 	if f := DetectFamily(string(src)); f == nil || f.Name != "harmony" {
 		t.Fatalf("DetectFamily = %v, want harmony", f)
 	}
-	r, ok := chat.DetectReasoning(string(src), nil)
+	r, ok := DetectReasoning(string(src), nil)
 	if !ok || r.Name != "harmony" {
 		t.Fatalf("DetectReasoning = %q", r.Name)
 	}

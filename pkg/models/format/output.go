@@ -1,27 +1,23 @@
 package format
 
-import (
-	"encoding/json"
-
-	"github.com/helexa/helexa/pkg/models/chat"
-)
+import "encoding/json"
 
 // Format is one model's output format, chosen once when the model loads.
 type Format struct {
 	// Reasoning marks reasoning in the text; nil when the model has none
 	// (everything outside tool calls is content).
-	Reasoning *chat.Reasoning
+	Reasoning *Reasoning
 	// Tools is the tool-call family; nil means the generic Parser.
 	Tools *Family
 }
 
 // Detect picks the output format of a model from its chat template and
 // vocabulary (hasToken reports whether a string is one token; nil for
-// none): the reasoning format as chat.DetectReasoning chooses it and the
+// none): the reasoning format as DetectReasoning chooses it and the
 // tool-call family as DetectFamily does.
 func Detect(template string, hasToken func(string) bool) Format {
 	var f Format
-	if r, ok := chat.DetectReasoning(template, hasToken); ok {
+	if r, ok := DetectReasoning(template, hasToken); ok {
 		f.Reasoning = &r
 	}
 	f.Tools = DetectFamily(template)
@@ -81,9 +77,9 @@ type Piece struct {
 // first, then the tool-call parser on the content. It is not safe for
 // concurrent use.
 type OutputParser struct {
-	think  chat.Splitter // nil: no reasoning
-	tools  Stream        // nil: no tool-call parsing
-	forced *forcedCall   // a required call: the whole content is the call
+	think  Splitter    // nil: no reasoning
+	tools  Stream      // nil: no tool-call parsing
+	forced *forcedCall // a required call: the whole content is the call
 }
 
 // NewParser starts the parser of one generation.

@@ -1,4 +1,4 @@
-package chat
+package format
 
 import (
 	"strings"
@@ -87,17 +87,6 @@ func (s *ThinkSplitter) Flush() (reasoning, content string) {
 		return strings.TrimRightFunc(p, unicode.IsSpace), ""
 	}
 	return "", p
-}
-
-// partialSuffix returns the length of the longest suffix of s that is a
-// proper prefix of tag.
-func partialSuffix(s, tag string) int {
-	for n := min(len(s), len(tag)-1); n > 0; n-- {
-		if strings.HasSuffix(s, tag[:n]) {
-			return n
-		}
-	}
-	return 0
 }
 
 // PromptOpensThink reports whether a rendered prompt ends inside an open

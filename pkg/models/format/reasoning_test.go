@@ -1,4 +1,4 @@
-package chat
+package format
 
 import (
 	"os"
@@ -21,7 +21,7 @@ func TestDetectReasoning(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.template, func(t *testing.T) {
-			src, err := os.ReadFile(filepath.Join(corpusDir, "templates", c.template))
+			src, err := os.ReadFile(filepath.Join(corpusTemplates, c.template))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package chat
+package format
 
 import (
 	"strings"
@@ -12,10 +12,11 @@ const (
 	harmonyMessage   = "<|message|>"
 	harmonyEnd       = "<|end|>"
 	harmonyConstrain = "<|constrain|>"
-	// HarmonyRecipient starts the recipient of a tool call in a harmony
-	// header ("to=functions.NAME"); the harmony splitter passes tool calls
-	// on as content in the form HarmonyRecipient+NAME+"<|message|>"+ARGS.
-	HarmonyRecipient = "to=functions."
+	// harmonyRecipient starts the recipient of a tool call in a harmony
+	// header ("to=functions.NAME"); the HarmonySplitter passes tool calls
+	// on as content in the form harmonyRecipient+NAME+"<|message|>"+ARGS,
+	// which the harmony Family opens with and decodeHarmony reads.
+	harmonyRecipient = "to=functions."
 )
 
 // harmonyReasoning is GPT-OSS's harmony format: messages
@@ -67,7 +68,7 @@ func (s *HarmonySplitter) step(r, c *strings.Builder, final bool) bool {
 		s.pend = s.pend[i+len(harmonyMessage):]
 		s.inBody = true
 		if s.call {
-			c.WriteString(HarmonyRecipient + s.channel + harmonyMessage)
+			c.WriteString(harmonyRecipient + s.channel + harmonyMessage)
 		}
 		return true
 	}
@@ -100,8 +101,8 @@ func (s *HarmonySplitter) header(h string) {
 	h = strings.ReplaceAll(h, harmonyStart+"assistant", " ")
 	h = strings.ReplaceAll(h, harmonyConstrain, " ")
 	s.channel, s.call = "", false
-	if i := strings.Index(h, HarmonyRecipient); i >= 0 {
-		name := h[i+len(HarmonyRecipient):]
+	if i := strings.Index(h, harmonyRecipient); i >= 0 {
+		name := h[i+len(harmonyRecipient):]
 		if j := strings.IndexAny(name, " <"); j >= 0 {
 			name = name[:j]
 		}
