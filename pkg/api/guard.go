@@ -155,7 +155,7 @@ func (s *Server) guard(c *gin.Context) {
 		// read when it is exposed.
 		h.Set("Access-Control-Expose-Headers", "Retry-After")
 		if r.Method == http.MethodOptions {
-			h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
 			h.Set("Access-Control-Allow-Headers", preflightHeaders(r.Header.Get("Access-Control-Request-Headers")))
 			h.Add("Vary", "Access-Control-Request-Headers")
 			h.Set("Access-Control-Max-Age", "600")

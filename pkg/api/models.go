@@ -26,6 +26,10 @@ type CatalogModel struct {
 	Quant     string
 	SizeBytes int64
 	Modified  time.Time
+	// Family (the architecture) and Parameters describe the weights for
+	// ollama's /api/tags details; zero when unknown.
+	Family     string
+	Parameters int64
 }
 
 // Catalog lists the models on disk (cmd/helexa adapts the Hugging Face
@@ -38,6 +42,9 @@ type Catalog interface {
 type modelEntry struct {
 	Model
 	names []string
+	// path, family and params describe the weights (ollama's details).
+	path, family string
+	params       int64
 }
 
 func (e *modelEntry) named(id string) bool {
@@ -84,7 +91,7 @@ func (s *Server) models(ctx context.Context) ([]*modelEntry, error) {
 	now := s.cfg.Now().Unix()
 	out := make([]*modelEntry, 0, len(sts))
 	for _, st := range sts {
-		out = append(out, &modelEntry{Model: toModel(st, now), names: []string{st.Name, st.Path}})
+		out = append(out, &modelEntry{Model: toModel(st, now), names: []string{st.Name, st.Path}, path: st.Path})
 	}
 	if s.cfg.Catalog == nil {
 		return out, nil
@@ -99,9 +106,11 @@ func (s *Server) models(ctx context.Context) ([]*modelEntry, error) {
 			// The same model, loaded: keep its state, learn its other names.
 			e.names = append(e.names, cm.ID, cm.Path)
 			e.Format, e.Quant = cm.Format, cm.Quant
+			e.family, e.params = cm.Family, cm.Parameters
 			continue
 		}
-		out = append(out, &modelEntry{Model: catalogModel(cm, now), names: []string{cm.ID, cm.Path}})
+		out = append(out, &modelEntry{Model: catalogModel(cm, now), names: []string{cm.ID, cm.Path},
+			path: cm.Path, family: cm.Family, params: cm.Parameters})
 	}
 	return out, nil
 }
