@@ -105,7 +105,7 @@ func runServe(ctx context.Context, opts serveOptions, s streams) error {
 	guard := api.Guard{BindHost: bindHost, AllowedHosts: api.ParseList(envvars.AllowedHosts.Get()),
 		Origins: api.ParseList(envvars.Origins.Get())}
 	srv, err := api.NewServer(api.Config{Service: mgr, Engine: mgr, Puller: puller, Catalog: catalog, APIKey: apiKey, Guard: guard,
-		MaxBodyBytes: int64(maxBody)})
+		MaxBodyBytes: int64(maxBody), Remover: hubRemover{}, Version: serveVersion()})
 	if err != nil {
 		return err
 	}
@@ -205,11 +205,15 @@ func newServeCatalog() (api.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return hubCatalog{hc: hc}, nil
+	return hubCatalog{hc: hc, facts: &weightFacts{}}, nil
 }
 
-// hubCatalog lists the models in the Hugging Face cache for /v1/models.
-type hubCatalog struct{ hc *hub.Client }
+// hubCatalog lists the models in the Hugging Face cache for /v1/models
+// and /api/tags.
+type hubCatalog struct {
+	hc    *hub.Client
+	facts *weightFacts
+}
 
 func (c hubCatalog) List(ctx context.Context) ([]api.CatalogModel, error) {
 	cached, err := c.hc.List(ctx)
@@ -218,8 +222,10 @@ func (c hubCatalog) List(ctx context.Context) ([]api.CatalogModel, error) {
 	}
 	out := make([]api.CatalogModel, 0, len(cached))
 	for _, m := range cached {
+		family, params := c.facts.of(m.Path, m.Modified)
 		out = append(out, api.CatalogModel{
 			ID: m.Ref, Path: m.Path, Format: m.Format, Quant: m.Quant, SizeBytes: m.Size, Modified: m.Modified,
+			Family: family, Parameters: params,
 		})
 	}
 	return out, nil
@@ -250,7 +256,7 @@ func (hubPuller) PullCached(ctx context.Context, model string, progress func(api
 
 func hubPull(ctx context.Context, model string, preferCache bool, progress func(api.PullProgress)) error {
 	hc, err := newHubClientWith("", func(e hub.Event) {
-		progress(api.PullProgress{Status: string(e.Kind), File: e.File, Completed: e.Bytes, Total: e.Total})
+		progress(api.PullProgress{Status: string(e.Kind), File: e.File, Completed: e.Bytes, Total: e.Total, Message: e.Message})
 	}, preferCache)
 	if err != nil {
 		return err
