@@ -36,8 +36,11 @@ func newServeCmd(s streams) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve models over an OpenAI-compatible HTTP API",
 		Long: `Serve models over an OpenAI-compatible HTTP API (/v1/chat/completions,
-/v1/completions, /v1/models) plus native endpoints (/api/ps, /api/load,
-/api/unload, /api/show, /api/pull, /health, /metrics).
+/v1/completions, /v1/embeddings, /v1/models), ollama's API (/api/chat,
+/api/generate, /api/tags, /api/show, /api/ps, /api/embed, /api/pull,
+/api/delete, /api/version), llama-server's utility endpoints (/tokenize,
+/detokenize, /apply-template, /props) and helexa's own (/api/load,
+/api/unload, /health, /metrics).
 
 Runs in the foreground by default, logging to stderr; SIGINT/SIGTERM stop
 accepting connections and let in-flight requests finish (--shutdown-timeout).

@@ -24,7 +24,7 @@ func (s *Server) ollamaEmbed(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, OllamaEmbedResponse{Model: req.Model, Embeddings: res.Embeddings,
-		OllamaMetrics: OllamaMetrics{TotalDuration: total, PromptEvalCount: res.PromptTokens}})
+		OllamaMetrics: &OllamaMetrics{TotalDuration: total, PromptEvalCount: res.PromptTokens}})
 }
 
 // ollamaEmbeddings serves the older POST /api/embeddings: one embedding

@@ -244,8 +244,8 @@ func doneReason(finish string) string {
 }
 
 // ollamaMetrics converts engine usage to ollama's final-record fields.
-func ollamaMetrics(u engine.Usage, total int64) OllamaMetrics {
-	return OllamaMetrics{
+func ollamaMetrics(u engine.Usage, total int64) *OllamaMetrics {
+	return &OllamaMetrics{
 		TotalDuration:      total,
 		LoadDuration:       u.LoadDuration.Nanoseconds(),
 		PromptEvalCount:    u.PromptTokens,

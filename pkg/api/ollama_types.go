@@ -79,15 +79,16 @@ type OllamaGenerateRequest struct {
 	Think     json.RawMessage `json:"think,omitempty"`
 }
 
-// OllamaMetrics are the timing fields of a final (done) record, in
-// nanoseconds, as ollama reports them.
+// OllamaMetrics are the counts and timings of a final (done) record,
+// durations in nanoseconds, as ollama reports them; records embed them by
+// pointer, so records before the last have none.
 type OllamaMetrics struct {
-	TotalDuration      int64 `json:"total_duration,omitempty"`
-	LoadDuration       int64 `json:"load_duration,omitempty"`
-	PromptEvalCount    int   `json:"prompt_eval_count,omitempty"`
-	PromptEvalDuration int64 `json:"prompt_eval_duration,omitempty"`
-	EvalCount          int   `json:"eval_count,omitempty"`
-	EvalDuration       int64 `json:"eval_duration,omitempty"`
+	TotalDuration      int64 `json:"total_duration"`
+	LoadDuration       int64 `json:"load_duration"`
+	PromptEvalCount    int   `json:"prompt_eval_count"`
+	PromptEvalDuration int64 `json:"prompt_eval_duration"`
+	EvalCount          int   `json:"eval_count"`
+	EvalDuration       int64 `json:"eval_duration"`
 }
 
 // OllamaChatResponse is one NDJSON record of /api/chat (or the whole
@@ -98,7 +99,7 @@ type OllamaChatResponse struct {
 	Message    OllamaMessage `json:"message"`
 	Done       bool          `json:"done"`
 	DoneReason string        `json:"done_reason,omitempty"`
-	OllamaMetrics
+	*OllamaMetrics
 }
 
 // OllamaGenerateResponse is one NDJSON record of /api/generate.
@@ -110,7 +111,7 @@ type OllamaGenerateResponse struct {
 	ToolCalls  []OllamaToolCall `json:"tool_calls,omitempty"`
 	Done       bool             `json:"done"`
 	DoneReason string           `json:"done_reason,omitempty"`
-	OllamaMetrics
+	*OllamaMetrics
 }
 
 // OllamaError is an error in ollama's shape, with helexa's machine code
@@ -219,7 +220,7 @@ type OllamaEmbedRequest struct {
 type OllamaEmbedResponse struct {
 	Model      string      `json:"model"`
 	Embeddings [][]float32 `json:"embeddings"`
-	OllamaMetrics
+	*OllamaMetrics
 }
 
 // OllamaEmbeddingsRequest is the body of the older POST /api/embeddings.
