@@ -203,4 +203,3 @@ func (s *Server) props(c *gin.Context) {
 	out.BuildInfo = "helexa " + firstNonEmpty(s.cfg.Version, "dev")
 	c.JSON(http.StatusOK, out)
 }
-
