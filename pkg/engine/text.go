@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"context"
-	"encoding/json"
-)
+import "context"
 
 // Texter is implemented by engines that expose a model's tokenizer and
 // chat template on their own (Manager): llama-server's /tokenize,
@@ -48,7 +45,11 @@ func (m *Manager) Tokenize(ctx context.Context, req TokenizeRequest) ([]Piece, e
 	}
 	var ids []int32
 	err = guard("tokenizing", func() (err error) {
-		ids, err = e.model.Tokenizer.Encode(req.Text, req.AddSpecial, req.ParseSpecial)
+		if ce, ok := e.model.Tokenizer.(contextEncoder); ok {
+			ids, err = ce.EncodeContext(ctx, req.Text, req.AddSpecial, req.ParseSpecial)
+		} else {
+			ids, err = e.model.Tokenizer.Encode(req.Text, req.AddSpecial, req.ParseSpecial)
+		}
 		return err
 	})
 	if err != nil {
@@ -106,7 +107,7 @@ func (m *Manager) ApplyTemplate(ctx context.Context, req ChatRequest) (string, e
 	var text string
 	err = guard("rendering the chat template", func() (err error) {
 		text, err = e.model.Template.Render(ctx, ChatInput{
-			Messages: json.RawMessage(req.Messages), Tools: req.Tools, AddGenerationPrompt: true, Kwargs: req.TemplateKwargs,
+			Messages: req.Messages, Tools: req.Tools, AddGenerationPrompt: true, Kwargs: req.TemplateKwargs,
 		})
 		return err
 	})
