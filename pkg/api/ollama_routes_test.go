@@ -308,4 +308,3 @@ func TestOllamaStreamAbortCancels(t *testing.T) {
 		})
 	}
 }
-
