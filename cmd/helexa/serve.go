@@ -208,14 +208,19 @@ func newServeCatalog() (api.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return hubCatalog{hc: hc, facts: &weightFacts{}}, nil
+	o, err := hub.OptionsFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	return hubCatalog{hc: hc, facts: &weightFacts{}, aliases: aliasesByRef(o.Aliases)}, nil
 }
 
 // hubCatalog lists the models in the Hugging Face cache for /v1/models
 // and /api/tags.
 type hubCatalog struct {
-	hc    *hub.Client
-	facts *weightFacts
+	hc      *hub.Client
+	facts   *weightFacts
+	aliases map[string][]string // reference (lower case) → its aliases
 }
 
 func (c hubCatalog) List(ctx context.Context) ([]api.CatalogModel, error) {
@@ -228,7 +233,7 @@ func (c hubCatalog) List(ctx context.Context) ([]api.CatalogModel, error) {
 		family, params := c.facts.of(m.Path, m.Modified)
 		out = append(out, api.CatalogModel{
 			ID: m.Ref, Path: m.Path, Format: m.Format, Quant: m.Quant, SizeBytes: m.Size, Modified: m.Modified,
-			Family: family, Parameters: params,
+			Family: family, Parameters: params, Aliases: c.aliases[strings.ToLower(m.Ref)],
 		})
 	}
 	return out, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -80,4 +81,23 @@ func (hubRemover) Remove(ctx context.Context, model string) error {
 func serveVersion() string {
 	v, _, _ := buildVersion()
 	return v
+}
+
+// aliasesByRef inverts the alias table: each reference's short names, so
+// /api/tags can list a cached model under them. A target that does not
+// parse is left out (loading it reports the error).
+func aliasesByRef(aliases map[string]string) map[string][]string {
+	out := map[string][]string{}
+	for name, target := range aliases {
+		r, err := hub.ParseRef(target, nil)
+		if err != nil || r.Local() {
+			continue
+		}
+		key := strings.ToLower(r.String())
+		out[key] = append(out[key], name)
+	}
+	for _, names := range out {
+		slices.Sort(names)
+	}
+	return out
 }

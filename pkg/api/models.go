@@ -30,6 +30,9 @@ type CatalogModel struct {
 	// ollama's /api/tags details; zero when unknown.
 	Family     string
 	Parameters int64
+	// Aliases are the short names in the alias table that load this
+	// model (qwen3:0.6b); /api/tags lists each as a name of its own.
+	Aliases []string
 }
 
 // Catalog lists the models on disk (cmd/helexa adapts the Hugging Face
@@ -42,9 +45,11 @@ type Catalog interface {
 type modelEntry struct {
 	Model
 	names []string
-	// path, family and params describe the weights (ollama's details).
-	path, family string
-	params       int64
+	// path, family and params describe the weights (ollama's details);
+	// ref and aliases are the catalog's names for them.
+	path, family, ref string
+	params            int64
+	aliases           []string
 }
 
 func (e *modelEntry) named(id string) bool {
@@ -104,13 +109,13 @@ func (s *Server) models(ctx context.Context) ([]*modelEntry, error) {
 	for _, cm := range cms {
 		if e := findLoaded(out[:loaded], cm); e != nil {
 			// The same model, loaded: keep its state, learn its other names.
-			e.names = append(e.names, cm.ID, cm.Path)
+			e.names = append(append(e.names, cm.ID, cm.Path), cm.Aliases...)
 			e.Format, e.Quant = cm.Format, cm.Quant
-			e.family, e.params = cm.Family, cm.Parameters
+			e.family, e.params, e.ref, e.aliases = cm.Family, cm.Parameters, cm.ID, cm.Aliases
 			continue
 		}
-		out = append(out, &modelEntry{Model: catalogModel(cm, now), names: []string{cm.ID, cm.Path},
-			path: cm.Path, family: cm.Family, params: cm.Parameters})
+		out = append(out, &modelEntry{Model: catalogModel(cm, now), names: append([]string{cm.ID, cm.Path}, cm.Aliases...),
+			path: cm.Path, family: cm.Family, params: cm.Parameters, ref: cm.ID, aliases: cm.Aliases})
 	}
 	return out, nil
 }

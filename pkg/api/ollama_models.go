@@ -70,7 +70,9 @@ func digest(key string) string {
 }
 
 // ollamaTags serves GET /api/tags: the models in the local cache and the
-// loaded ones, under names that load them (org/repo:QUANT, or a path).
+// loaded ones, under names that load them: the Hub reference
+// (org/repo:QUANT) or the path, then each alias of it (qwen3:0.6b), as
+// ollama lists each name of a model.
 func (s *Server) ollamaTags(c *gin.Context) {
 	entries, err := s.models(c.Request.Context())
 	if err != nil && entries == nil {
@@ -81,14 +83,23 @@ func (s *Server) ollamaTags(c *gin.Context) {
 		s.log.Warn("listing the model cache failed; /api/tags shows only loaded models", "err", err)
 	}
 	out := OllamaTags{Models: make([]OllamaModel, 0, len(entries))}
+	seen := map[string]bool{} // a model loaded under two names is listed once
 	for _, e := range entries {
 		path := e.path
-		out.Models = append(out.Models, OllamaModel{
-			Name: e.ID, Model: e.ID, ModifiedAt: time.Unix(e.Created, 0).UTC(), Size: e.SizeBytes,
+		m := OllamaModel{
+			ModifiedAt: time.Unix(e.Created, 0).UTC(), Size: e.SizeBytes,
 			Digest:  digest(firstNonEmpty(path, e.ID)),
 			Details: details(modelFormat(path, e.Format), e.family, e.params, e.Quant),
 			Path:    path, Loaded: e.Loaded,
-		})
+		}
+		for _, name := range append([]string{firstNonEmpty(e.ref, e.ID)}, e.aliases...) {
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			m.Name, m.Model = name, name
+			out.Models = append(out.Models, m)
+		}
 	}
 	c.JSON(http.StatusOK, out)
 }
@@ -229,7 +240,7 @@ func (s *Server) ollamaDelete(c *gin.Context) {
 		})
 		return
 	}
-	if err := s.cfg.Service.Unload(c.Request.Context(), model); err != nil && toRunnerError(err).Kind != engine.KindNotFound {
+	if err := s.unloadAll(c.Request.Context(), model); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -238,6 +249,31 @@ func (s *Server) ollamaDelete(c *gin.Context) {
 		return
 	}
 	c.Status(http.StatusOK)
+}
+
+// unloadAll unloads a model under every name it is loaded by: its own,
+// and any other name of the same weights file (a reference and its alias).
+func (s *Server) unloadAll(ctx context.Context, model string) error {
+	entries, _ := s.models(ctx) // a catalog failure leaves the loaded models
+	paths := map[string]bool{}
+	for _, e := range entries {
+		if e.named(model) && e.path != "" {
+			paths[e.path] = true
+		}
+	}
+	sts, err := s.cfg.Service.PS(ctx)
+	if err != nil {
+		return err
+	}
+	for _, st := range sts {
+		if st.Name != model && !paths[st.Path] {
+			continue
+		}
+		if err := s.cfg.Service.Unload(ctx, st.Name); err != nil && toRunnerError(err).Kind != engine.KindNotFound {
+			return err
+		}
+	}
+	return nil
 }
 
 // ollamaVersion serves GET /api/version.

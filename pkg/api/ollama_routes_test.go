@@ -308,3 +308,40 @@ func TestOllamaStreamAbortCancels(t *testing.T) {
 		})
 	}
 }
+
+// TestOllamaTagsNames checks that /api/tags lists a cached model under its
+// Hub reference and then each alias, once, even when it is loaded by an
+// alias as well, and that deleting it unloads it under every name.
+func TestOllamaTagsNames(t *testing.T) {
+	f := &fakeService{models: []engine.ModelStatus{
+		{Name: "m:small", Path: "/c/m.gguf", State: engine.StateReady},
+		{Name: "org/m-GGUF:Q8_0", Path: "/c/m.gguf", State: engine.StateReady},
+	}}
+	cat := staticCatalog{
+		{ID: "org/m-GGUF:Q8_0", Path: "/c/m.gguf", Format: "gguf", Quant: "Q8_0", Aliases: []string{"m:small", "m:tiny"}},
+		{ID: "org/n-GGUF:Q4_0", Path: "/c/n.gguf", Format: "gguf", Quant: "Q4_0"},
+	}
+	ts := newTextServer(t, f, func(c *Config) {
+		c.Catalog = cat
+		c.Remover = removerFunc(func(context.Context, string) error { return nil })
+	})
+	status, out := get(t, ts, "/api/tags")
+	var tags OllamaTags
+	if status != 200 || json.Unmarshal([]byte(out), &tags) != nil {
+		t.Fatalf("%d %s", status, out)
+	}
+	var names []string
+	for _, m := range tags.Models {
+		names = append(names, m.Name)
+	}
+	if strings.Join(names, ",") != "org/m-GGUF:Q8_0,m:small,m:tiny,org/n-GGUF:Q4_0" {
+		t.Errorf("names %v", names)
+	}
+	if tags.Models[0].Digest != tags.Models[2].Digest || tags.Models[0].Digest == tags.Models[3].Digest || !tags.Models[1].Loaded {
+		t.Errorf("an alias is the same model, another model is not: %+v", tags.Models)
+	}
+	if status, out := do(t, ts, "DELETE", "/api/delete", `{"name":"m:tiny"}`); status != 200 ||
+		strings.Join(f.unloaded, ",") != "m:small,org/m-GGUF:Q8_0" {
+		t.Errorf("delete by an alias: %d %s, unloaded %v", status, out, f.unloaded)
+	}
+}

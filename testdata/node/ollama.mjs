@@ -39,6 +39,9 @@ const listed = tags.models.find((m) => m.name === ref);
 check(listed !== undefined && listed.model === ref && listed.size > 0 && listed.details.format === "gguf" &&
   listed.details.family === "llama" && listed.details.parameter_size !== "" && listed.details.quantization_level === "Q8_0",
   "list names the pulled model with its details", tags);
+const aliased = tags.models.find((m) => m.name === alias);
+check(aliased !== undefined && aliased.digest === listed.digest && aliased.details.family === "llama",
+  "list names the model by its alias too", tags);
 
 // chat by the alias (an ollama-style name), not streamed.
 const chat = await ollama.chat({ model: alias, messages: [{ role: "user", content: "Tell me a story." }], options: { temperature: 0, num_predict: 64 } });
@@ -86,4 +89,4 @@ check(refused !== null && refused.status_code === 400 && /text only/.test(refuse
 
 await ollama.delete({ model: ref });
 const after = await ollama.list();
-check(!after.models.some((m) => m.name === ref), "delete removes the model from the list", after);
+check(!after.models.some((m) => m.name === ref || m.name === alias), "delete removes the model from the list", after);
