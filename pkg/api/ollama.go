@@ -186,8 +186,7 @@ func (s *Server) ollamaGenerate(c *gin.Context) {
 		return s.cfg.Service.Chat(ctx, *g.chat, onDelta)
 	}
 	record := func(d engine.Delta) OllamaGenerateResponse {
-		return OllamaGenerateResponse{Model: req.Model, CreatedAt: s.cfg.Now().UTC(), Response: d.Content,
-			Thinking: d.Reasoning, ToolCalls: ollamaToolCalls(d.ToolCalls, 0)}
+		return OllamaGenerateResponse{Model: req.Model, CreatedAt: s.cfg.Now().UTC(), Response: d.Content, Thinking: d.Reasoning}
 	}
 	finish := func(r *OllamaGenerateResponse, res engine.Result) {
 		r.Done, r.DoneReason = true, doneReason(res.FinishReason)

@@ -244,3 +244,44 @@ func TestOllamaStreamErrorRecord(t *testing.T) {
 		t.Errorf("error before output: %d %s", status, out)
 	}
 }
+
+func TestOllamaEncoders(t *testing.T) {
+	calls := ollamaToolCalls([]engine.ToolCall{{ID: "c1", Name: "f", Arguments: `{"a":1}`}, {Name: "g", Arguments: "not json"}}, 2)
+	b, _ := json.Marshal(calls)
+	if string(b) != `[{"id":"c1","function":{"index":2,"name":"f","arguments":{"a":1}}},{"function":{"index":3,"name":"g","arguments":"not json"}}]` {
+		t.Errorf("tool calls %s", b)
+	}
+	for _, tc := range []struct {
+		got, want string
+	}{
+		{doneReason("tool_calls"), "stop"},
+		{doneReason("length"), "length"},
+		{parameterSize(596_049_920), "596.05M"},
+		{parameterSize(8_030_261_248), "8.0B"},
+		{parameterSize(260_000), "260.00K"},
+		{parameterSize(0), ""},
+		{strings.Join(capabilities("{{ messages }}"), ","), "completion"},
+		{strings.Join(capabilities("{% if tools %}<think>{% endif %}"), ","), "completion,tools,thinking"},
+		{modelFormat("/m/x.GGUF", ""), "gguf"},
+		{modelFormat("/m/dir", ""), "safetensors"},
+		{modelFormat("", ""), ""},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		in   PullProgress
+		want OllamaPullRecord
+	}{
+		{PullProgress{Status: "notice", Message: "using Q8_0"}, OllamaPullRecord{Status: "using Q8_0", Event: "notice"}},
+		{PullProgress{Status: "start", File: "a.gguf", Total: 9}, OllamaPullRecord{Status: "pulling a.gguf", Digest: "a.gguf", Total: 9, Event: "start", File: "a.gguf"}},
+		{PullProgress{Status: "cached", File: "a.gguf", Total: 9}, OllamaPullRecord{Status: "pulling a.gguf", Digest: "a.gguf", Total: 9, Completed: 9, Event: "cached", File: "a.gguf"}},
+		{PullProgress{Status: "verify", File: "a.gguf", Completed: 9, Total: 9}, OllamaPullRecord{Status: "verifying sha256 digest", Digest: "a.gguf", Total: 9, Completed: 9, Event: "verify", File: "a.gguf"}},
+		{PullProgress{Status: "success"}, OllamaPullRecord{Status: "success"}},
+	} {
+		if got := pullRecord(tc.in); got != tc.want {
+			t.Errorf("pullRecord(%+v) = %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+}

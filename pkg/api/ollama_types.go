@@ -104,13 +104,12 @@ type OllamaChatResponse struct {
 
 // OllamaGenerateResponse is one NDJSON record of /api/generate.
 type OllamaGenerateResponse struct {
-	Model      string           `json:"model"`
-	CreatedAt  time.Time        `json:"created_at"`
-	Response   string           `json:"response"`
-	Thinking   string           `json:"thinking,omitempty"`
-	ToolCalls  []OllamaToolCall `json:"tool_calls,omitempty"`
-	Done       bool             `json:"done"`
-	DoneReason string           `json:"done_reason,omitempty"`
+	Model      string    `json:"model"`
+	CreatedAt  time.Time `json:"created_at"`
+	Response   string    `json:"response"`
+	Thinking   string    `json:"thinking,omitempty"`
+	Done       bool      `json:"done"`
+	DoneReason string    `json:"done_reason,omitempty"`
 	*OllamaMetrics
 }
 
