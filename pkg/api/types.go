@@ -348,7 +348,7 @@ type PullRequest struct {
 	PreferCache bool `json:"prefer_cache,omitempty"`
 	// ollama's fields: "name" is its old spelling of "model"; stream
 	// false answers with the last record only; insecure is accepted and
-	// has no effect (the Hub is always HTTPS).
+	// ignored (it is about ollama registries, not the Hub).
 	Name     string `json:"name,omitempty"`
 	Stream   *bool  `json:"stream,omitempty"`
 	Insecure bool   `json:"insecure,omitempty"`
