@@ -1,8 +1,13 @@
 // The ollama JavaScript client (0.6.4) as applications use it, against a
-// running helexa daemon: NODE_E2E_HOST (http://host:port), the model's Hub
-// reference NODE_E2E_REF and its alias NODE_E2E_ALIAS (in the daemon's
-// alias table), and NODE_E2E_TEXT (what the model writes: the daemon
-// replays it) come from the Go test (cmd/helexa/ollama_node_e2e_test.go).
+// running helexa daemon. The Go test (cmd/helexa/ollama_node_e2e_test.go)
+// runs it in two modes (NODE_E2E_MODE):
+//   - "api": NODE_E2E_HOST (http://host:port), the model's Hub reference
+//     NODE_E2E_REF and its alias NODE_E2E_ALIAS (in the daemon's alias
+//     table), and NODE_E2E_TEXT, what the model writes (the daemon replays
+//     it): version, pull, list, chat, generate, embed, show, ps, delete.
+//   - "tools": NODE_E2E_HOST and a model NODE_E2E_REF whose replayed answer
+//     is reasoning and a get_weather call for Paris: thinking and tool calls
+//     in ollama's shape, streamed and not, and a tool result sent back.
 // Exits non-zero, naming the failed check, when anything is off.
 import { Ollama } from "ollama";
 
@@ -19,6 +24,11 @@ function check(ok, what, detail) {
     process.exit(1);
   }
   console.log(`ok ${what}`);
+}
+
+if (process.env.NODE_E2E_MODE === "tools") {
+  await toolChecks();
+  process.exit(0);
 }
 
 const version = await ollama.version();
@@ -90,3 +100,31 @@ check(refused !== null && refused.status_code === 400 && /text only/.test(refuse
 await ollama.delete({ model: ref });
 const after = await ollama.list();
 check(!after.models.some((m) => m.name === ref || m.name === alias), "delete removes the model from the list", after);
+
+async function toolChecks() {
+  const tools = [{ type: "function", function: { name: "get_weather", description: "Weather of a city",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
+  const messages = [{ role: "user", content: "Weather in Paris?" }];
+  const isParisCall = (calls) => Array.isArray(calls) && calls.length === 1 &&
+    calls[0].function.name === "get_weather" && calls[0].function.arguments.city === "Paris";
+
+  const r = await ollama.chat({ model: ref, messages, tools, think: true, options: { num_predict: 200 } });
+  check(isParisCall(r.message.tool_calls) && r.message.thinking.includes("weather") && r.done_reason === "stop" &&
+    !r.message.content.includes("tool_call"), "chat: thinking and a tool call in ollama's shape", r);
+
+  let thinking = "";
+  const calls = [];
+  for await (const part of await ollama.chat({ model: ref, messages, tools, think: true, stream: true, options: { num_predict: 200 } })) {
+    thinking += part.message.thinking ?? "";
+    calls.push(...(part.message.tool_calls ?? []));
+  }
+  check(isParisCall(calls) && thinking === r.message.thinking, "chat streamed: thinking and a tool call", { thinking, calls });
+
+  const followUp = await ollama.chat({ model: ref, tools, options: { num_predict: 200 }, messages: [...messages,
+    { role: "assistant", content: "", thinking: r.message.thinking, tool_calls: r.message.tool_calls },
+    { role: "tool", content: "18 degrees and sunny", tool_name: "get_weather" }] });
+  check(followUp.done === true && followUp.prompt_eval_count > r.prompt_eval_count, "a tool result goes back to the model", followUp);
+
+  const show = await ollama.show({ model: ref });
+  check(show.capabilities.includes("tools") && show.capabilities.includes("thinking"), "show: tools and thinking capabilities", show.capabilities);
+}
