@@ -18,6 +18,10 @@ func (s *Server) ollamaEmbed(c *gin.Context) {
 		s.fail(c, badRequest("field \"input\" must hold 1 to %d strings", maxPrompts))
 		return
 	}
+	if req.Dimensions != 0 {
+		s.fail(c, badRequest("dimensions = %d is not supported: helexa returns the model's full embedding; leave \"dimensions\" out", req.Dimensions))
+		return
+	}
 	res, total, ok := s.ollamaEmbedRun(c, engine.EmbedRequest{Model: req.Model, Inputs: req.Input.Texts,
 		Tokens: req.Input.Tokens, KeepAlive: durationPtr(req.KeepAlive)})
 	if !ok {

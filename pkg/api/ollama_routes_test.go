@@ -157,6 +157,9 @@ func TestOllamaModelEndpoints(t *testing.T) {
 		{"embeddings (older)", "POST", "/api/embeddings", `{"model":"m","prompt":"a"}`, 200, func(out string) bool {
 			return out == `{"embedding":[0.6,0.8]}`
 		}},
+		{"embed with dimensions", "POST", "/api/embed", `{"model":"m","input":"a","dimensions":8}`, 400, func(out string) bool {
+			return strings.Contains(out, `"error":"dimensions = 8 is not supported`)
+		}},
 		{"embed without input", "POST", "/api/embed", `{"model":"m"}`, 400, func(out string) bool { return strings.Contains(out, `"error":"field \"input\"`) }},
 		{"unknown /api/ route", "GET", "/api/nope", "", 404, func(out string) bool { return strings.HasPrefix(out, `{"error":"no endpoint`) }},
 	} {

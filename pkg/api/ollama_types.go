@@ -208,11 +208,13 @@ type OllamaPullRecord struct {
 
 // OllamaEmbedRequest is the body of POST /api/embed.
 type OllamaEmbedRequest struct {
-	Model     string         `json:"model"`
-	Input     EmbeddingInput `json:"input"`
-	Truncate  *bool          `json:"truncate,omitempty"`
-	Options   OllamaOptions  `json:"options"`
-	KeepAlive *Duration      `json:"keep_alive,omitempty"`
+	Model    string         `json:"model"`
+	Input    EmbeddingInput `json:"input"`
+	Truncate *bool          `json:"truncate,omitempty"`
+	// Dimensions asks for shorter vectors, which helexa does not make.
+	Dimensions int           `json:"dimensions,omitempty"`
+	Options    OllamaOptions `json:"options"`
+	KeepAlive  *Duration     `json:"keep_alive,omitempty"`
 }
 
 // OllamaEmbedResponse is the POST /api/embed response.
