@@ -166,7 +166,7 @@ func (s *Server) ollamaGenerate(c *gin.Context) {
 	if !s.bindOpenAI(c, &req) {
 		return
 	}
-	if req.Prompt == "" && req.System == "" && len(req.Images) == 0 && validateModel(req.Model) == nil {
+	if req.Prompt == "" && req.System == "" && req.Suffix == "" && len(req.Images) == 0 && validateModel(req.Model) == nil {
 		s.ollamaLoadOnly(c, req.Model, req.KeepAlive, req.Options.NumCtx, func(r OllamaGenerateResponse) any { return r })
 		return
 	}
