@@ -109,53 +109,26 @@ func (s *Server) ollamaChat(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	start := s.cfg.Now()
 	ctx := engine.WithRequestID(c.Request.Context(), newID("chat-"))
-	record := func(m OllamaMessage) OllamaChatResponse {
-		m.Role = "assistant"
-		return OllamaChatResponse{Model: req.Model, CreatedAt: s.cfg.Now().UTC(), Message: m}
+	calls := 0 // tool calls streamed so far, for their index
+	record := func(d engine.Delta, first int, m *OllamaMetrics) OllamaChatResponse {
+		return OllamaChatResponse{Model: req.Model, CreatedAt: s.cfg.Now().UTC(), OllamaMetrics: m,
+			Message: OllamaMessage{Role: "assistant", Content: d.Content, Thinking: d.Reasoning, ToolCalls: ollamaToolCalls(d.ToolCalls, first)}}
 	}
-	calls := 0
-	message := func(d engine.Delta) OllamaMessage {
-		m := OllamaMessage{Content: d.Content, Thinking: d.Reasoning, ToolCalls: ollamaToolCalls(d.ToolCalls, calls)}
-		calls += len(d.ToolCalls)
-		return m
-	}
-	if streams(req.Stream) {
-		w := s.newNDJSONWriter(c)
-		res, err := s.cfg.Service.Chat(ctx, rreq, func(d engine.Delta) error {
-			return w.send(record(message(d)))
-		})
-		if err != nil {
-			s.finishNDJSON(c, w, err)
-			return
-		}
-		s.metrics.usage(req.Model, res.Usage)
-		last := record(OllamaMessage{})
-		last.Done, last.DoneReason = true, doneReason(res.FinishReason)
-		last.OllamaMetrics = ollamaMetrics(res.Usage, s.cfg.Now().Sub(start).Nanoseconds())
-		_ = w.send(last)
-		return
-	}
-	var whole OllamaMessage
-	var content, thinking strings.Builder
-	res, err := s.cfg.Service.Chat(ctx, rreq, func(d engine.Delta) error {
-		m := message(d)
-		content.WriteString(m.Content)
-		thinking.WriteString(m.Thinking)
-		whole.ToolCalls = append(whole.ToolCalls, m.ToolCalls...)
-		return nil
+	s.ollamaAnswer(c, req.Model, streams(req.Stream), func(onDelta func(engine.Delta) error) (engine.Result, error) {
+		return s.cfg.Service.Chat(ctx, rreq, onDelta)
+	}, ollamaShape{
+		piece: func(d engine.Delta) any {
+			r := record(d, calls, nil)
+			calls += len(d.ToolCalls)
+			return r
+		},
+		final: func(whole engine.Delta, reason string, m *OllamaMetrics) any {
+			r := record(whole, 0, m)
+			r.Done, r.DoneReason = true, reason
+			return r
+		},
 	})
-	if err != nil {
-		s.failOrGone(c, err)
-		return
-	}
-	s.metrics.usage(req.Model, res.Usage)
-	whole.Content, whole.Thinking = content.String(), thinking.String()
-	out := record(whole)
-	out.Done, out.DoneReason = true, doneReason(res.FinishReason)
-	out.OllamaMetrics = ollamaMetrics(res.Usage, s.cfg.Now().Sub(start).Nanoseconds())
-	c.JSON(http.StatusOK, out)
 }
 
 // ollamaGenerate serves POST /api/generate: the prompt as a user turn
@@ -175,50 +148,69 @@ func (s *Server) ollamaGenerate(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	start := s.cfg.Now()
 	ctx := engine.WithRequestID(c.Request.Context(), newID("gen-"))
-	run := func(onDelta func(engine.Delta) error) (engine.Result, error) {
+	record := func(d engine.Delta) OllamaGenerateResponse {
+		return OllamaGenerateResponse{Model: req.Model, CreatedAt: s.cfg.Now().UTC(), Response: d.Content, Thinking: d.Reasoning}
+	}
+	s.ollamaAnswer(c, req.Model, streams(req.Stream), func(onDelta func(engine.Delta) error) (engine.Result, error) {
 		if g.complete != nil {
 			return s.cfg.Service.Complete(ctx, *g.complete, func(d engine.Delta) error {
 				return onDelta(engine.Delta{Content: d.Reasoning + d.Content})
 			})
 		}
 		return s.cfg.Service.Chat(ctx, *g.chat, onDelta)
+	}, ollamaShape{
+		piece: func(d engine.Delta) any { return record(d) },
+		final: func(whole engine.Delta, reason string, m *OllamaMetrics) any {
+			r := record(whole)
+			r.Done, r.DoneReason, r.OllamaMetrics = true, reason, m
+			return r
+		},
+	})
+}
+
+// ollamaShape makes an endpoint's records: piece one streamed record per
+// delta, final the last record (streamed) or the only one (not streamed),
+// given the whole output (only when not streamed), ollama's done_reason and
+// the counts.
+type ollamaShape struct {
+	piece func(d engine.Delta) any
+	final func(whole engine.Delta, reason string, m *OllamaMetrics) any
+}
+
+// ollamaAnswer runs a generation and answers in ollama's shape: streamed
+// as NDJSON, a record per delta and a final one, or as one JSON record of
+// the whole output.
+func (s *Server) ollamaAnswer(c *gin.Context, model string, stream bool, run func(func(engine.Delta) error) (engine.Result, error), sh ollamaShape) {
+	start := s.cfg.Now()
+	metrics := func(res engine.Result) *OllamaMetrics {
+		s.metrics.usage(model, res.Usage)
+		return ollamaMetrics(res.Usage, s.cfg.Now().Sub(start).Nanoseconds())
 	}
-	record := func(d engine.Delta) OllamaGenerateResponse {
-		return OllamaGenerateResponse{Model: req.Model, CreatedAt: s.cfg.Now().UTC(), Response: d.Content, Thinking: d.Reasoning}
-	}
-	finish := func(r *OllamaGenerateResponse, res engine.Result) {
-		r.Done, r.DoneReason = true, doneReason(res.FinishReason)
-		r.OllamaMetrics = ollamaMetrics(res.Usage, s.cfg.Now().Sub(start).Nanoseconds())
-	}
-	if streams(req.Stream) {
+	if stream {
 		w := s.newNDJSONWriter(c)
-		res, err := run(func(d engine.Delta) error { return w.send(record(d)) })
+		res, err := run(func(d engine.Delta) error { return w.send(sh.piece(d)) })
 		if err != nil {
 			s.finishNDJSON(c, w, err)
 			return
 		}
-		s.metrics.usage(req.Model, res.Usage)
-		last := record(engine.Delta{})
-		finish(&last, res)
-		_ = w.send(last)
+		_ = w.send(sh.final(engine.Delta{}, doneReason(res.FinishReason), metrics(res)))
 		return
 	}
-	var content, thinking strings.Builder
+	var content, reasoning strings.Builder
+	var calls []engine.ToolCall
 	res, err := run(func(d engine.Delta) error {
 		content.WriteString(d.Content)
-		thinking.WriteString(d.Reasoning)
+		reasoning.WriteString(d.Reasoning)
+		calls = append(calls, d.ToolCalls...)
 		return nil
 	})
 	if err != nil {
 		s.failOrGone(c, err)
 		return
 	}
-	s.metrics.usage(req.Model, res.Usage)
-	out := record(engine.Delta{Content: content.String(), Reasoning: thinking.String()})
-	finish(&out, res)
-	c.JSON(http.StatusOK, out)
+	whole := engine.Delta{Content: content.String(), Reasoning: reasoning.String(), ToolCalls: calls}
+	c.JSON(http.StatusOK, sh.final(whole, doneReason(res.FinishReason), metrics(res)))
 }
 
 // ollamaLoadOnly answers a generate or chat request with nothing to
