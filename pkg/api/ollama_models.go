@@ -55,7 +55,7 @@ func modelFormat(path, known string) string {
 
 // details builds ollama's details object.
 func details(format, family string, params int64, quant string) OllamaDetails {
-	d := OllamaDetails{Format: format, Family: family, ParameterSize: parameterSize(params), QuantizationLevel: quant}
+	d := OllamaDetails{Format: format, Family: family, Families: []string{}, ParameterSize: parameterSize(params), QuantizationLevel: quant}
 	if family != "" {
 		d.Families = []string{family}
 	}
