@@ -36,8 +36,11 @@ func newServeCmd(s streams) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve models over an OpenAI-compatible HTTP API",
 		Long: `Serve models over an OpenAI-compatible HTTP API (/v1/chat/completions,
-/v1/completions, /v1/models) plus native endpoints (/api/ps, /api/load,
-/api/unload, /api/show, /api/pull, /health, /metrics).
+/v1/completions, /v1/embeddings, /v1/models), ollama's API (/api/chat,
+/api/generate, /api/tags, /api/show, /api/ps, /api/embed, /api/pull,
+/api/delete, /api/version), llama-server's utility endpoints (/tokenize,
+/detokenize, /apply-template, /props) and helexa's own (/api/load,
+/api/unload, /health, /metrics).
 
 Runs in the foreground by default, logging to stderr; SIGINT/SIGTERM stop
 accepting connections and let in-flight requests finish (--shutdown-timeout).
@@ -105,7 +108,7 @@ func runServe(ctx context.Context, opts serveOptions, s streams) error {
 	guard := api.Guard{BindHost: bindHost, AllowedHosts: api.ParseList(envvars.AllowedHosts.Get()),
 		Origins: api.ParseList(envvars.Origins.Get())}
 	srv, err := api.NewServer(api.Config{Service: mgr, Engine: mgr, Puller: puller, Catalog: catalog, APIKey: apiKey, Guard: guard,
-		MaxBodyBytes: int64(maxBody)})
+		MaxBodyBytes: int64(maxBody), Remover: hubRemover{}, Version: serveVersion()})
 	if err != nil {
 		return err
 	}
@@ -205,11 +208,20 @@ func newServeCatalog() (api.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return hubCatalog{hc: hc}, nil
+	o, err := hub.OptionsFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	return hubCatalog{hc: hc, facts: &weightFacts{}, aliases: aliasesByRef(o.Aliases)}, nil
 }
 
-// hubCatalog lists the models in the Hugging Face cache for /v1/models.
-type hubCatalog struct{ hc *hub.Client }
+// hubCatalog lists the models in the Hugging Face cache for /v1/models
+// and /api/tags.
+type hubCatalog struct {
+	hc      *hub.Client
+	facts   *weightFacts
+	aliases map[string][]string // reference (lower case) → its aliases
+}
 
 func (c hubCatalog) List(ctx context.Context) ([]api.CatalogModel, error) {
 	cached, err := c.hc.List(ctx)
@@ -218,8 +230,10 @@ func (c hubCatalog) List(ctx context.Context) ([]api.CatalogModel, error) {
 	}
 	out := make([]api.CatalogModel, 0, len(cached))
 	for _, m := range cached {
+		family, params := c.facts.of(m.Path, m.Modified)
 		out = append(out, api.CatalogModel{
 			ID: m.Ref, Path: m.Path, Format: m.Format, Quant: m.Quant, SizeBytes: m.Size, Modified: m.Modified,
+			Family: family, Parameters: params, Aliases: c.aliases[strings.ToLower(m.Ref)],
 		})
 	}
 	return out, nil
@@ -250,7 +264,7 @@ func (hubPuller) PullCached(ctx context.Context, model string, progress func(api
 
 func hubPull(ctx context.Context, model string, preferCache bool, progress func(api.PullProgress)) error {
 	hc, err := newHubClientWith("", func(e hub.Event) {
-		progress(api.PullProgress{Status: string(e.Kind), File: e.File, Completed: e.Bytes, Total: e.Total})
+		progress(api.PullProgress{Status: string(e.Kind), File: e.File, Completed: e.Bytes, Total: e.Total, Message: e.Message})
 	}, preferCache)
 	if err != nil {
 		return err

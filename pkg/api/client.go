@@ -113,9 +113,14 @@ func (c *Client) do(ctx context.Context, method, path string, body any) (*http.R
 	return resp, nil
 }
 
-// readError decodes an error response into a *engine.Error.
+// readError decodes an error response (OpenAI's shape, or ollama's on
+// /api/ routes) into a *engine.Error.
 func readError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var oe OllamaError
+	if json.Unmarshal(b, &oe) == nil && oe.Error != "" {
+		return &engine.Error{Kind: kindOf(resp.StatusCode, oe.Code), Msg: oe.Error}
+	}
 	var er ErrorResponse
 	if err := json.Unmarshal(b, &er); err != nil || er.Error.Message == "" {
 		msg := strings.TrimSpace(string(b))
@@ -186,15 +191,25 @@ func (c *Client) Unload(ctx context.Context, model string) error {
 // PS lists the loaded models.
 func (c *Client) PS(ctx context.Context) ([]engine.ModelStatus, error) {
 	var out PSResponse
-	err := c.call(ctx, http.MethodGet, "/api/ps", nil, &out)
-	return out.Models, err
+	if err := c.call(ctx, http.MethodGet, "/api/ps", nil, &out); err != nil {
+		return nil, err
+	}
+	sts := make([]engine.ModelStatus, len(out.Models))
+	for i, m := range out.Models {
+		sts[i] = m.status()
+	}
+	return sts, nil
 }
 
 // Show describes a model.
 func (c *Client) Show(ctx context.Context, model string) (engine.ModelDetails, error) {
-	var d engine.ModelDetails
-	err := c.call(ctx, http.MethodPost, "/api/show", ModelRequest{Model: model}, &d)
-	return d, err
+	var out ShowResponse
+	if err := c.call(ctx, http.MethodPost, "/api/show", ShowRequest{Model: model}, &out); err != nil {
+		return engine.ModelDetails{}, err
+	}
+	d := out.ModelDetails
+	d.Template = out.Template
+	return d, nil
 }
 
 // Pull asks the daemon to download a model, passing each progress line to
@@ -217,12 +232,19 @@ func (c *Client) PullWith(ctx context.Context, req PullRequest, progress func(Pu
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
-		var p PullProgress
-		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+		var r OllamaPullRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return fmt.Errorf("decoding pull progress: %w", err)
 		}
-		if p.Error != nil {
-			return &engine.Error{Kind: kindOf(0, p.Error.Code), Msg: p.Error.Message}
+		if r.Error != "" {
+			return &engine.Error{Kind: kindOf(0, r.Code), Msg: r.Error}
+		}
+		if r.Event == "" && r.Status != "success" {
+			continue // ollama's own records ("pulling manifest")
+		}
+		p := PullProgress{Status: firstNonEmpty(r.Event, r.Status), File: r.File, Completed: r.Completed, Total: r.Total}
+		if r.Event == "notice" {
+			p.Message = r.Status
 		}
 		if progress != nil {
 			progress(p)

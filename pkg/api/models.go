@@ -26,6 +26,13 @@ type CatalogModel struct {
 	Quant     string
 	SizeBytes int64
 	Modified  time.Time
+	// Family (the architecture) and Parameters describe the weights for
+	// ollama's /api/tags details; zero when unknown.
+	Family     string
+	Parameters int64
+	// Aliases are the short names in the alias table that load this
+	// model (qwen3:0.6b); /api/tags lists each as a name of its own.
+	Aliases []string
 }
 
 // Catalog lists the models on disk (cmd/helexa adapts the Hugging Face
@@ -38,6 +45,11 @@ type Catalog interface {
 type modelEntry struct {
 	Model
 	names []string
+	// path, family and params describe the weights (ollama's details);
+	// ref and aliases are the catalog's names for them.
+	path, family, ref string
+	params            int64
+	aliases           []string
 }
 
 func (e *modelEntry) named(id string) bool {
@@ -84,7 +96,7 @@ func (s *Server) models(ctx context.Context) ([]*modelEntry, error) {
 	now := s.cfg.Now().Unix()
 	out := make([]*modelEntry, 0, len(sts))
 	for _, st := range sts {
-		out = append(out, &modelEntry{Model: toModel(st, now), names: []string{st.Name, st.Path}})
+		out = append(out, &modelEntry{Model: toModel(st, now), names: []string{st.Name, st.Path}, path: st.Path})
 	}
 	if s.cfg.Catalog == nil {
 		return out, nil
@@ -97,11 +109,13 @@ func (s *Server) models(ctx context.Context) ([]*modelEntry, error) {
 	for _, cm := range cms {
 		if e := findLoaded(out[:loaded], cm); e != nil {
 			// The same model, loaded: keep its state, learn its other names.
-			e.names = append(e.names, cm.ID, cm.Path)
+			e.names = append(append(e.names, cm.ID, cm.Path), cm.Aliases...)
 			e.Format, e.Quant = cm.Format, cm.Quant
+			e.family, e.params, e.ref, e.aliases = cm.Family, cm.Parameters, cm.ID, cm.Aliases
 			continue
 		}
-		out = append(out, &modelEntry{Model: catalogModel(cm, now), names: []string{cm.ID, cm.Path}})
+		out = append(out, &modelEntry{Model: catalogModel(cm, now), names: append([]string{cm.ID, cm.Path}, cm.Aliases...),
+			path: cm.Path, family: cm.Family, params: cm.Parameters, ref: cm.ID, aliases: cm.Aliases})
 	}
 	return out, nil
 }

@@ -97,6 +97,10 @@ type Config struct {
 	// Guard says which Host headers and browser origins are accepted
 	// (loopback and localhost only by default).
 	Guard Guard
+	// Remover serves DELETE /api/delete; nil answers 501.
+	Remover Remover
+	// Version is helexa's version, for GET /api/version and /props.
+	Version string
 }
 
 // Server is the HTTP front end over an engine.Service.
@@ -171,11 +175,13 @@ func (s *Server) routes() *gin.Engine {
 	auth.POST("/v1/messages/count_tokens", s.countTokens)
 	auth.GET("/v1/models", s.listModels)
 	auth.GET("/v1/models/*id", s.getModel)
-	auth.GET("/api/ps", s.ps)
+	auth.GET("/api/ps", s.ollamaPS)
 	auth.POST("/api/load", s.load)
 	auth.POST("/api/unload", s.unload)
-	auth.POST("/api/show", s.show)
+	auth.POST("/api/show", s.ollamaShow)
 	auth.POST("/api/pull", s.pull)
+	s.ollamaRoutes(auth)
+	s.utilityRoutes(auth)
 	auth.GET("/metrics", s.metricsHandler)
 	return e
 }
@@ -291,6 +297,10 @@ func (s *Server) writeError(c *gin.Context, status int, body ErrorBody) {
 	}
 	if isAnthropicPath(c.Request.URL.Path) {
 		c.JSON(status, anthropicError(status, body))
+		return
+	}
+	if isOllamaRoute(c.Request.URL.Path) {
+		c.JSON(status, OllamaError{Error: body.Message, Code: body.Code})
 		return
 	}
 	c.JSON(status, ErrorResponse{Error: body})

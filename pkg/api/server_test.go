@@ -239,7 +239,11 @@ func TestAuth(t *testing.T) {
 		if status != c.want {
 			t.Errorf("%s: status %d, want %d: %s", c.name, status, c.want, out)
 		}
-		if status == 401 && !strings.Contains(out, `"authentication_error"`) {
+		want := `"authentication_error"` // OpenAI's shape; ollama's on /api/ routes
+		if strings.HasPrefix(c.path, "/api/") {
+			want = `"error":"missing or wrong API key`
+		}
+		if status == 401 && !strings.Contains(out, want) {
 			t.Errorf("%s: body %s", c.name, out)
 		}
 	}

@@ -326,11 +326,6 @@ type ModelList struct {
 	Data   []Model `json:"data"`
 }
 
-// PSResponse is the GET /api/ps response.
-type PSResponse struct {
-	Models []engine.ModelStatus `json:"models"`
-}
-
 // LoadRequest is the POST /api/load body.
 type LoadRequest struct {
 	Model     string    `json:"model"`
@@ -351,16 +346,25 @@ type PullRequest struct {
 	// PreferCache skips the Hub when the cache already holds a complete
 	// snapshot (what `helexa run` asks before loading through a daemon).
 	PreferCache bool `json:"prefer_cache,omitempty"`
+	// ollama's fields: "name" is its old spelling of "model"; stream
+	// false answers with the last record only; insecure is accepted and
+	// ignored (it is about ollama registries, not the Hub).
+	Name     string `json:"name,omitempty"`
+	Stream   *bool  `json:"stream,omitempty"`
+	Insecure bool   `json:"insecure,omitempty"`
 }
 
-// PullProgress is one NDJSON line of POST /api/pull. The last line has
-// Status "success", or Error set.
+// PullProgress is one step of a pull as a Puller reports it and the Go
+// Client hands it on: Status is the hub's event kind (start, progress,
+// verify, done, cached, notice), or "success" at the end. On the wire it
+// is an OllamaPullRecord.
 type PullProgress struct {
-	Status    string     `json:"status"`
-	File      string     `json:"file,omitempty"`
-	Completed int64      `json:"completed,omitempty"`
-	Total     int64      `json:"total,omitempty"`
-	Error     *ErrorBody `json:"error,omitempty"`
+	Status    string `json:"status"`
+	File      string `json:"file,omitempty"`
+	Completed int64  `json:"completed,omitempty"`
+	Total     int64  `json:"total,omitempty"`
+	// Message is a notice's text (which quant was picked, …).
+	Message string `json:"message,omitempty"`
 }
 
 // ErrorBody is the inside of an OpenAI-shaped error.
