@@ -144,7 +144,7 @@ func TestOllamaModelEndpoints(t *testing.T) {
 			return len(removed) == 1 && removed[0] == "org/m-GGUF:Q8_0" && len(f.unloaded) == 1
 		}},
 		{"delete of a missing model", "DELETE", "/api/delete", `{"model":"gone/x"}`, 404, func(out string) bool {
-			return out == `{"error":"model gone/x is not cached","code":"not_found"}`
+			return out == `{"error":"model gone/x is not cached","code":"model_not_found"}`
 		}},
 		{"embed", "POST", "/api/embed", `{"model":"m","input":["a","b"]}`, 200, func(out string) bool {
 			var e OllamaEmbedResponse

@@ -240,7 +240,7 @@ func TestOllamaStreamErrorRecord(t *testing.T) {
 	f = &fakeService{err: engine.Errorf(engine.KindNotFound, "model x not found")}
 	ts = newTestServer(t, f, nil)
 	status, out = post(t, ts, "/api/generate", `{"model":"x","prompt":"hi"}`)
-	if status != 404 || out != `{"error":"model x not found","code":"not_found"}` {
+	if status != 404 || out != `{"error":"model x not found","code":"model_not_found"}` {
 		t.Errorf("error before output: %d %s", status, out)
 	}
 }
