@@ -1,12 +1,14 @@
-// Package api owns helexa's HTTP surface: the gin server with the
-// OpenAI-compatible endpoints (/v1/chat/completions, /v1/completions,
-// /v1/models) and the native ones (/api/ps, /api/load, /api/unload,
-// /api/show, /api/pull, /health, /metrics), their request and response
-// types, and the Go Client that implements engine.Service against a daemon.
-// /v1/models lists the loaded models and, through a Catalog, the models on
-// disk. The endpoints encode what the engine emits (reasoning, content and
-// structured tool calls, parsed by the engine with the model's output
-// format) in the protocol's shape; they parse no model output themselves.
+// Package api owns helexa's HTTP surface: the gin server and one encoder
+// per protocol over the same engine path — OpenAI (chat/completions,
+// completions, embeddings, models, responses), Anthropic's Messages API,
+// ollama's API (/api/chat, /api/generate, /api/tags, /api/show, /api/ps,
+// /api/pull, /api/delete, …) and llama-server's utility endpoints — plus
+// helexa's own routes (/api/load, /api/unload, /health, /metrics), the
+// browser guard, their request and response types, and the Go Client that
+// implements engine.Service against a daemon. The endpoints encode what
+// the engine emits (reasoning, content and structured tool calls, parsed
+// by the engine with the model's output format) in the protocol's shape;
+// they parse no model output themselves.
 package api
 
 import (
