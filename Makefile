@@ -4,7 +4,7 @@ STATICCHECK_VERSION ?= v0.6.1
 BIN := bin/helexa
 FUZZTIME ?= 5s
 
-.PHONY: build test test-race lint fuzz bench clean node-deps cuda ptx test-gpu gpu-bundle
+.PHONY: build test test-all test-race lint fuzz bench clean node-deps cuda ptx test-gpu gpu-bundle
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -12,14 +12,25 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN) ./cmd/helexa
 
-# The README's test command. Fixtures come from ../shared/fixtures (or $$HELEXA_FIXTURES).
+# The README's test command (about 10 minutes on 2 cores with a cold Go
+# cache): every package's tests, the end-to-end ones through the real binary
+# and the real Node clients included. Fixtures come from ../shared/fixtures
+# (or $$HELEXA_FIXTURES).
 test: build node-deps
-	$(GO) vet ./...
 	$(GO) test -timeout 30m ./...
+
+# Everything CI runs: make test, then go vet, the exhaustive matrices
+# (HELEXA_TEST_ALL=1: every fixture on the emulated GPU; only the packages
+# that read it run again, the rest come from the test cache) and the race
+# detector over the engine and the API.
+test-all: test
+	$(GO) vet ./...
+	HELEXA_TEST_ALL=1 $(GO) test -timeout 60m ./...
 	$(GO) test -race -timeout 30m ./pkg/engine/... ./pkg/api/...
 
-# The OpenAI Node SDK for the Node end-to-end test (testdata/node, pinned by
-# its package-lock.json; needs Node.js and the npm registry).
+# The real Node clients (OpenAI, Anthropic and ollama SDKs) for the
+# end-to-end tests (testdata/node, pinned by its package-lock.json; needs
+# Node.js and the npm registry).
 node-deps:
 	cd testdata/node && npm ci --no-audit --no-fund --loglevel=error
 

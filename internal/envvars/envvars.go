@@ -91,6 +91,7 @@ var (
 	Fixtures   = Var{"HELEXA_FIXTURES", "", "tests only: the shared fixtures directory (default: ../shared/fixtures beside the repository)"}
 	TestBin    = Var{"HELEXA_TEST_BIN", "", "tests only: a built helexa binary the end-to-end tests start instead of building one (make test-gpu on a machine without Go)"}
 	TestRunner = Var{"HELEXA_TEST_RUNNER", "", "tests only: 1 makes a package's test binary serve as a runner process"}
+	TestAll    = Var{"HELEXA_TEST_ALL", "", "tests only: 1 runs the exhaustive matrices too (every fixture on the emulated GPU, every kernel level); make test-all sets it"}
 )
 
 // All lists every variable: the user's, in the order --help shows them,
@@ -104,7 +105,7 @@ func User() []Var {
 }
 
 // TestsOnly lists the variables only tests set (hidden from --help).
-func TestsOnly() []Var { return []Var{CUDAFault, TestReplay, Fixtures, TestBin, TestRunner} }
+func TestsOnly() []Var { return []Var{CUDAFault, TestReplay, Fixtures, TestBin, TestRunner, TestAll} }
 
 // Help renders the table shown at the end of `helexa --help`: the user's
 // variables.

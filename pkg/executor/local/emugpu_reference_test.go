@@ -56,7 +56,10 @@ func TestReferenceOnEmulatedGPU(t *testing.T) {
 		t.Skip("emulates the GPU kernels of whole models")
 	}
 	for _, name := range emulatedGPUModels {
-		t.Run(name, func(t *testing.T) { checkReferenceModel(t, name, referenceModels[name], openEmulatedGPU(0)) })
+		t.Run(name, func(t *testing.T) {
+			quickEmulatedGPU(t, name)
+			checkReferenceModel(t, name, referenceModels[name], openEmulatedGPU(0))
+		})
 	}
 	for _, fr := range familyReferences {
 		name := fr.shape + "-" + fr.quant
@@ -64,9 +67,24 @@ func TestReferenceOnEmulatedGPU(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
+			quickEmulatedGPU(t, name)
 			ref := readReference(t, filepath.Join(familyRefDir, name+".json"))
 			checkReference(t, ref, writeFamilyModel(t, fr.shape, fr.quant, ref), fr.tol, openEmulatedGPU(familyChunk))
 		})
+	}
+}
+
+// emulatedGPUQuick are the models make test runs on the emulated GPU (a
+// minute in all): a plain block type, a K-quant mix, and the quantized
+// recurrent MoE model on a near tie. make test-all runs every model above.
+var emulatedGPUQuick = map[string]bool{"llama-q-Q8_0": true, "llama-q-Q4_K_M": true, "qwen35moe-tiny-q8_0": true}
+
+// quickEmulatedGPU skips a model outside emulatedGPUQuick unless the
+// exhaustive matrices run.
+func quickEmulatedGPU(t *testing.T, name string) {
+	t.Helper()
+	if !emulatedGPUQuick[name] {
+		fixtures.Exhaustive(t, "the emulated GPU on "+name)
 	}
 }
 
