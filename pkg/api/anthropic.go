@@ -101,17 +101,9 @@ func (s *Server) streamMessages(ctx context.Context, c *gin.Context, rreq engine
 // finishMessageStream ends a failed stream: before any event as a plain
 // error response, after it as an `error` event (unless the client left).
 func (s *Server) finishMessageStream(c *gin.Context, w *sseWriter, err error) {
-	if !w.started {
-		s.failOrGone(c, err)
-		return
-	}
-	if c.Request.Context().Err() != nil {
-		return
-	}
-	s.metrics.streamError()
-	status, body := s.clientError(c, err)
-	s.log.Warn("stream failed", "path", c.Request.URL.Path, "err", err)
-	_ = w.event(namedEvent{"error", anthropicError(status, body.Error)})
+	s.endFailedStream(c, w.started, err, func(status int, body ErrorResponse) error {
+		return w.event(namedEvent{"error", anthropicError(status, body.Error)})
+	})
 }
 
 // countTokens serves POST /v1/messages/count_tokens: the prompt tokens

@@ -75,17 +75,9 @@ func (w *ndjsonWriter) send(v any) error {
 // the error is a normal response; after, it is sent as ollama's
 // {"error": …} record.
 func (s *Server) finishNDJSON(c *gin.Context, w *ndjsonWriter, err error) {
-	if !w.started {
-		s.failOrGone(c, err)
-		return
-	}
-	if c.Request.Context().Err() != nil {
-		return
-	}
-	s.metrics.streamError()
-	_, body := s.clientError(c, err)
-	s.log.Warn("stream failed", "path", c.Request.URL.Path, "err", err)
-	_ = w.send(OllamaError{Error: body.Error.Message, Code: body.Error.Code})
+	s.endFailedStream(c, w.started, err, func(_ int, body ErrorResponse) error {
+		return w.send(OllamaError{Error: body.Error.Message, Code: body.Error.Code})
+	})
 }
 
 // streams reports ollama's stream flag (true when left out).

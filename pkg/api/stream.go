@@ -94,11 +94,17 @@ func (w *sseWriter) flush() error {
 // done writes the terminating `data: [DONE]` event.
 func (w *sseWriter) done() error { return w.raw([]byte("[DONE]")) }
 
-// finish ends a stream after the generation returned: an error before any
-// event becomes a normal error response; after the first event it is sent as
-// an `error` event (the client's connection may already be gone).
+// finishStream ends an OpenAI stream after the generation returned (see
+// endFailedStream).
 func (s *Server) finishStream(c *gin.Context, w *sseWriter, err error) {
-	if !w.started {
+	s.endFailedStream(c, w.started, err, func(_ int, body ErrorResponse) error { return w.send(body) })
+}
+
+// endFailedStream ends a stream whose generation failed: an error before
+// any output becomes a normal error response; after the first event,
+// write sends it in the protocol's own shape (unless the client left).
+func (s *Server) endFailedStream(c *gin.Context, started bool, err error, write func(status int, body ErrorResponse) error) {
+	if !started {
 		s.failOrGone(c, err)
 		return
 	}
@@ -106,9 +112,9 @@ func (s *Server) finishStream(c *gin.Context, w *sseWriter, err error) {
 		return
 	}
 	s.metrics.streamError()
-	_, body := s.clientError(c, err)
+	status, body := s.clientError(c, err)
 	s.log.Warn("stream failed", "path", c.Request.URL.Path, "err", err)
-	_ = w.send(body)
+	_ = write(status, body)
 }
 
 // failOrGone writes an error unless the client has already disconnected.
