@@ -18,7 +18,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/helexa/helexa/internal/envvars"
-	"github.com/helexa/helexa/internal/fsutil"
 	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/api"
 	"github.com/helexa/helexa/pkg/engine"
@@ -145,8 +144,11 @@ func (o runOptions) think() *bool {
 }
 
 func runRun(ctx context.Context, opts runOptions, s streams) error {
-	model := fsutil.AbsIfExists(opts.Model)
 	reqOpts, err := opts.request()
+	if err != nil {
+		return err
+	}
+	model, err := localModelArg(opts.Model)
 	if err != nil {
 		return err
 	}
@@ -312,7 +314,7 @@ func loadModel(ctx context.Context, svc engine.Service, req engine.LoadRequest, 
 	st, err := svc.Load(ctx, req)
 	stop()
 	if err != nil {
-		return st, 0, fmt.Errorf("loading %s: %w", req.Model, err)
+		return st, 0, modelError("loading", req.Model, err)
 	}
 	return st, time.Since(t0), nil
 }

@@ -165,7 +165,7 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, timeout tim
 func checkBind(addr, apiKey string, insecure bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("listen address %q is not host:port (e.g. 127.0.0.1:13131): %w", addr, err)
+		return &userError{fmt.Sprintf("listen address %q is not host:port (e.g. 127.0.0.1:13131)", addr), err}
 	}
 	if isLoopback(host) || apiKey != "" || insecure {
 		return nil

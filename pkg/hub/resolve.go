@@ -148,19 +148,26 @@ func (c *Client) soleSnapshot(r Ref) (string, error) {
 		ErrNotCached, r.Repo, len(commits), strings.Join(commits, ", "), r.Repo)
 }
 
+// ResolveLocal resolves a local reference (r.Local()) without a client:
+// no cache or network is involved.
+func ResolveLocal(r Ref) (*Resolved, error) { return resolveLocal(r) }
+
 // resolveLocal accepts a .gguf file (a split model's first shard stands for
 // all shards) or a directory with config.json and safetensors, or with GGUF
 // files.
 func resolveLocal(r Ref) (*Resolved, error) {
 	fi, err := os.Stat(r.Path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s does not exist", ErrBadReference, r.Path)
+		return nil, &MissingPathError{Path: r.Path}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("local model %s: %w", r.Path, err)
 	}
-	res := &Resolved{Ref: r.Path, Local: true}
+	res := &Resolved{Ref: r.String(), Local: true}
 	if !fi.IsDir() {
+		if r.Quant != "" {
+			return nil, fmt.Errorf("%w: %s is a file, and :%s picks a quant among a directory's GGUF files; drop the :%s", ErrBadReference, r.Path, r.Quant, r.Quant)
+		}
 		if !strings.HasSuffix(strings.ToLower(r.Path), ".gguf") {
 			return nil, fmt.Errorf("%w: %s is not a .gguf file; pass a .gguf file or a model directory", ErrBadReference, r.Path)
 		}
@@ -179,7 +186,7 @@ func resolveLocal(r Ref) (*Resolved, error) {
 		}
 	}
 	sort.Strings(names)
-	sel, err := selectFiles(r.Path, names, "")
+	sel, err := selectFiles(r.Path, names, r.Quant)
 	if err != nil {
 		return nil, err
 	}
