@@ -63,6 +63,9 @@ func refNames(ref string) []string {
 	if i := strings.IndexAny(ref, ":@"); i > 0 {
 		names = append(names, ref[:i])
 	}
+	if r, err := hub.ParseRef(ref, hub.BuiltinAliases()); err == nil && r.Repo != "" && r.Alias != "" {
+		names = append(names, r.Repo) // the messages about an alias name its repository
+	}
 	for _, n := range names {
 		if abs, err := filepath.Abs(n); err == nil && abs != n {
 			names = append(names, abs)

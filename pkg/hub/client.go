@@ -236,7 +236,7 @@ func (c *Client) Resolve(ctx context.Context, ref string) (*Resolved, error) {
 // Hub fails, from the cache.
 func (c *Client) resolveRemote(ctx context.Context, r Ref) (*Resolved, error) {
 	if c.opts.Offline {
-		return c.resolveCached(r, "offline mode (HF_HUB_OFFLINE=1)")
+		return c.resolveCached(r, "HF_HUB_OFFLINE=1 keeps helexa off the network")
 	}
 	if c.opts.PreferCache {
 		if cached, err := c.resolveCached(r, "cached"); err == nil {

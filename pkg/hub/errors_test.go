@@ -22,7 +22,9 @@ import (
 func TestUnreachableMessages(t *testing.T) {
 	const u = "https://huggingface.co/api/models/foo/bar/revision/main?blobs=true"
 	dns := &net.DNSError{Err: "no such host", Name: "huggingface.co", Server: "10.0.0.53:53", IsNotFound: true}
-	wrap := func(err error) error { return &url.Error{Op: "Get", URL: u, Err: &net.OpError{Op: "dial", Net: "tcp", Err: err}} }
+	wrap := func(err error) error {
+		return &url.Error{Op: "Get", URL: u, Err: &net.OpError{Op: "dial", Net: "tcp", Err: err}}
+	}
 	tests := []struct {
 		name, what string
 		err        error

@@ -173,7 +173,7 @@ func (c *Client) Remove(ctx context.Context, ref string) error {
 		commit = c.onlySnapshot(r.Repo)
 	}
 	if commit == "" {
-		return fmt.Errorf("%w: %s (see `helexa list`)", ErrNotCached, r.String())
+		return fmt.Errorf("%w: %s (`helexa list` shows what is)", ErrNotCached, r.String())
 	}
 	dir := filepath.Join(c.repoDir(r.Repo), "snapshots", commit)
 	files, err := snapshotFiles(dir)

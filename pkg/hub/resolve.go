@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/helexa/helexa/internal/envvars"
 )
 
 // resolveOnline asks the Hub for the revision's commit and files, downloads
@@ -70,8 +72,8 @@ func (c *Client) resolveCached(r Ref, why string) (*Resolved, error) {
 		return nil, err
 	}
 	if commit == "" {
-		return nil, fmt.Errorf("%w: %s: %s@%s has never been pulled into %s (no refs/%s); run `helexa pull %s` while online",
-			ErrNotCached, why, r.Repo, r.Revision, c.opts.CacheDir, r.Revision, r.String())
+		return nil, fmt.Errorf("%w: %s@%s has never been pulled into %s (%s); %s",
+			ErrNotCached, r.Repo, r.Revision, c.opts.CacheDir, why, pullFix(r))
 	}
 	dir := filepath.Join(c.repoDir(r.Repo), "snapshots", commit)
 	files, err := snapshotFiles(dir)
@@ -79,14 +81,14 @@ func (c *Client) resolveCached(r Ref, why string) (*Resolved, error) {
 		return nil, fmt.Errorf("read snapshot %s: %w", dir, err)
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: %s: snapshot %s of %s is missing from %s; run `helexa pull %s` while online",
-			ErrNotCached, why, short(commit), r.Repo, c.opts.CacheDir, r.String())
+		return nil, fmt.Errorf("%w: snapshot %s of %s is missing from %s (%s); %s",
+			ErrNotCached, short(commit), r.Repo, c.opts.CacheDir, why, pullFix(r))
 	}
 	sel, err := selectFiles(r.Repo, files, r.Quant)
 	var qe *QuantError
 	if errors.As(err, &qe) && len(qe.Ambiguous) == 0 {
-		return nil, fmt.Errorf("%w: %s: %s has no %s in the cache (cached quants: %s); run `helexa pull %s` while online",
-			ErrNotCached, why, r.Repo, qe.Want, strings.Join(qe.Available, ", "), r.String())
+		return nil, fmt.Errorf("%w: %s has no %s in the cache, only %s (%s); %s",
+			ErrNotCached, r.Repo, qe.Want, strings.Join(qe.Available, ", "), why, pullFix(r))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrNotCached, why, err)
@@ -98,10 +100,15 @@ func (c *Client) resolveCached(r Ref, why string) (*Resolved, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("%w: %s: %s is missing %s (snapshot %s); run `helexa pull %s` while online",
-			ErrNotCached, why, r.Repo, strings.Join(missing, ", "), short(commit), r.String())
+		return nil, fmt.Errorf("%w: %s is missing %s (snapshot %s; %s); %s",
+			ErrNotCached, r.Repo, strings.Join(missing, ", "), short(commit), why, pullFix(r))
 	}
 	return c.resolved(r, commit, sel), nil
+}
+
+// pullFix says how to get a reference the cache lacks, offline.
+func pullFix(r Ref) string {
+	return fmt.Sprintf("unset %s and run `helexa pull %s`", envvars.HFOffline.Name, r.String())
 }
 
 // cachedCommit maps the reference's revision to a cached commit ("" if none).
