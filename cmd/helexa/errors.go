@@ -142,6 +142,10 @@ func exitStatus(ctx context.Context, err error, stderr io.Writer, verbose bool) 
 		if cause := ue.cause.Error(); cause != ue.msg {
 			fmt.Fprintln(stderr, "Cause:", cause)
 		}
+		var un *hub.UnreachableError
+		if errors.As(ue.cause, &un) && un.Err != nil {
+			fmt.Fprintln(stderr, "Network error:", un.Err)
+		}
 	}
 	return 1
 }
