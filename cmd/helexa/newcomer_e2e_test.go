@@ -123,11 +123,17 @@ func (p tmuxPane) run(args ...string) string {
 
 // keys types keys into the pane (tmux key names such as C-c and Enter,
 // or literal text with -l).
-func (p tmuxPane) keys(keys ...string) { p.t.Helper(); p.run(append([]string{"send-keys", "-t", "chat"}, keys...)...) }
+func (p tmuxPane) keys(keys ...string) {
+	p.t.Helper()
+	p.run(append([]string{"send-keys", "-t", "chat"}, keys...)...)
+}
 
 // screen is what the pane shows now; history adds the scrollback.
-func (p tmuxPane) screen() string  { p.t.Helper(); return p.run("capture-pane", "-p", "-t", "chat") }
-func (p tmuxPane) history() string { p.t.Helper(); return p.run("capture-pane", "-p", "-S", "-", "-t", "chat") }
+func (p tmuxPane) screen() string { p.t.Helper(); return p.run("capture-pane", "-p", "-t", "chat") }
+func (p tmuxPane) history() string {
+	p.t.Helper()
+	return p.run("capture-pane", "-p", "-S", "-", "-t", "chat")
+}
 
 // wait polls until ok(screen) holds, or fails with what is on screen.
 func (p tmuxPane) wait(what string, ok func(string) bool) string {
