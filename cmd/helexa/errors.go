@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/helexa/helexa/pkg/hub"
 )
@@ -44,12 +45,15 @@ func modelError(verb, ref string, err error) error {
 	if errors.As(err, &mp) {
 		return &userError{mp.Error(), err}
 	}
+	names := refNames(ref)
 	var pe *fs.PathError
-	if errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) && pe.Op == "stat" {
+	if errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) && mentionsAny(pe.Path, names) {
 		return &userError{(&hub.MissingPathError{Path: ref}).Error(), err}
 	}
-	names := refNames(ref)
-	msg := sayOnce(err, names)
+	msg := dropEchoes(sayOnce(err, names), names)
+	if rest, ok := strings.CutPrefix(msg, "cannot reach "); ok { // a daemon's hub said it
+		msg = ref + " is not in the local cache and cannot reach " + rest
+	}
 	if !mentionsAny(msg, names) {
 		msg = verb + " " + ref + ": " + msg
 	}
@@ -111,6 +115,37 @@ func sayOnce(err error, names []string) string {
 			return e.Error()
 		}
 		e = inner
+	}
+}
+
+// listenError says why serve cannot listen on addr, most often a daemon
+// already there.
+func listenError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return &userError{fmt.Sprintf("cannot listen on %s: the address is in use (by another helexa serve? `helexa serve --stop` stops the detached one; --host picks another address)", addr), err}
+	}
+	return &userError{fmt.Sprintf("cannot listen on %s: %s", addr, rootCause(err)), err}
+}
+
+// rootCause is the innermost error's text: "permission denied" rather
+// than "listen tcp 127.0.0.1:80: bind: permission denied".
+func rootCause(err error) string {
+	for inner := errors.Unwrap(err); inner != nil; inner = errors.Unwrap(inner) {
+		err = inner
+	}
+	return err.Error()
+}
+
+// dropEchoes is sayOnce for an error that arrives as text (a daemon's
+// answer): it drops leading "pulling X: ", "opening X failed: " and the
+// like — a few words naming the model — while the rest names it too.
+func dropEchoes(msg string, names []string) string {
+	for {
+		head, rest, ok := strings.Cut(msg, ": ")
+		if !ok || len(strings.Fields(head)) > 3 || !mentionsAny(head, names) || !(mentionsAny(rest, names) || strings.HasPrefix(rest, "cannot reach ")) {
+			return msg
+		}
+		msg = rest
 	}
 }
 

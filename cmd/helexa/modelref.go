@@ -1,6 +1,10 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+
 	"github.com/helexa/helexa/internal/fsutil"
 	"github.com/helexa/helexa/pkg/hub"
 )
@@ -12,7 +16,14 @@ import (
 // other reference is returned as typed.
 func localModelArg(model string) (string, error) {
 	r, err := hub.ParseRef(model, nil)
-	if err != nil || !r.Local() || r.Quant == "" {
+	if err != nil || !r.Local() {
+		return fsutil.AbsIfExists(model), nil
+	}
+	if r.Quant == "" {
+		if _, err := os.Stat(r.Path); errors.Is(err, fs.ErrNotExist) {
+			// Said here, not by a daemon that would look in its own directory.
+			return "", &userError{(&hub.MissingPathError{Path: model}).Error(), err}
+		}
 		return fsutil.AbsIfExists(model), nil
 	}
 	res, err := hub.ResolveLocal(r)

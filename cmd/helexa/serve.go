@@ -111,7 +111,7 @@ func runServe(ctx context.Context, opts serveOptions, s streams) error {
 	}
 	ln, err := net.Listen("tcp", opts.Host)
 	if err != nil {
-		return fmt.Errorf("cannot listen on %s (is another helexa serve running? try `helexa serve --stop` or --host): %w", opts.Host, err)
+		return listenError(opts.Host, err)
 	}
 	if opts.PIDFile != "" {
 		if err := writePIDFile(opts.PIDFile, selfRecord(ln.Addr().String())); err != nil {
