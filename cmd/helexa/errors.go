@@ -48,6 +48,9 @@ func modelError(verb, ref string, err error) error {
 	names := refNames(ref)
 	var pe *fs.PathError
 	if errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) && mentionsAny(pe.Path, names) {
+		if strings.HasPrefix(verb, "debug") { // files only: no Hub references
+			return &userError{ref + " does not exist: check the path", err}
+		}
 		return &userError{(&hub.MissingPathError{Path: ref}).Error(), err}
 	}
 	msg := dropEchoes(sayOnce(err, names), names)

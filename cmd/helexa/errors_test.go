@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,6 +56,12 @@ func TestErrorMessages(t *testing.T) {
 	offline := fmt.Sprintf("Error: not in the local cache: org/m@main has never been pulled into %s (HF_HUB_OFFLINE=1 keeps helexa off the network); unset HF_HUB_OFFLINE and run `helexa pull org/m`",
 		filepath.Join(os.Getenv("HF_HUB_CACHE")))
 	online := map[string]string{"HF_HUB_OFFLINE": "", "HF_ENDPOINT": "http://127.0.0.1:1"}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	busy := l.Addr().String()
 	tests := []struct {
 		name    string
 		args    []string
@@ -98,6 +105,14 @@ func TestErrorMessages(t *testing.T) {
 		{name: "tp: a GPU", args: []string{"tp", "m.gguf", "--device", "cuda"},
 			want: "Error: --device cuda: tp runs its ranks on the CPU only (--device cpu); the CUDA runner does not split a model, so run it on one GPU with `helexa run --device cuda`"},
 		{name: "tp: the old --devices", args: []string{"tp", "m.gguf", "--devices", "cuda:1"}, prefix: "Error: --device cuda:1: tp runs its ranks on the CPU only"},
+		{name: "run --host: nobody there", args: []string{"run", "--host", "127.0.0.1:1", notGGUF, "hi"},
+			want: "Error: no helexa daemon answers at http://127.0.0.1:1 (from --host): start one with `helexa serve --detach` (or point HELEXA_HOST / --host at a running one)"},
+		{name: "serve: address in use", args: []string{"serve", "--host", busy},
+			want: "Error: cannot listen on " + busy + ": the address is in use (by another helexa serve? `helexa serve --stop` stops the detached one; --host picks another address)", noCause: true},
+		{name: "debug info: missing file", args: []string{"debug", "info", "no.gguf"}, want: "Error: no.gguf does not exist: check the path", noCause: true},
+		{name: "debug logits: not a GGUF", args: []string{"debug", "logits", notGGUF, "--tokens", "1"},
+			want: "Error: invalid GGUF file: " + notGGUF + " is 3 bytes, too small for a GGUF header", once: notGGUF},
+		{name: "debug tokenize: missing file", args: []string{"debug", "tokenize", "no.gguf"}, want: "Error: no.gguf does not exist: check the path", noCause: true},
 		{name: "mistyped flag", args: []string{"run", "m.gguf", "--tempreature", "0"}, want: "Error: unknown flag: --tempreature (did you mean --temperature?)"},
 	}
 	for _, tt := range tests {
@@ -187,5 +202,27 @@ func TestSayOnce(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestDropEchoes: an error that comes back from a daemon as text loses the
+// leading wrappers that only name the model again.
+func TestDropEchoes(t *testing.T) {
+	names := refNames("org/m")
+	tests := []struct{ in, want string }{
+		{"pulling org/m: pull org/m: org/m has no Q9; available quants: Q8_0", "org/m has no Q9; available quants: Q8_0"},
+		{"pulling org/m: pull org/m: cannot reach huggingface.co (DNS lookup failed): check the network",
+			"cannot reach huggingface.co (DNS lookup failed): check the network"},
+		{"model file org/m does not exist: stat org/m: no such file", "model file org/m does not exist: stat org/m: no such file"},
+		{"invalid model reference: org/m has several GGUF files", "invalid model reference: org/m has several GGUF files"},
+	}
+	for _, tt := range tests {
+		if got := dropEchoes(tt.in, names); got != tt.want {
+			t.Errorf("dropEchoes(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+		}
+	}
+	err := modelError("pulling", "org/m", errors.New("pull org/m: cannot reach huggingface.co (DNS lookup failed): check the network"))
+	if want := "org/m is not in the local cache and cannot reach huggingface.co (DNS lookup failed): check the network"; err.Error() != want {
+		t.Errorf("a daemon's unreachable Hub:\n got %q\nwant %q", err, want)
 	}
 }
