@@ -152,6 +152,29 @@ func dropEchoes(msg string, names []string) string {
 	}
 }
 
+// unknownCommand puts cobra's several-line "unknown command" error,
+// with its suggestions, on one line.
+func unknownCommand(err error) error {
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "unknown command ") {
+		return err
+	}
+	first, rest, _ := strings.Cut(msg, "\n")
+	first = strings.TrimSuffix(first, ` for "helexa"`)
+	if _, sugg, ok := strings.Cut(rest, "Did you mean this?\n"); ok {
+		var names []string
+		for _, l := range strings.Split(sugg, "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				names = append(names, l)
+			}
+		}
+		if len(names) > 0 {
+			first += " (did you mean " + strings.Join(names, " or ") + "?)"
+		}
+	}
+	return errors.New(first + "; `helexa --help` lists the commands")
+}
+
 // rawGoError reports the standard library's error types whose text is
 // written for programmers.
 func rawGoError(err error) bool {
@@ -174,7 +197,7 @@ func exitStatus(ctx context.Context, err error, stderr io.Writer, verbose bool) 
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		return 130
 	}
-	fmt.Fprintln(stderr, "Error:", err)
+	fmt.Fprintln(stderr, "Error:", unknownCommand(err))
 	var ue *userError
 	if verbose && errors.As(err, &ue) && ue.cause != nil {
 		if cause := ue.cause.Error(); cause != ue.msg {

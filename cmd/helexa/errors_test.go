@@ -113,6 +113,9 @@ func TestErrorMessages(t *testing.T) {
 		{name: "debug logits: not a GGUF", args: []string{"debug", "logits", notGGUF, "--tokens", "1"},
 			want: "Error: invalid GGUF file: " + notGGUF + " is 3 bytes, too small for a GGUF header", once: notGGUF},
 		{name: "debug tokenize: missing file", args: []string{"debug", "tokenize", "no.gguf"}, want: "Error: no.gguf does not exist: check the path", noCause: true},
+		{name: "mistyped command", args: []string{"runn"}, want: "Error: unknown command \"runn\" (did you mean run?); `helexa --help` lists the commands"},
+		{name: "not a number", args: []string{"run", "m.gguf", "-n", "abc"}, want: `Error: -n/--num-predict "abc" is not a whole number`, noCause: true},
+		{name: "not a duration", args: []string{"serve", "--shutdown-timeout", "x"}, want: `Error: --shutdown-timeout "x" is not a duration such as 30s, 5m or 1h`},
 		{name: "mistyped flag", args: []string{"run", "m.gguf", "--tempreature", "0"}, want: "Error: unknown flag: --tempreature (did you mean --temperature?)"},
 	}
 	for _, tt := range tests {
@@ -140,7 +143,7 @@ func TestErrorMessages(t *testing.T) {
 				t.Errorf("stderr says %q %d times, want once:\n%s", tt.once, strings.Count(stderr, tt.once), stderr)
 			}
 			if tt.noCause {
-				for _, raw := range []string{"Cause:", "stat ", "Get \"", "dial tcp", "no such file or directory", "missing port in address"} {
+				for _, raw := range []string{"Cause:", "stat ", "Get \"", "dial tcp", "no such file or directory", "missing port in address", "strconv."} {
 					if strings.Contains(stderr, raw) {
 						t.Errorf("stderr shows the raw error (%q):\n%s", raw, stderr)
 					}

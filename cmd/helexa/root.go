@@ -34,7 +34,7 @@ func newRootCmd(s streams) *cobra.Command {
 		},
 	}
 	root.SetVersionTemplate("{{.Version}}")
-	root.SetFlagErrorFunc(suggestFlag)
+	root.SetFlagErrorFunc(flagError)
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
