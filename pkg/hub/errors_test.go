@@ -124,4 +124,14 @@ func TestLocalQuantStaysHubRef(t *testing.T) {
 	mustNoError(t, err)
 	checkTrue(t, r.Local(), "./org/m:Q8_0 is local")
 	checkEqual(t, "Q8_0", r.Quant)
+	// An alias stays an alias beside a folder named like its first part.
+	if err := os.MkdirAll(filepath.Join(dir, "qwen3"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, err = ParseRef("qwen3:0.6b", BuiltinAliases())
+	mustNoError(t, err)
+	checkEqual(t, "qwen3:0.6b", r.Alias)
+	r, err = ParseRef("./qwen3:0.6b", BuiltinAliases())
+	mustNoError(t, err)
+	checkTrue(t, r.Local(), "./qwen3:0.6b is local")
 }

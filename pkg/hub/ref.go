@@ -117,7 +117,8 @@ func ParseRef(raw string, aliases map[string]string) (Ref, error) {
 	if s == "" {
 		return Ref{}, fmt.Errorf("%w: empty reference; use org/repo[:QUANT][@REVISION], an alias or a path", ErrBadReference)
 	}
-	if dir, quant, ok := splitLocalQuant(s); ok {
+	_, isAlias := aliases[strings.ToLower(s)]
+	if dir, quant, ok := splitLocalQuant(s); ok && (looksLocal(dir) || !isAlias) {
 		r, err := localRef(raw, dir)
 		r.Quant = quant
 		return r, err
