@@ -126,10 +126,14 @@ func (o benchOptions) validate() error {
 }
 
 func runBench(ctx context.Context, opts benchOptions, s streams) error {
-	model := engine.CanonicalName(opts.Model)
 	if err := opts.validate(); err != nil {
 		return err
 	}
+	model, err := localModelArg(opts.Model)
+	if err != nil {
+		return err
+	}
+	model = engine.CanonicalName(model)
 	if err := applyBenchThreads(opts); err != nil {
 		return err
 	}
@@ -139,7 +143,7 @@ func runBench(ctx context.Context, opts benchOptions, s streams) error {
 	}
 	defer closeSvc()
 	if _, err := svc.Load(ctx, engine.LoadRequest{Model: model, NumCtx: opts.NumCtx}); err != nil {
-		return fmt.Errorf("loading %s: %w", model, err)
+		return modelError("loading", model, err)
 	}
 	head, vocab, err := describeBench(ctx, svc, model, opts)
 	if err != nil {

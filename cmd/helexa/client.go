@@ -100,6 +100,9 @@ func (t daemonTarget) advice(c *api.Client) string {
 	if r == nil {
 		return "start one with `helexa serve --detach` (or point HELEXA_HOST / --host at a running one)"
 	}
+	if rc, err := api.NewClient(r.Addr, ""); err == nil && rc.Addr() != c.Addr() && t.From == "--host" {
+		return fmt.Sprintf("the detached daemon (pid %d) listens on %s: pass --host %s to use it", r.PID, r.Addr, r.Addr)
+	}
 	if rc, err := api.NewClient(r.Addr, ""); err == nil && rc.Addr() != c.Addr() {
 		return fmt.Sprintf("the detached daemon (pid %d) listens on %s: pass --host %s, or unset %s to use it", r.PID, r.Addr, r.Addr, envvars.Host.Name)
 	}

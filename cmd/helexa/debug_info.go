@@ -74,7 +74,7 @@ func runDebugInfo(ctx context.Context, opts debugInfoOptions, s streams) error {
 	}
 	f, err := gguf.Open(opts.Model)
 	if err != nil {
-		return fmt.Errorf("debug info: %w", err)
+		return modelError("debug info", opts.Model, err)
 	}
 	defer f.Close()
 	info := summarizeGGUF(f)

@@ -216,7 +216,7 @@ type debugEngine struct{ chunk, threads, tp int }
 func trainContext(model string) (int, error) {
 	f, err := gguf.Open(model)
 	if err != nil {
-		return 0, err
+		return 0, modelError("loading", model, err)
 	}
 	defer f.Close()
 	m, err := arch.Load(f)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,7 +56,7 @@ func newDebugTemplateCmd(s streams) *cobra.Command {
 func runDebugTemplate(ctx context.Context, opts debugTemplateOptions, s streams) error {
 	tpl, err := loadDebugTemplate(opts, s.Err)
 	if err != nil {
-		return fmt.Errorf("debug template: %w", err)
+		return modelError("debug template", cmp.Or(opts.Model, opts.Template), err)
 	}
 	in, err := debugTemplateInput(opts, s.In)
 	if err != nil {

@@ -98,7 +98,7 @@ func runDebugTokenize(ctx context.Context, opts debugTokenizeOptions, s streams)
 	}
 	tk, err := loadTokenizer(opts.Model)
 	if err != nil {
-		return fmt.Errorf("debug tokenize: %w", err)
+		return modelError("debug tokenize", opts.Model, err)
 	}
 	text, err := io.ReadAll(s.In)
 	if err != nil {
@@ -173,7 +173,7 @@ func runDebugDetokenize(ctx context.Context, opts debugDetokenizeOptions, s stre
 	}
 	tk, err := loadTokenizer(opts.Model)
 	if err != nil {
-		return fmt.Errorf("debug detokenize: %w", err)
+		return modelError("debug detokenize", opts.Model, err)
 	}
 	ids, err := parseIDList(opts.IDs, tk.VocabSize())
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -137,6 +138,40 @@ func finite(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(floa
 
 // fmtNum formats a float flag value the way it was probably typed.
 func fmtNum(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32) }
+
+// flagError rewords cobra's flag errors: a mistyped flag gets a
+// suggestion, and a value that does not parse says what the flag wants
+// instead of strconv's words.
+func flagError(cmd *cobra.Command, err error) error {
+	if m := badValueRe.FindStringSubmatch(err.Error()); m != nil {
+		return badFlagValue(cmd, m[1], m[2], m[3], err)
+	}
+	return suggestFlag(cmd, err)
+}
+
+// badValueRe matches pflag's `invalid argument "abc" for "-n, --num-predict" flag: …`.
+var badValueRe = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-(\w), )?--([\w-]+)" flag: `)
+
+func badFlagValue(cmd *cobra.Command, value, short, name string, err error) error {
+	shown := "--" + name
+	if short != "" {
+		shown = "-" + short + "/--" + name
+	}
+	want := map[string]string{
+		"int": "a whole number", "int64": "a whole number", "uint": "a whole number >= 0",
+		"float32": "a number", "float64": "a number", "bool": "true or false",
+		"duration": "a duration such as 30s, 5m or 1h",
+	}
+	typ := ""
+	if f := cmd.Flags().Lookup(name); f != nil {
+		typ = f.Value.Type()
+	}
+	w, ok := want[typ]
+	if !ok {
+		return err
+	}
+	return &userError{fmt.Sprintf("%s %q is not %s", shown, value, w), err}
+}
 
 // suggestFlag adds "did you mean --X?" to an unknown-flag error when a
 // flag of the command is a likely intended spelling.

@@ -5,32 +5,37 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/spf13/cobra"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRootCmd(streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
-	os.Exit(exitCode(ctx, root.ExecuteContext(ctx), os.Stderr))
+	cmd, err := root.ExecuteContextC(ctx)
+	os.Exit(exitStatus(ctx, err, os.Stderr, verboseErrors(cmd)))
 }
 
-// exitCode reports err and picks the exit status: 0 on success, 130 (like a
-// shell) when Ctrl+C or SIGTERM cancelled the command — quietly, since the
-// user asked for it — and 1 for any other error.
+// exitCode is exitStatus, verbose only at HELEXA_LOG_LEVEL=debug.
 func exitCode(ctx context.Context, err error, stderr io.Writer) int {
-	switch {
-	case err == nil:
-		return 0
-	case ctx.Err() != nil && errors.Is(err, context.Canceled):
-		return 130
-	default:
-		fmt.Fprintln(stderr, "Error:", err)
-		return 1
+	return exitStatus(ctx, err, stderr, verboseErrors(nil))
+}
+
+// verboseErrors says whether an error's underlying causes are shown: the
+// command's --verbose is on, or HELEXA_LOG_LEVEL is debug.
+func verboseErrors(cmd *cobra.Command) bool {
+	if logLevel(slog.LevelInfo) <= slog.LevelDebug {
+		return true
 	}
+	if cmd == nil {
+		return false
+	}
+	f := cmd.Flags().Lookup("verbose")
+	return f != nil && f.Value.String() == "true"
 }

@@ -80,7 +80,7 @@ func runPull(ctx context.Context, opts pullOptions, s streams) error {
 	for _, ref := range opts.Refs {
 		res, err := client.Resolve(ctx, ref)
 		if err != nil {
-			return fmt.Errorf("pull %s: %w", ref, err)
+			return modelError("pull", ref, err)
 		}
 		if err := printPulled(s.Out, res, opts.JSON); err != nil {
 			return err

@@ -127,7 +127,7 @@ func TestPullErrors(t *testing.T) {
 	}
 	t.Setenv("HF_HUB_OFFLINE", "1")
 	_, _, err := execHubCLI(t, "pull", "org/m-GGUF")
-	if err == nil || !strings.Contains(err.Error(), "offline") {
+	if err == nil || !strings.Contains(err.Error(), "HF_HUB_OFFLINE=1 keeps helexa off the network") {
 		t.Errorf("offline pull of an uncached model: %v", err)
 	}
 }

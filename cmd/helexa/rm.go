@@ -38,7 +38,7 @@ func runRm(ctx context.Context, opts rmOptions, s streams) error {
 	}
 	for _, ref := range opts.Refs {
 		if err := client.Remove(ctx, ref); err != nil {
-			return fmt.Errorf("rm %s: %w", ref, err)
+			return modelError("rm", ref, err)
 		}
 		fmt.Fprintf(s.Out, "removed %s\n", ref)
 	}

@@ -22,9 +22,10 @@ type streams struct {
 // and a runXxx(ctx, opts, streams) function that does the work.
 func newRootCmd(s streams) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "helexa",
-		Short:         "Run large language models locally",
-		Long:          "helexa pulls models from Hugging Face, chats with them in the terminal and serves them over an OpenAI-compatible API.\n\n" + envvars.Help(),
+		Use:   "helexa",
+		Short: "Run large language models locally",
+		Long: "helexa pulls models from Hugging Face, chats with them in the terminal and serves them over an OpenAI-compatible API.\n\n" +
+			"Start with `helexa run MODEL`; `helexa help environment` lists the environment variables it reads.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       versionText(),
@@ -33,7 +34,7 @@ func newRootCmd(s streams) *cobra.Command {
 		},
 	}
 	root.SetVersionTemplate("{{.Version}}")
-	root.SetFlagErrorFunc(suggestFlag)
+	root.SetFlagErrorFunc(flagError)
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
@@ -50,6 +51,18 @@ func subcommands() []func(streams) *cobra.Command {
 		newPullCmd, newListCmd, newRmCmd,
 		newServeCmd, newPsCmd, newStopCmd, newBenchCmd,
 		newRunCmd, newRunnerCmd, newTPCmd, newWorkerCmd, newVersionCmd,
+		newEnvironmentTopic,
+	}
+}
+
+// newEnvironmentTopic is `helexa help environment`: a help topic (no Run)
+// listing every variable a user may set, kept out of `helexa --help` so
+// that the commands come first there.
+func newEnvironmentTopic(streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "environment",
+		Short: "The environment variables helexa reads",
+		Long:  strings.TrimRight(envvars.Help(), "\n"),
 	}
 }
 

@@ -18,7 +18,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/helexa/helexa/internal/envvars"
-	"github.com/helexa/helexa/internal/fsutil"
 	"github.com/helexa/helexa/internal/humanize"
 	"github.com/helexa/helexa/pkg/api"
 	"github.com/helexa/helexa/pkg/engine"
@@ -47,6 +46,7 @@ type runOptions struct {
 	HideThinking  bool
 	TP            int    // tensor-parallel ranks (0: the default; helexa tp)
 	Device        string // where an in-process engine runs the model (default HELEXA_DEVICE)
+	Host          string // --host: the daemon to use (default HELEXA_HOST, else the detached daemon's)
 }
 
 func newRunCmd(s streams) *cobra.Command {
@@ -95,6 +95,7 @@ func bindRunFlags(cmd *cobra.Command, opts *runOptions) {
 	addNumPredictFlag(cmd, &opts.NumPredict, 0, "maximum tokens to generate (0 = until the model stops or the context is full)", "")
 	addNumCtxFlag(cmd, &opts.NumCtx)
 	addDeviceFlag(cmd, &opts.Device)
+	addHostFlag(cmd, &opts.Host)
 	f.BoolVar(&opts.Raw, "raw", false, "feed the prompt as is, without the chat template (one-shot only)")
 	f.BoolVar(&opts.Verbose, "verbose", false, "print which daemon is used (and why that one), load time, prompt and generation token counts and speeds to stderr")
 	f.BoolVar(&opts.Think, "think", false, "enable (--think) or disable (--think=false) thinking for models that support it (default: the model's template default)")
@@ -145,8 +146,11 @@ func (o runOptions) think() *bool {
 }
 
 func runRun(ctx context.Context, opts runOptions, s streams) error {
-	model := fsutil.AbsIfExists(opts.Model)
 	reqOpts, err := opts.request()
+	if err != nil {
+		return err
+	}
+	model, err := localModelArg(opts.Model)
 	if err != nil {
 		return err
 	}
@@ -162,7 +166,7 @@ func runRun(ctx context.Context, opts runOptions, s streams) error {
 	router := &progressRouter{}
 	bars, finishBars := newProgress(s.Err)
 	router.set(bars)
-	svc, closeSvc, err := connect(ctx, log, router, s.Err, opts.Verbose, opts.Device)
+	svc, closeSvc, err := connect(ctx, log, router, s.Err, opts)
 	if err != nil {
 		finishBars()
 		return err
@@ -175,7 +179,7 @@ func runRun(ctx context.Context, opts runOptions, s streams) error {
 	}
 	if err := pullThroughDaemon(ctx, svc, model, router); err != nil {
 		finishBars()
-		return fmt.Errorf("pulling %s: %w", model, err)
+		return modelError("pulling", model, err)
 	}
 	st, loadDur, err := loadModel(ctx, svc, engine.LoadRequest{Model: model, NumCtx: opts.NumCtx, TP: opts.TP}, router, s.Err)
 	finishBars()
@@ -269,8 +273,9 @@ func (h dropReported) WithGroup(name string) slog.Handler {
 // connect uses the daemon pickDaemon chooses when it answers, and an
 // in-process engine on the device setting's device otherwise (saying so
 // on errw).
-func connect(ctx context.Context, log *slog.Logger, router *progressRouter, errw io.Writer, verbose bool, device string) (engine.Service, func(), error) {
-	t := pickDaemon("")
+func connect(ctx context.Context, log *slog.Logger, router *progressRouter, errw io.Writer, opts runOptions) (engine.Service, func(), error) {
+	verbose, device := opts.Verbose, opts.Device
+	t := pickDaemon(opts.Host)
 	client, err := t.client()
 	if err != nil {
 		return nil, nil, err
@@ -286,6 +291,9 @@ func connect(ctx context.Context, log *slog.Logger, router *progressRouter, errw
 	}
 	if ctx.Err() != nil {
 		return nil, nil, ctx.Err()
+	}
+	if opts.Host != "" { // the daemon asked for by name, not a guess
+		return nil, nil, daemonError(t, client, err)
 	}
 	fmt.Fprintf(errw, "no helexa daemon answers at %s (from %s): loading the model in this process\n", client.Addr(), t.From)
 	exec, err := localExecStarter(ctx, log, device)
@@ -312,7 +320,7 @@ func loadModel(ctx context.Context, svc engine.Service, req engine.LoadRequest, 
 	st, err := svc.Load(ctx, req)
 	stop()
 	if err != nil {
-		return st, 0, fmt.Errorf("loading %s: %w", req.Model, err)
+		return st, 0, modelError("loading", req.Model, err)
 	}
 	return st, time.Since(t0), nil
 }

@@ -260,6 +260,10 @@ func TestSecondChatTurnPrefillsOnlyNewTokens(t *testing.T) {
 func TestRunCommandLine(t *testing.T) {
 	isolate(t)
 	model := fixtures.Path(t, "models", "stories260K.gguf")
+	notGGUF := filepath.Join(t.TempDir(), "not.gguf")
+	if err := os.WriteFile(notGGUF, []byte("not a model\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		args     []string
@@ -274,8 +278,8 @@ func TestRunCommandLine(t *testing.T) {
 		{name: "missing file said once", args: []string{"run", "./no/such.gguf", "hi"}, wantErr: "does not exist", noStderr: []string{"model load failed"}},
 		{name: "context too small said once", args: []string{"run", model, "--num-ctx", "16", strings.Repeat("Once upon a time ", 10)},
 			wantErr: "--num-ctx", noStderr: []string{"request refused"}},
-		{name: "HELEXA_LOG_LEVEL shows the engine's lines", args: []string{"run", "./no/such.gguf", "hi"}, logLevel: "warn",
-			wantErr: "does not exist", stderr: []string{"model load failed"}},
+		{name: "HELEXA_LOG_LEVEL shows the engine's lines", args: []string{"run", notGGUF, "hi"}, logLevel: "warn",
+			wantErr: "invalid GGUF file", stderr: []string{"model load failed"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

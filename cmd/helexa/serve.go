@@ -114,7 +114,7 @@ func runServe(ctx context.Context, opts serveOptions, s streams) error {
 	}
 	ln, err := net.Listen("tcp", opts.Host)
 	if err != nil {
-		return fmt.Errorf("cannot listen on %s (is another helexa serve running? try `helexa serve --stop` or --host): %w", opts.Host, err)
+		return listenError(opts.Host, err)
 	}
 	if opts.PIDFile != "" {
 		if err := writePIDFile(opts.PIDFile, selfRecord(ln.Addr().String())); err != nil {
@@ -168,7 +168,7 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, timeout tim
 func checkBind(addr, apiKey string, insecure bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("listen address %q is not host:port (e.g. 127.0.0.1:13131): %w", addr, err)
+		return &userError{fmt.Sprintf("listen address %q is not host:port (e.g. 127.0.0.1:13131)", addr), err}
 	}
 	if isLoopback(host) || apiKey != "" || insecure {
 		return nil

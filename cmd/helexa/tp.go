@@ -12,8 +12,7 @@ import (
 
 // tpOptions are the flags of `helexa tp`: run's, plus the split.
 type tpOptions struct {
-	Run     runOptions
-	Devices string
+	Run runOptions
 }
 
 func newTPCmd(s streams) *cobra.Command {
@@ -35,10 +34,13 @@ heads, FFN 3072) and Llama-3.2-1B (32 heads, 8 KV heads, FFN 8192) both allow
 1, 2, 4, 8 and 16. An impossible size is refused with the sizes the model
 allows; helexa debug info MODEL lists them too.
 
-Devices: --devices cpu (the default) runs every rank on the CPU, each with
+Sizes: --size is 2 to 16 (default 2); one rank is helexa run.
+
+Devices: every rank runs on the CPU (--device cpu, the default), each with
 its share of HELEXA_NUM_THREADS (all cores divided by N when unset): on a
-2-core machine --size 2 runs one thread per rank. GPU ranks need the CUDA
-runner, which this build does not include.`,
+2-core machine --size 2 runs one thread per rank. GPU ranks are not
+supported: the CUDA runner refuses a split (run the whole model on one GPU
+with helexa run --device cuda).`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return errors.New("tp needs a MODEL: helexa tp MODEL --size N [PROMPT]")
@@ -48,7 +50,7 @@ runner, which this build does not include.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Run.ThinkSet = cmd.Flags().Changed("think")
 			opts.Run.Model, opts.Run.Prompt = args[0], args[1:]
-			if err := checkTPFlags(opts); err != nil {
+			if err := checkTPFlags(&opts); err != nil {
 				return err
 			}
 			return runRun(cmd.Context(), opts.Run, s)
@@ -56,17 +58,29 @@ runner, which this build does not include.`,
 	}
 	bindRunFlags(cmd, &opts.Run)
 	f := cmd.Flags()
-	f.IntVar(&opts.Run.TP, "size", 2, fmt.Sprintf("number of tensor-parallel ranks (2 to %d)", engine.MaxTP))
-	f.StringVar(&opts.Devices, "devices", "cpu", "where the ranks run: cpu")
+	f.IntVar(&opts.Run.TP, "size", 2, fmt.Sprintf("number of tensor-parallel ranks (%d to %d)", minTPSize, engine.MaxTP))
+	f.Lookup("device").Usage = "where the ranks run: cpu, the only device tp supports (default cpu)"
+	// --devices is the flag's earlier name, kept hidden for old scripts.
+	f.StringVar(&opts.Run.Device, "devices", "", "old name of --device")
+	_ = f.MarkHidden("devices")
 	return cmd
 }
 
-func checkTPFlags(o tpOptions) error {
-	if o.Run.TP < 1 || o.Run.TP > engine.MaxTP {
-		return fmt.Errorf("--size %d: want 1 to %d ranks", o.Run.TP, engine.MaxTP)
+// minTPSize is the smallest split: one rank is helexa run.
+const minTPSize = 2
+
+// checkTPFlags checks --size and --device, and pins the ranks to the CPU
+// (auto would pick a GPU, which cannot split a model).
+func checkTPFlags(o *tpOptions) error {
+	err := firstOutOfRange([]flagRange{{Flag: "--size", Value: fmt.Sprint(o.Run.TP), OK: o.Run.TP >= minTPSize && o.Run.TP <= engine.MaxTP,
+		Want: fmt.Sprintf("%d to %d ranks (one rank is helexa run)", minTPSize, engine.MaxTP)}})
+	if err != nil {
+		return err
 	}
-	if d := strings.ToLower(strings.TrimSpace(o.Devices)); d != "cpu" {
-		return fmt.Errorf("--devices %q: this build runs ranks on the CPU only (--devices cpu); GPU ranks need the CUDA runner, which it does not include", o.Devices)
+	switch d := strings.ToLower(strings.TrimSpace(o.Run.Device)); d {
+	case "", "auto", "cpu":
+		o.Run.Device = "cpu"
+		return nil
 	}
-	return nil
+	return fmt.Errorf("--device %s: tp runs its ranks on the CPU only (--device cpu); the CUDA runner does not split a model, so run it on one GPU with `helexa run --device %s`", o.Run.Device, o.Run.Device)
 }

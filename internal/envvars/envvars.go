@@ -64,7 +64,7 @@ var (
 	NumThreads      = Var{"HELEXA_NUM_THREADS", "", "CPU threads used for compute (default: all cores)"}
 	Config          = Var{"HELEXA_CONFIG", "", "path of the config file (default: $XDG_CONFIG_HOME/helexa/config.json)"}
 	StateDir        = Var{"HELEXA_STATE_DIR", "", "directory for the daemon's pid and log files and the chat history (default: $XDG_STATE_HOME/helexa)"}
-	LogLevel        = Var{"HELEXA_LOG_LEVEL", "info", "log level: debug, info, warn, error"}
+	LogLevel        = Var{"HELEXA_LOG_LEVEL", "info", "log level: debug, info, warn, error; at debug a command's error is followed by its underlying cause"}
 	Runner          = Var{"HELEXA_RUNNER", "process", "where serve runs each loaded model: process (its own runner process, restarted if it dies) or inprocess (inside the daemon)"}
 	Device          = Var{"HELEXA_DEVICE", "auto", "where models run: auto (a CUDA GPU when the helexa-cuda runner and an NVIDIA driver are found, else the CPU), cpu, cuda or cuda:N"}
 	CUDARunner      = Var{"HELEXA_CUDA_RUNNER", "", "path of the helexa-cuda runner binary (default: next to helexa, then $PATH)"}

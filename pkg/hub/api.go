@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,21 +15,86 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/helexa/helexa/internal/envvars"
 )
 
-// networkError is a failure to reach the Hub at all (as opposed to an HTTP
-// error status); Resolve falls back to the cache on it.
-type networkError struct{ err error }
+// UnreachableError is a failure to reach the Hub at all (as opposed to an
+// HTTP error status); Resolve falls back to the cache on it. Its message
+// says which host, why in a few words and what to do; Err keeps the raw
+// network error for --verbose.
+type UnreachableError struct {
+	Host   string // e.g. huggingface.co
+	What   string // what was being fetched when a transfer broke off; "" for a request
+	Reason string // DNS lookup failed, connection refused, timed out, ...
+	Err    error
+}
 
-func (e *networkError) Error() string { return "cannot reach the Hub: " + e.err.Error() }
-func (e *networkError) Unwrap() error { return e.err }
+func newUnreachable(host, what string, err error) *UnreachableError {
+	return &UnreachableError{Host: host, What: what, Reason: netReason(err), Err: err}
+}
+
+func (e *UnreachableError) Error() string {
+	if e.What != "" {
+		return fmt.Sprintf("%s: the connection to %s broke off (%s): check the network and run the command again to resume", e.What, e.Host, e.Reason)
+	}
+	return fmt.Sprintf("cannot reach %s (%s): check the network or %s; offline, %s=1 uses the cache",
+		e.Host, e.Reason, envvars.HFEndpoint.Name, envvars.HFOffline.Name)
+}
+
+// Short is the host and the reason alone, for a notice that goes on
+// without the network.
+func (e *UnreachableError) Short() string {
+	return fmt.Sprintf("cannot reach %s (%s)", e.Host, e.Reason)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // Is makes every network failure match ErrUnreachable.
-func (e *networkError) Is(target error) bool { return target == ErrUnreachable }
+func (e *UnreachableError) Is(target error) bool { return target == ErrUnreachable }
 
 // ErrUnreachable marks a request that could not reach the Hub (refused,
 // no route, DNS failure, dropped connection).
 var ErrUnreachable = errors.New("the Hub cannot be reached")
+
+// netReason names a network failure in a few words.
+func netReason(err error) string {
+	var dns *net.DNSError
+	var cert *tls.CertificateVerificationError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &dns):
+		return "DNS lookup failed"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
+		return "no route to the host"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.As(err, &cert):
+		return "its TLS certificate is not trusted"
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return "timed out"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection closed"
+	case strings.Contains(err.Error(), "proxyconnect"):
+		return "the proxy failed"
+	case strings.Contains(err.Error(), "tls:"):
+		return "TLS handshake failed"
+	}
+	for inner := errors.Unwrap(err); inner != nil; inner = errors.Unwrap(inner) {
+		err = inner // the innermost cause is the shortest to say
+	}
+	return err.Error()
+}
+
+// hostOf is the host of URL u, or u itself when it does not parse.
+func hostOf(u string) string {
+	if p, err := url.Parse(u); err == nil && p.Host != "" {
+		return p.Host
+	}
+	return u
+}
 
 // refused reports a connection that can not succeed by retrying at once:
 // nothing listens, or the name does not resolve.
@@ -211,7 +277,7 @@ func (c *Client) do(ctx context.Context, method, u string, auth bool, h http.Hea
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &networkError{err}
+		return nil, newUnreachable(hostOf(u), "", err)
 	}
 	return resp, nil
 }
@@ -253,8 +319,8 @@ func retryable(err error) bool {
 	if errors.As(err, &he) {
 		return he.retryable()
 	}
-	var ne *networkError
-	if errors.As(err, &ne) && refused(ne.err) {
+	var ne *UnreachableError
+	if errors.As(err, &ne) && refused(ne.Err) {
 		return false // offline: retrying only delays the answer
 	}
 	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errDropped) || errors.Is(err, ErrStalled)

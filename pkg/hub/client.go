@@ -236,7 +236,7 @@ func (c *Client) Resolve(ctx context.Context, ref string) (*Resolved, error) {
 // Hub fails, from the cache.
 func (c *Client) resolveRemote(ctx context.Context, r Ref) (*Resolved, error) {
 	if c.opts.Offline {
-		return c.resolveCached(r, "offline mode (HF_HUB_OFFLINE=1)")
+		return c.resolveCached(r, "HF_HUB_OFFLINE=1 keeps helexa off the network")
 	}
 	if c.opts.PreferCache {
 		if cached, err := c.resolveCached(r, "cached"); err == nil {
@@ -246,7 +246,12 @@ func (c *Client) resolveRemote(ctx context.Context, r Ref) (*Resolved, error) {
 	res, err := c.resolveOnline(ctx, r)
 	if err != nil && ctx.Err() == nil && cacheFallback(err) {
 		if cached, cerr := c.resolveCached(r, "the Hub did not answer"); cerr == nil {
-			c.emit(Event{Kind: EventNotice, Repo: r.Repo, Message: fmt.Sprintf("%v; using the cached snapshot %s", err, short(cached.Commit))})
+			why := err.Error()
+			var ue *UnreachableError
+			if errors.As(err, &ue) {
+				why = ue.Short()
+			}
+			c.emit(Event{Kind: EventNotice, Repo: r.Repo, Message: fmt.Sprintf("%s; using the cached snapshot %s", why, short(cached.Commit))})
 			return cached, nil
 		}
 	}
@@ -258,7 +263,7 @@ func (c *Client) resolveRemote(ctx context.Context, r Ref) (*Resolved, error) {
 // rate-limiting (429) or refusing a token (401/403) for files already here.
 // A 404 (the repo, revision or file is gone) is not papered over.
 func cacheFallback(err error) bool {
-	var netErr *networkError
+	var netErr *UnreachableError
 	if errors.As(err, &netErr) {
 		return true
 	}

@@ -239,7 +239,7 @@ func (d *transfer) getRange(ctx context.Context, from, to int64, add func(int64)
 		case errors.Is(err, ErrOversize):
 			return n, fmt.Errorf("%s: %w (%d bytes)", d.what, err, d.size)
 		}
-		return n, &networkError{fmt.Errorf("%s: %w", d.what, err)}
+		return n, newUnreachable(hostOf(u), d.what, err)
 	}
 	if to >= 0 && from+n < to {
 		return n, fmt.Errorf("%s: %w", d.what, errDropped)

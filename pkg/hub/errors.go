@@ -3,6 +3,7 @@ package hub
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"time"
 )
@@ -121,3 +122,16 @@ func (e *QuantError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrQuantNotFound) true.
 func (e *QuantError) Unwrap() error { return ErrQuantNotFound }
+
+// MissingPathError is a local model path that does not exist. It matches
+// both ErrBadReference and fs.ErrNotExist.
+type MissingPathError struct{ Path string }
+
+func (e *MissingPathError) Error() string {
+	return e.Path + " does not exist: check the path (a Hub model is org/name[:QUANT]; `helexa list` shows the cached ones)"
+}
+
+// Is makes errors.Is(err, ErrBadReference) and errors.Is(err, fs.ErrNotExist) true.
+func (e *MissingPathError) Is(target error) bool {
+	return target == ErrBadReference || target == fs.ErrNotExist
+}

@@ -385,8 +385,8 @@ func TestOfflineMode(t *testing.T) {
 
 	_, err = offline.Resolve(context.Background(), "org/m-GGUF:Q5_K_M")
 	mustErrorIs(t, err, ErrNotCached)
-	checkContains(t, err.Error(), "offline")
-	checkContains(t, err.Error(), "no Q5_K_M in the cache (cached quants: Q8_0)")
+	checkContains(t, err.Error(), "HF_HUB_OFFLINE=1 keeps helexa off the network")
+	checkContains(t, err.Error(), "no Q5_K_M in the cache, only Q8_0")
 	checkContains(t, err.Error(), "helexa pull org/m-GGUF:Q5_K_M")
 	_, err = offline.Resolve(context.Background(), "org/other")
 	mustErrorIs(t, err, ErrNotCached)

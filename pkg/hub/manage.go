@@ -163,7 +163,7 @@ func (c *Client) Remove(ctx context.Context, ref string) error {
 		return err
 	}
 	if r.Local() {
-		return fmt.Errorf("%w: %s is a local path, not a cached model; delete it yourself", ErrBadReference, r.Path)
+		return fmt.Errorf("%w: %s is a local path, not a model in the cache: rm removes cached models only; delete the file yourself", ErrBadReference, r.Path)
 	}
 	commit, err := c.cachedCommit(r)
 	if err != nil {
@@ -173,7 +173,7 @@ func (c *Client) Remove(ctx context.Context, ref string) error {
 		commit = c.onlySnapshot(r.Repo)
 	}
 	if commit == "" {
-		return fmt.Errorf("%w: %s (see `helexa list`)", ErrNotCached, r.String())
+		return fmt.Errorf("%w: %s (`helexa list` shows what is)", ErrNotCached, r.String())
 	}
 	dir := filepath.Join(c.repoDir(r.Repo), "snapshots", commit)
 	files, err := snapshotFiles(dir)

@@ -149,7 +149,7 @@ func TestCacheFallbackWhenTheHubFails(t *testing.T) {
 		{name: "hub down", breakHub: func(h *hubtest.Hub, _ *Options) { h.FailWith("org/m-GGUF", "", 503, 100) }, fallback: true, want: "HTTP 503"},
 		{name: "rate limited", breakHub: func(h *hubtest.Hub, _ *Options) { h.FailWith("org/m-GGUF", "", 429, 100) }, fallback: true, want: "HTTP 429"},
 		{name: "token refused", breakHub: func(h *hubtest.Hub, _ *Options) { h.Gate("org/m-GGUF", "new-token") }, fallback: true, want: "HTTP 401"},
-		{name: "no network", breakHub: func(_ *hubtest.Hub, o *Options) { o.Endpoint = "http://127.0.0.1:1" }, fallback: true, want: "cannot reach the Hub"},
+		{name: "no network", breakHub: func(_ *hubtest.Hub, o *Options) { o.Endpoint = "http://127.0.0.1:1" }, fallback: true, want: "cannot reach 127.0.0.1:1 (connection refused)"},
 		{name: "repo gone", breakHub: func(h *hubtest.Hub, _ *Options) { h.FailWith("org/m-GGUF", "", 404, 100) }, want: "HTTP 404"},
 	}
 	for _, tt := range tests {

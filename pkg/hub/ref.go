@@ -19,7 +19,7 @@ type Ref struct {
 	Raw      string // what the user typed
 	Repo     string // org/name; empty for a local path
 	Revision string // branch, tag or commit; "main" when not given
-	Quant    string // as typed (matched case-insensitively); "" = default
+	Quant    string // as typed (matched case-insensitively); "" = default; also DIR:QUANT for a local directory of GGUF files
 	Path     string // local file or directory, when the reference is local
 	Alias    string // the alias the reference came from, if any
 }
@@ -31,6 +31,9 @@ func (r Ref) Local() bool { return r.Path != "" }
 // when not main), or the local path.
 func (r Ref) String() string {
 	if r.Local() {
+		if r.Quant != "" {
+			return r.Path + ":" + r.Quant
+		}
 		return r.Path
 	}
 	s := r.Repo
@@ -114,6 +117,12 @@ func ParseRef(raw string, aliases map[string]string) (Ref, error) {
 	if s == "" {
 		return Ref{}, fmt.Errorf("%w: empty reference; use org/repo[:QUANT][@REVISION], an alias or a path", ErrBadReference)
 	}
+	_, isAlias := aliases[strings.ToLower(s)]
+	if dir, quant, ok := splitLocalQuant(s); ok && (looksLocal(dir) || !isAlias) {
+		r, err := localRef(raw, dir)
+		r.Quant = quant
+		return r, err
+	}
 	if looksLocal(s) {
 		return localRef(raw, s)
 	}
@@ -149,6 +158,36 @@ func withAliasHint(err error, aliases map[string]string) error {
 		return err
 	}
 	return fmt.Errorf("%w (known aliases: %s)", err, strings.Join(names, ", "))
+}
+
+// splitLocalQuant splits DIR:QUANT, a local directory of GGUF files and
+// the quant to pick among them, as for a Hub repository (FILE.gguf:QUANT
+// too, so that resolving it can say the quant has nothing to pick from). It declines when
+// s itself exists (a colon in a file name) and when DIR is also a valid
+// repo id and not written as a path, which stays a Hub reference.
+func splitLocalQuant(s string) (dir, quant string, ok bool) {
+	i := strings.LastIndex(s, ":")
+	if i <= 0 || strings.Contains(s[i:], "@") {
+		return "", "", false
+	}
+	dir, quant = s[:i], s[i+1:]
+	if !quantRe.MatchString(quant) {
+		return "", "", false
+	}
+	if _, err := os.Stat(s); err == nil {
+		return "", "", false
+	}
+	if !looksLocal(dir) && repoIDRe.MatchString(dir) {
+		return "", "", false
+	}
+	expanded, err := fsutil.ExpandHome(dir)
+	if err != nil {
+		return "", "", false
+	}
+	if fi, err := os.Stat(expanded); err != nil || !fi.IsDir() && !strings.HasSuffix(strings.ToLower(dir), ".gguf") {
+		return "", "", false
+	}
+	return dir, quant, true
 }
 
 func looksLocal(s string) bool {

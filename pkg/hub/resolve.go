@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/helexa/helexa/internal/envvars"
 )
 
 // resolveOnline asks the Hub for the revision's commit and files, downloads
@@ -70,8 +72,8 @@ func (c *Client) resolveCached(r Ref, why string) (*Resolved, error) {
 		return nil, err
 	}
 	if commit == "" {
-		return nil, fmt.Errorf("%w: %s: %s@%s has never been pulled into %s (no refs/%s); run `helexa pull %s` while online",
-			ErrNotCached, why, r.Repo, r.Revision, c.opts.CacheDir, r.Revision, r.String())
+		return nil, fmt.Errorf("%w: %s@%s has never been pulled into %s (%s); %s",
+			ErrNotCached, r.Repo, r.Revision, c.opts.CacheDir, why, pullFix(r))
 	}
 	dir := filepath.Join(c.repoDir(r.Repo), "snapshots", commit)
 	files, err := snapshotFiles(dir)
@@ -79,14 +81,14 @@ func (c *Client) resolveCached(r Ref, why string) (*Resolved, error) {
 		return nil, fmt.Errorf("read snapshot %s: %w", dir, err)
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: %s: snapshot %s of %s is missing from %s; run `helexa pull %s` while online",
-			ErrNotCached, why, short(commit), r.Repo, c.opts.CacheDir, r.String())
+		return nil, fmt.Errorf("%w: snapshot %s of %s is missing from %s (%s); %s",
+			ErrNotCached, short(commit), r.Repo, c.opts.CacheDir, why, pullFix(r))
 	}
 	sel, err := selectFiles(r.Repo, files, r.Quant)
 	var qe *QuantError
 	if errors.As(err, &qe) && len(qe.Ambiguous) == 0 {
-		return nil, fmt.Errorf("%w: %s: %s has no %s in the cache (cached quants: %s); run `helexa pull %s` while online",
-			ErrNotCached, why, r.Repo, qe.Want, strings.Join(qe.Available, ", "), r.String())
+		return nil, fmt.Errorf("%w: %s has no %s in the cache, only %s (%s); %s",
+			ErrNotCached, r.Repo, qe.Want, strings.Join(qe.Available, ", "), why, pullFix(r))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrNotCached, why, err)
@@ -98,10 +100,15 @@ func (c *Client) resolveCached(r Ref, why string) (*Resolved, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("%w: %s: %s is missing %s (snapshot %s); run `helexa pull %s` while online",
-			ErrNotCached, why, r.Repo, strings.Join(missing, ", "), short(commit), r.String())
+		return nil, fmt.Errorf("%w: %s is missing %s (snapshot %s; %s); %s",
+			ErrNotCached, r.Repo, strings.Join(missing, ", "), short(commit), why, pullFix(r))
 	}
 	return c.resolved(r, commit, sel), nil
+}
+
+// pullFix says how to get a reference the cache lacks, offline.
+func pullFix(r Ref) string {
+	return fmt.Sprintf("unset %s and run `helexa pull %s`", envvars.HFOffline.Name, r.String())
 }
 
 // cachedCommit maps the reference's revision to a cached commit ("" if none).
@@ -148,19 +155,26 @@ func (c *Client) soleSnapshot(r Ref) (string, error) {
 		ErrNotCached, r.Repo, len(commits), strings.Join(commits, ", "), r.Repo)
 }
 
+// ResolveLocal resolves a local reference (r.Local()) without a client:
+// no cache or network is involved.
+func ResolveLocal(r Ref) (*Resolved, error) { return resolveLocal(r) }
+
 // resolveLocal accepts a .gguf file (a split model's first shard stands for
 // all shards) or a directory with config.json and safetensors, or with GGUF
 // files.
 func resolveLocal(r Ref) (*Resolved, error) {
 	fi, err := os.Stat(r.Path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s does not exist", ErrBadReference, r.Path)
+		return nil, &MissingPathError{Path: r.Path}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("local model %s: %w", r.Path, err)
 	}
-	res := &Resolved{Ref: r.Path, Local: true}
+	res := &Resolved{Ref: r.String(), Local: true}
 	if !fi.IsDir() {
+		if r.Quant != "" {
+			return nil, fmt.Errorf("%w: %s is a file, and :%s picks a quant among a directory's GGUF files; drop the :%s", ErrBadReference, r.Path, r.Quant, r.Quant)
+		}
 		if !strings.HasSuffix(strings.ToLower(r.Path), ".gguf") {
 			return nil, fmt.Errorf("%w: %s is not a .gguf file; pass a .gguf file or a model directory", ErrBadReference, r.Path)
 		}
@@ -179,7 +193,7 @@ func resolveLocal(r Ref) (*Resolved, error) {
 		}
 	}
 	sort.Strings(names)
-	sel, err := selectFiles(r.Path, names, "")
+	sel, err := selectFiles(r.Path, names, r.Quant)
 	if err != nil {
 		return nil, err
 	}
