@@ -69,6 +69,10 @@ type generation struct {
 	generated int
 	calls     int         // tool calls emitted so far
 	held      []TokenInfo // tokens whose text has not been emitted yet
+	// dropped is set when text of accepted tokens was left out of the
+	// output (a stop string, invalid JSON): their ids no longer stand for
+	// the output.
+	dropped bool
 }
 
 // newGeneration starts a sequence's output. In a chat request that
@@ -144,6 +148,7 @@ func (g *generation) acceptToken(r executor.Result) (*Delta, string) {
 	emit, stopped := g.stop.push(g.dec.Add(r.Token))
 	switch {
 	case stopped:
+		g.dropped = true
 		d := g.delta(emit, false)
 		g.held = nil // the stop string's tokens are not part of the output
 		return merge(d, g.flushOutput()), "stop"
@@ -191,11 +196,13 @@ func (g *generation) flushOutput() *Delta {
 // drop discards held text (it was invalid).
 func (g *generation) finish(drop bool) *Delta {
 	if drop {
-		g.held = nil
+		g.held, g.dropped = nil, true
 		return nil
 	}
 	text, stopped := g.stop.push(g.dec.Flush())
-	if !stopped {
+	if stopped {
+		g.dropped = true
+	} else {
 		text += g.stop.flush()
 	}
 	return merge(g.delta(text, true), g.flushOutput())
