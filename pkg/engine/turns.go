@@ -152,8 +152,8 @@ func chatPrompt(ctx context.Context, e *entry, text string) (promptTurn, error) 
 	ids := slices.Clone(base.ids[:c.ids])
 	if c.text < len(text) {
 		rest, err := encode(ctx, e, text[c.text:], false)
-		if err != nil {
-			return plain, nil //nolint:nilerr // the whole text tokenized; the rest's failure only costs the reuse
+		if err != nil { // the whole text tokenized: only the reuse is lost
+			return plain, nil
 		}
 		ids = append(ids, rest...)
 	}

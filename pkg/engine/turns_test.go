@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -108,28 +109,57 @@ func seqPrompt(ex *fakeExec, n int) []int32 {
 	return out[:min(n, len(out))]
 }
 
-// interruptedTurn runs a first turn that the caller stops after `after`
-// deltas (one token each), as Ctrl+C in a chat does. It returns the
-// answer's text as a chat records it (the deltas and Result.Undelivered)
-// and the ids of its prompt and answer.
-func interruptedTurn(t *testing.T, m *Manager, l *fakeLoader, gate chan struct{}, question string, after int) (answer string, ids []int32) {
+// stepRig paces a fake executor: every step waits for a value on gate;
+// step number stopAt closes inStep when it starts and goes on once stopped
+// is closed.
+type stepRig struct {
+	gate            chan struct{}
+	inStep, stopped chan struct{}
+	stopAt          int
+}
+
+func newStepRig(stopAt int) *stepRig {
+	return &stepRig{gate: make(chan struct{}, 64), inStep: make(chan struct{}), stopped: make(chan struct{}), stopAt: stopAt}
+}
+
+// attach makes ex wait on the rig.
+func (r *stepRig) attach(ex *fakeExec) {
+	ex.gate = r.gate
+	ex.failStep = func(step int) error {
+		if step == r.stopAt {
+			close(r.inStep)
+			<-r.stopped
+		}
+		return nil
+	}
+}
+
+// interruptedTurn runs a first turn that the caller stops, as Ctrl+C in a
+// chat does, while the step sampling the rig's stopAt-th token runs: one
+// token a step (the prefill samples the first), so stopAt-1 deltas have
+// been delivered and the last token's delta comes after the cancellation.
+// It returns the answer's text as a chat records it (the deltas and
+// Result.Undelivered) and the ids of its prompt and answer.
+func interruptedTurn(t *testing.T, m *Manager, l *fakeLoader, rig *stepRig, question string) (answer string, ids []int32) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var text strings.Builder
 	var gen []int32
 	n := 0
-	gate <- struct{}{} // the prefill step, which samples the first token
+	rig.gate <- struct{}{} // the prefill step, which samples the first token
 	res, err := m.Chat(ctx, ChatRequest{Model: "toy", Messages: chatMessages(t, "user", question),
 		Options: Options{MaxTokens: 40}}, func(d Delta) error {
 		text.WriteString(d.Content)
 		for _, tk := range d.Tokens {
 			gen = append(gen, tk.ID)
 		}
-		if n++; n == after {
+		rig.gate <- struct{}{} // the next step
+		if n++; n == rig.stopAt-1 {
+			<-rig.inStep
 			cancel()
+			close(rig.stopped)
 		}
-		gate <- struct{}{} // the next step (the one running when cancelled ends)
 		return nil
 	})
 	if !errors.Is(err, context.Canceled) || res.FinishReason != "cancelled" {
@@ -139,9 +169,9 @@ func interruptedTurn(t *testing.T, m *Manager, l *fakeLoader, gate chan struct{}
 	for _, tk := range res.Undelivered.Tokens {
 		gen = append(gen, tk.ID)
 	}
-	if len(gen) != res.Usage.CompletionTokens || len(gen) <= after {
-		t.Fatalf("first turn: %d ids came back (%d after the cancellation), usage says %d generated",
-			len(gen), len(gen)-n, res.Usage.CompletionTokens)
+	if len(gen) != rig.stopAt || res.Usage.CompletionTokens != rig.stopAt || len(res.Undelivered.Tokens) != 1 {
+		t.Fatalf("first turn: %d ids came back (%d undelivered), usage says %d generated; want %d (1 undelivered)",
+			len(gen), len(res.Undelivered.Tokens), res.Usage.CompletionTokens, rig.stopAt)
 	}
 	prompt := seqPrompt(l.last(), res.Usage.PromptTokens)
 	return text.String(), append(prompt, gen...)
@@ -156,16 +186,16 @@ func interruptedTurn(t *testing.T, m *Manager, l *fakeLoader, gate chan struct{}
 // blocks only.
 func TestChatReusesInterruptedTurn(t *testing.T) {
 	for _, bs := range []int{1, 4} {
-		t.Run("block"+string(rune('0'+bs)), func(t *testing.T) {
+		t.Run(fmt.Sprintf("block%d", bs), func(t *testing.T) {
 			tok := newFakeTok()
-			gate := make(chan struct{}, 64)
+			rig := newStepRig(10)
 			l := &fakeLoader{bs: bs, setup: func(ex *fakeExec) {
 				ex.logits = spellOut("hello world hello", tok)
-				ex.gate = gate
+				rig.attach(ex)
 			}}
 			m := newTurnManager(t, l, func(c *Config) { c.ChunkSize = 512; c.NumCtx = 256 })
-			answer, first := interruptedTurn(t, m, l, gate, "say hi", 9)
-			close(gate) // the second turn runs freely
+			answer, first := interruptedTurn(t, m, l, rig, "say hi")
+			close(rig.gate) // the second turn runs freely
 
 			msgs := chatMessages(t, "user", "say hi", "assistant", answer, "user", "again")
 			res, err := m.Chat(context.Background(), ChatRequest{Model: "toy", Messages: msgs,
@@ -188,7 +218,7 @@ func TestChatReusesInterruptedTurn(t *testing.T) {
 			if got, _ := spell(tok, prompt); got != rendered {
 				t.Errorf("second prompt spells %q\nwant %q", got, rendered)
 			}
-	if want := (len(first) - 1) / bs * bs; res.Usage.CachedTokens != want {
+			if want := (len(first) - 1) / bs * bs; res.Usage.CachedTokens != want {
 				t.Errorf("cached %d of %d prompt tokens; want %d (the first turn's %d ids but its last, in whole blocks of %d)",
 					res.Usage.CachedTokens, res.Usage.PromptTokens, want, len(first), bs)
 			}
@@ -201,14 +231,14 @@ func TestChatReusesInterruptedTurn(t *testing.T) {
 // still spells exactly the rendered text.
 func TestChatSpliceFallsBack(t *testing.T) {
 	tok := newFakeTok()
-	gate := make(chan struct{}, 64)
+	rig := newStepRig(7)
 	l := &fakeLoader{bs: 1, setup: func(ex *fakeExec) {
 		ex.logits = spellOut("hello world", tok)
-		ex.gate = gate
+		rig.attach(ex)
 	}}
 	m := newTurnManager(t, l, func(c *Config) { c.ChunkSize = 512; c.NumCtx = 256 })
-	answer, first := interruptedTurn(t, m, l, gate, "say hi", 6)
-	close(gate)
+	answer, first := interruptedTurn(t, m, l, rig, "say hi")
+	close(rig.gate)
 	edited := strings.Replace(answer, "hello", "help", 1)
 	msgs := chatMessages(t, "user", "say hi", "assistant", edited, "user", "again")
 	res, err := m.Chat(context.Background(), ChatRequest{Model: "toy", Messages: msgs, Options: Options{MaxTokens: 2}}, nil)

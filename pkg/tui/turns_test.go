@@ -79,14 +79,15 @@ func (lineTemplate) Render(_ context.Context, in engine.ChatInput) (string, erro
 
 // spellExec is a toy executor with a paged KV store of token ids: after
 // the last ':' it reads back through the block table, it spells answer
-// one character a token. Every step waits for a value on gate.
+// one character a token. Every step says on started that it has begun and
+// waits for a value on gate.
 type spellExec struct {
-	info   executor.Info
-	tok    *charTok
-	answer string
-	gate   chan struct{}
-	kv     [][]int32
-	next   executor.SeqID
+	info          executor.Info
+	tok           *charTok
+	answer        string
+	started, gate chan struct{}
+	kv            [][]int32
+	next          executor.SeqID
 }
 
 func (x *spellExec) Info() executor.Info                            { return x.info }
@@ -96,6 +97,10 @@ func (x *spellExec) Memory() executor.MemoryInfo                    { return exe
 func (x *spellExec) Close() error                                   { return nil }
 
 func (x *spellExec) Step(ctx context.Context, batch []executor.Work) ([]executor.Result, error) {
+	select { // (no one reads it once the test stops pacing)
+	case x.started <- struct{}{}:
+	default:
+	}
 	select {
 	case <-x.gate:
 	case <-ctx.Done():
@@ -139,7 +144,7 @@ func (l spellLoader) Load(context.Context, string, engine.LoadOptions) (*engine.
 func TestStoppedAnswerReused(t *testing.T) {
 	const bs = 4
 	tok := newCharTok()
-	x := &spellExec{tok: tok, answer: "hello world hello", gate: make(chan struct{}, 64),
+	x := &spellExec{tok: tok, answer: "hello world hello", gate: make(chan struct{}, 64), started: make(chan struct{}, 64),
 		info: executor.Info{Arch: "toy", NCtx: 256, NCtxTrain: 256, NVocab: tok.VocabSize(), BlockSize: bs, NumBlocks: 128, Processor: "CPU"}}
 	x.kv = make([][]int32, x.info.NumBlocks)
 	for i := range x.kv {
@@ -158,6 +163,9 @@ func TestStoppedAnswerReused(t *testing.T) {
 		x.gate <- struct{}{}
 	}
 	d.settle(func() bool { return d.m.gen != nil && len(d.m.gen.entry.text) == shown })
+	for range shown + 1 { // the step after the last shown token waits at the gate
+		<-x.started
+	}
 	d.ctrl('c')
 	x.gate <- struct{}{} // the step running when stopped samples one more token
 	d.settle(func() bool { return d.m.gen == nil })
