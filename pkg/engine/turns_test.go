@@ -299,3 +299,38 @@ func TestSameText(t *testing.T) {
 		}
 	}
 }
+
+// TestTurnStoreBounds: a turn replaces the turns it continues, the store
+// keeps at most max turns (least recently used out), and a match ends at a
+// cut on a character boundary.
+func TestTurnStoreBounds(t *testing.T) {
+	mk := func(text string, ids ...int32) *turn {
+		return &turn{ids: ids, text: text, cuts: []cut{{len(text), len(ids)}}}
+	}
+	s := &turnStore{max: 2}
+	s.add(mk("ab", 1))
+	s.add(mk("abcd", 1, 2)) // continues "ab"
+	if len(s.turns) != 1 || s.turns[0].text != "abcd" {
+		t.Fatalf("after a continuation: %d turns, first %q; want only \"abcd\"", len(s.turns), s.turns[0].text)
+	}
+	s.add(mk("xy", 3))
+	if got, _ := s.longest("abcd!"); got == nil || got.text != "abcd" { // now most recently used
+		t.Fatalf("longest(abcd!) = %v", got)
+	}
+	s.add(mk("pq", 4)) // evicts "xy", the least recently used
+	var texts []string
+	for _, tu := range s.turns {
+		texts = append(texts, tu.text)
+	}
+	if !slices.Equal(texts, []string{"abcd", "pq"}) {
+		t.Errorf("turns %q, want [abcd pq]", texts)
+	}
+	// "é" is two bytes: a cut between them is no place to start the rest.
+	u := &turn{ids: []int32{1, 2, 3}, text: "aé", cuts: []cut{{1, 1}, {2, 2}, {3, 3}}}
+	if c := u.cutAt(2, "aéz"); c != (cut{1, 1}) {
+		t.Errorf("cutAt inside a character = %+v, want {1 1}", c)
+	}
+	if c := u.cutAt(3, "aéz"); c != (cut{3, 3}) {
+		t.Errorf("cutAt after the character = %+v, want {3 3}", c)
+	}
+}
