@@ -138,7 +138,8 @@ type promptTurn struct {
 // same text, with the same control tokens, as the whole text tokenized at
 // once, else the whole text's ids are used (a tokenizer that adds a space
 // prefix to every text it starts, a template that re-renders history, a
-// cut inside a control token's text).
+// cut inside a control token's text), as they are when the splice has too
+// many ids for the context and the whole text's would fit better.
 func chatPrompt(ctx context.Context, e *entry, text string) (promptTurn, error) {
 	whole, err := encode(ctx, e, text, false)
 	if err != nil {
@@ -157,8 +158,8 @@ func chatPrompt(ctx context.Context, e *entry, text string) (promptTurn, error) 
 		}
 		ids = append(ids, rest...)
 	}
-	if !sameText(e.model.Tokenizer, ids, whole) {
-		return plain, nil
+	if !sameText(e.model.Tokenizer, ids, whole) || len(ids) > len(whole) && len(ids) >= e.sched.info.NCtx {
+		return plain, nil // (the whole text's fewer ids may still fit the context)
 	}
 	i := sort.Search(len(base.cuts), func(i int) bool { return base.cuts[i].text > c.text })
 	cuts := append(slices.Clone(base.cuts[:i]), cut{len(text), len(ids)})
