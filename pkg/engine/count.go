@@ -15,7 +15,12 @@ func (m *Manager) CountTokens(ctx context.Context, req ChatRequest) (int, error)
 		return 0, err
 	}
 	defer m.release(e, req.Options.KeepAlive)
-	_, prompt, err := chatPrompt(ctx, e, req)
+	text, err := renderChat(ctx, e, req)
+	if err != nil {
+		return 0, err
+	}
+	// The rendered template carries its own BOS text when the model wants one.
+	prompt, err := encode(ctx, e, text, false)
 	if err != nil {
 		return 0, err
 	}

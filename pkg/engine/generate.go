@@ -74,6 +74,10 @@ type generation struct {
 	// narrowed this step's choice, so an object that closes now was closed
 	// by the budget: its finish reason is "length".
 	budgetCut bool
+	// dropped is set when text of accepted tokens was left out of the
+	// output (a stop string, invalid JSON): their ids no longer stand for
+	// the output.
+	dropped bool
 }
 
 // newGeneration starts a sequence's output. In a chat request that
@@ -149,6 +153,7 @@ func (g *generation) acceptToken(r executor.Result) (*Delta, string) {
 	emit, stopped := g.stop.push(g.dec.Add(r.Token))
 	switch {
 	case stopped:
+		g.dropped = true
 		d := g.delta(emit, false)
 		g.held = nil // the stop string's tokens are not part of the output
 		return merge(d, g.flushOutput()), "stop"
@@ -199,11 +204,13 @@ func (g *generation) flushOutput() *Delta {
 // drop discards held text (it was invalid).
 func (g *generation) finish(drop bool) *Delta {
 	if drop {
-		g.held = nil
+		g.held, g.dropped = nil, true
 		return nil
 	}
 	text, stopped := g.stop.push(g.dec.Flush())
-	if !stopped {
+	if stopped {
+		g.dropped = true
+	} else {
 		text += g.stop.flush()
 	}
 	return merge(g.delta(text, true), g.flushOutput())

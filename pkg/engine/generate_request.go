@@ -28,27 +28,38 @@ func (m *Manager) Chat(ctx context.Context, req ChatRequest, onDelta func(Delta)
 		return m.refused(ctx, req.Model, t0, err)
 	}
 	defer m.release(e, req.Options.KeepAlive)
-	text, prompt, err := chatPrompt(ctx, e, req)
+	text, err := renderChat(ctx, e, req)
 	if err != nil {
 		return m.refused(ctx, req.Model, t0, err)
+	}
+	// The rendered template carries its own BOS text when the model wants
+	// one; an earlier turn's ids stand for the text they share.
+	pt, err := chatPrompt(ctx, e, text)
+	if err != nil {
+		return m.refused(ctx, req.Model, t0, err)
+	}
+	if pt.reused > 0 {
+		m.log.Debug("chat prompt continues an earlier turn", "id", requestID(ctx), "model", e.name,
+			"prompt_tokens", len(pt.ids), "reused_tokens", pt.reused)
 	}
 	parse := ParseOptions{Prompt: text}
 	if hasTools(req.Tools) {
 		parse.Tools, parse.ToolChoice = req.Tools, req.ToolChoice
 	}
-	return m.generate(ctx, e, genArgs{kind: "chat", prompt: prompt, opts: req.Options,
-		parse: parse, loadDur: loadDur, t0: t0}, onDelta)
+	tok := e.model.Tokenizer
+	return m.generate(ctx, e, genArgs{kind: "chat", prompt: pt.ids, opts: req.Options,
+		parse: parse, loadDur: loadDur, t0: t0,
+		keep: func(generated []int32) { e.sched.turns.add(pt.extend(tok, generated)) }}, onDelta)
 }
 
-// chatPrompt renders a chat request with its model's template and
-// tokenizes the result.
-func chatPrompt(ctx context.Context, e *entry, req ChatRequest) (string, []int32, error) {
+// renderChat renders a chat request with its model's template.
+func renderChat(ctx context.Context, e *entry, req ChatRequest) (string, error) {
 	if e.model.Template == nil {
-		return "", nil, Errorf(KindBadRequest,
+		return "", Errorf(KindBadRequest,
 			"model %q has no chat template; use the completions endpoint with a raw prompt", req.Model)
 	}
 	if len(req.Messages) == 0 {
-		return "", nil, Errorf(KindBadRequest, "messages are empty; send at least one message")
+		return "", Errorf(KindBadRequest, "messages are empty; send at least one message")
 	}
 	var text string
 	err := guard("rendering the chat template", func() (err error) {
@@ -58,11 +69,9 @@ func chatPrompt(ctx context.Context, e *entry, req ChatRequest) (string, []int32
 		return err
 	})
 	if err != nil {
-		return "", nil, inputError(err, "rendering the chat template failed")
+		return "", inputError(err, "rendering the chat template failed")
 	}
-	// The rendered template carries its own BOS text when the model wants one.
-	prompt, err := encode(ctx, e, text, false)
-	return text, prompt, err
+	return text, nil
 }
 
 // guard runs f, turning a panic in it (a bug tripped by this request's
@@ -180,6 +189,9 @@ type genArgs struct {
 	t0      time.Time
 	numCtx  int                // the context of the model that serves the request
 	embed   executor.EmbedMode // an embedding: prefill only, then the pooled hidden state
+	// keep, when set, is given the generated ids of a request that ran
+	// to its end (a chat's turn, kept for the next one).
+	keep func(generated []int32)
 }
 
 // generate runs pre-flight, hands the request to the model's scheduler and
@@ -202,14 +214,20 @@ func (m *Manager) generate(ctx context.Context, e *entry, a genArgs, onDelta fun
 	if err := e.sched.submit(r); err != nil {
 		return m.finished(r, e.name, a, Result{Usage: Usage{PromptTokens: len(a.prompt)}}, err)
 	}
-	res, err := m.relay(ctx, r, cancel, onDelta)
+	res, ended, err := m.relay(ctx, r, cancel, onDelta)
+	if ended && a.keep != nil {
+		a.keep(r.generated)
+	}
 	return m.finished(r, e.name, a, res, err)
 }
 
-// relay passes the scheduler's events to onDelta until the final one.
-func (m *Manager) relay(ctx context.Context, r *request, cancel context.CancelFunc, onDelta func(Delta) error) (Result, error) {
+// relay passes the scheduler's events to onDelta until the final one;
+// ended reports that the final one came (not the grace period's end). The
+// deltas it could not pass on go to the result's Undelivered.
+func (m *Manager) relay(ctx context.Context, r *request, cancel context.CancelFunc, onDelta func(Delta) error) (res Result, ended bool, err error) {
 	var cbErr error
 	var grace <-chan time.Time
+	var undelivered *Delta
 	for {
 		select {
 		case <-r.out.notify:
@@ -222,7 +240,7 @@ func (m *Manager) relay(ctx context.Context, r *request, cancel context.CancelFu
 			select {
 			case <-r.out.notify:
 			case <-grace:
-				return Result{FinishReason: "cancelled", Usage: Usage{PromptTokens: len(r.prompt)}}, ctx.Err()
+				return Result{FinishReason: "cancelled", Usage: Usage{PromptTokens: len(r.prompt)}}, false, ctx.Err()
 			}
 		}
 		for _, ev := range r.out.take() {
@@ -235,13 +253,22 @@ func (m *Manager) relay(ctx context.Context, r *request, cancel context.CancelFu
 					// request is cancelled even if generation won the race.
 					ev.res.FinishReason, ev.err = "cancelled", ctx.Err()
 				}
-				return ev.res, ev.err
+				if undelivered != nil {
+					ev.res.Undelivered = *undelivered
+				}
+				r.generated = ev.generated
+				return ev.res, true, ev.err
 			}
-			if cbErr != nil || ctx.Err() != nil || onDelta == nil {
+			if onDelta == nil {
+				continue
+			}
+			if cbErr != nil || ctx.Err() != nil {
+				undelivered = merge(undelivered, ev.delta)
 				continue
 			}
 			if err := onDelta(*ev.delta); err != nil {
 				cbErr = err
+				undelivered = merge(undelivered, ev.delta)
 				cancel()
 			}
 		}

@@ -25,6 +25,10 @@ type request struct {
 	// hidden state ends it.
 	embed     executor.EmbedMode
 	embedding []float32
+	// generated are the ids sampled after the prompt that stand for the
+	// output (not an end-of-generation token, nor the tokens of text a stop
+	// string cut off), set by relay from the final event.
+	generated []int32
 }
 
 // event is what the scheduler sends back: a delta, or the end.
@@ -33,6 +37,8 @@ type event struct {
 	done  bool
 	res   Result
 	err   error
+	// generated ends a chat: request.generated.
+	generated []int32
 }
 
 // outbox is an unbounded queue of events from the scheduler to the caller,

@@ -29,6 +29,7 @@ type scheduler struct {
 	pool     *blockPool
 	win      *winStore  // the sliding-window store (nil: none)
 	snaps    *snapCache // recurrent state snapshots (nil: none)
+	turns    *turnStore // recent chat turns' ids, for the next turns (used by callers, not the loop)
 
 	incoming chan *request
 	// memq asks the loop for a fresh executor.Memory reading (the executor
@@ -101,6 +102,7 @@ func newScheduler(ctx context.Context, name string, m *Model, cfg Config, log *s
 		pool:     newBlockPool(info.NumBlocks, info.BlockSize),
 		win:      newWinStore(info, cfg.ChunkSize),
 		snaps:    newSnapCache(info, cfg.NumParallel),
+		turns:    newTurnStore(cfg.NumParallel),
 		incoming: make(chan *request),
 		memq:     make(chan chan executor.MemoryInfo),
 		ctx:      ctx,
@@ -287,6 +289,7 @@ func (s *scheduler) poison(cause error) {
 func (s *scheduler) dropCancelled() {
 	for _, q := range s.running {
 		if err := q.req.ctx.Err(); err != nil {
+			s.flushCancelled(q)
 			s.finish(q, "cancelled", err)
 		}
 	}
@@ -473,7 +476,7 @@ func (s *scheduler) finish(q *sequence, reason string, err error) {
 		}
 	}
 	// Answer even when freeing panics (the loop then poisons the model).
-	defer s.reply(q.req, reason, u, err)
+	defer s.end(q.req, reason, u, err, q.generated())
 	s.exec.FreeSeq(q.eid)
 	s.pool.releaseAll(q.blocks)
 	q.blocks = nil
@@ -503,11 +506,34 @@ func (s *scheduler) snapshotDone(q *sequence, ok bool) {
 }
 
 func (s *scheduler) reply(r *request, reason string, u Usage, err error) {
+	s.end(r, reason, u, err, nil)
+}
+
+// end sends a request's final event, with the ids it generated.
+func (s *scheduler) end(r *request, reason string, u Usage, err error, generated []int32) {
 	res := Result{FinishReason: reason, Usage: u, Embedding: r.embedding}
 	if r.gen != nil && reason == "stop" {
 		res.StopSequence = r.gen.stop.matched
 	}
-	r.out.send(event{done: true, res: res, err: err})
+	r.out.send(event{done: true, res: res, err: err, generated: generated})
+}
+
+// flushCancelled sends what a cancelled sequence's output still holds, so
+// the caller's Result.Undelivered has the text of every token generated.
+func (s *scheduler) flushCancelled(q *sequence) {
+	var d *Delta
+	if guard("finishing the output", func() error { d = q.req.gen.finish(false); return nil }) == nil {
+		s.deliver(q, d)
+	}
+}
+
+// generated returns the ids q sampled after its prompt that stand for its
+// output: none when the output dropped the text of some (a stop string).
+func (q *sequence) generated() []int32 {
+	if q.req.gen == nil || q.req.gen.dropped || len(q.tokens) <= q.promptLen {
+		return nil
+	}
+	return q.tokens[q.promptLen:]
 }
 
 // requestError classifies an error that is one request's own.

@@ -144,6 +144,15 @@ type Result struct {
 	Usage        Usage  `json:"usage"`
 	// Embedding is the pooled hidden state of an embedding request.
 	Embedding []float32 `json:"embedding,omitempty"`
+	// Undelivered is the output generated but never passed to the
+	// caller's onDelta: what the engine still held back (a partial stop
+	// string, a character's first bytes, a marker's start) when the
+	// request was cancelled, and every delta after the cancellation or
+	// after onDelta failed. A chat that keeps an interrupted answer
+	// appends it, so the answer it records is exactly the text of the
+	// tokens generated (and the next turn reuses them all). In-process
+	// only: a cancelled stream has no one left to send it to.
+	Undelivered Delta `json:"-"`
 }
 
 // Usage counts tokens and time for one request.

@@ -149,6 +149,11 @@ func (m *Model) onDone(msg doneMsg) tea.Cmd {
 		m.failed(e, err)
 		return nil
 	}
+	// A stopped answer keeps every token generated: what the engine had
+	// not passed on yet comes with the result, so the conversation records
+	// exactly the text of those tokens and the next turn reuses them all.
+	e.reasoning += res.Undelivered.Reasoning
+	e.text += res.Undelivered.Content
 	u := res.Usage
 	if u.CompletionTokens == 0 && g.tokens > 0 {
 		// A daemon's stream cut by Ctrl+C carries no usage: count what
