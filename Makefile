@@ -21,11 +21,12 @@ test: build node-deps
 
 # Everything CI runs: make test, then go vet, the exhaustive matrices
 # (HELEXA_TEST_ALL=1: every fixture on the emulated GPU; only the packages
-# that read it run again, the rest come from the test cache) and the race
+# that read it run again, the rest come from the test cache: keep the
+# flags as make test has them) and the race
 # detector over the engine and the API.
 test-all: test
 	$(GO) vet ./...
-	HELEXA_TEST_ALL=1 $(GO) test -timeout 60m ./...
+	HELEXA_TEST_ALL=1 $(GO) test -timeout 30m ./...
 	$(GO) test -race -timeout 30m ./pkg/engine/... ./pkg/api/...
 
 # The real Node clients (OpenAI, Anthropic and ollama SDKs) for the
