@@ -805,6 +805,14 @@ func (v *Value) IterateOrder(fn func(idx, count int, key, value *Value) bool, em
 		dict := resolved.Interface().(Dict)
 		keys := dict.Keys()
 		length := len(dict.Pairs)
+		// Each key's value by the key's identity: looking each one up with
+		// Get would take time quadratic in the dict's size.
+		values := make(map[*Value]*Value, length)
+		for _, p := range dict.Pairs {
+			if _, dup := values[p.Key]; !dup {
+				values[p.Key] = p.Value
+			}
+		}
 		if sorted {
 			if reverse {
 				if !caseSensitive {
@@ -822,7 +830,7 @@ func (v *Value) IterateOrder(fn func(idx, count int, key, value *Value) bool, em
 		}
 		if len(keys) > 0 {
 			for idx, key := range keys {
-				if !fn(idx, length, key, dict.Get(key)) {
+				if !fn(idx, length, key, values[key]) {
 					return
 				}
 			}
