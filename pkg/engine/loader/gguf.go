@@ -214,8 +214,8 @@ func (l *Files) build(ctx context.Context, mf *modelfile.Model, res *hub.Resolve
 }
 
 // templateBudgetError fails the load of a model whose chat template went
-// past a template budget at compile (a *chat.LimitError: it nests past the
-// parse depth), naming the model, where the template came from (the
+// past a template budget at compile (a *chat.LimitError: it is over
+// chat.MaxSourceBytes or nests past the parse depth), naming the model, where the template came from (the
 // error's prefix: the GGUF's tokenizer.chat_template, the directory's
 // tokenizer_config.json, chat_template.jinja or chat_template.json, or
 // HELEXA_CHAT_TEMPLATE) and the limit. Such a template is made to exhaust

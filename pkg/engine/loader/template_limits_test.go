@@ -44,8 +44,8 @@ func withChatTemplate(t *testing.T, src string) string {
 }
 
 // TestTemplateBudgetFailsLoad: a chat template nested past the parse depth
-// (a GGUF's tokenizer.chat_template, or a model directory's
-// chat_template.jinja) fails the model's load with an error naming the
+// or over the size limit (a GGUF's tokenizer.chat_template, or a model
+// directory's chat_template.jinja) fails the model's load with an error naming the
 // model, where the template came from and the limit; a template that is
 // only unsupported syntax leaves the model loaded, completions working and
 // chat refused.
@@ -55,9 +55,10 @@ func TestTemplateBudgetFailsLoad(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "chat_template.jinja"), []byte(deep), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ name, model, source string }{
-		{"gguf", withChatTemplate(t, deep), "GGUF metadata tokenizer.chat_template"},
-		{"dir", dir, "chat_template.jinja"},
+	for _, c := range []struct{ name, model, source, limit string }{
+		{"gguf", withChatTemplate(t, deep), "GGUF metadata tokenizer.chat_template", "parse depth 256"},
+		{"dir", dir, "chat_template.jinja", "parse depth 256"},
+		{"gguf size", withChatTemplate(t, strings.Repeat("x", 2<<20)), "GGUF metadata tokenizer.chat_template", "source bytes 1048576"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := newFilesManager(t)
@@ -65,7 +66,7 @@ func TestTemplateBudgetFailsLoad(t *testing.T) {
 			if kindOf(o.err) != engine.KindBadRequest {
 				t.Fatalf("error %v (kind %q), want a bad request", o.err, kindOf(o.err))
 			}
-			for _, want := range []string{c.model, c.source, "parse depth 256"} {
+			for _, want := range []string{c.model, c.source, c.limit} {
 				if !strings.Contains(o.err.Error(), want) {
 					t.Errorf("error %q does not name %q", o.err, want)
 				}

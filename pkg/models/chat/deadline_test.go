@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -24,5 +25,22 @@ func TestDeadlineBetweenIterations(t *testing.T) {
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("stopped %v after it started; want soon after its 300 ms limit", took)
+	}
+}
+
+// TestSourceBytesLimit: a template over MaxSourceBytes is refused with a
+// *LimitError before it is lexed; one at the limit compiles.
+func TestSourceBytesLimit(t *testing.T) {
+	if _, err := Compile(strings.Repeat("x", MaxSourceBytes)); err != nil {
+		t.Fatalf("a template of MaxSourceBytes: %v", err)
+	}
+	start := time.Now()
+	_, err := Compile(strings.Repeat("(", 64<<20))
+	var le *LimitError
+	if !errors.As(err, &le) || le.Limit != LimitSourceBytes || !errors.Is(err, ErrTemplate) {
+		t.Fatalf("a 64 MiB template: %v, want the source-bytes limit", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("refusing a 64 MiB template took %v", took)
 	}
 }

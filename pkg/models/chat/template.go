@@ -64,13 +64,18 @@ type Input struct {
 	Kwargs map[string]any
 }
 
-// Compile parses a Jinja chat template.
+// Compile parses a Jinja chat template. A template over MaxSourceBytes, or
+// nested past MaxParseDepth, gives a *LimitError.
 func Compile(src string) (t *Template, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			t, err = nil, fmt.Errorf("%w: compile panicked: %v", ErrTemplate, r)
 		}
 	}()
+	if len(src) > MaxSourceBytes {
+		return nil, fmt.Errorf("%w: %w (the template is %d bytes)", ErrTemplate,
+			&LimitError{Limit: LimitSourceBytes, Value: MaxSourceBytes}, len(src))
+	}
 	cfg := config.New()
 	cfg.TrimBlocks = true
 	cfg.LeftStripBlocks = true
