@@ -315,5 +315,7 @@ func methodSets() exec.Methods {
 		Str:   exec.NewMethodSet(str),
 		Dict:  exec.NewMethodSet(pyDictMethods()),
 		List:  exec.NewMethodSet(list),
+		// pyDictMethods read the ordered dict itself.
+		DictSelfOnly: true,
 	}
 }

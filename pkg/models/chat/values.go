@@ -59,7 +59,7 @@ func decodeValue(dec *json.Decoder, depth int) (any, error) {
 }
 
 func decodeObject(dec *json.Decoder, depth int) (any, error) {
-	d := exec.NewDict()
+	pairs := []*exec.Pair{}
 	seen := map[string]*exec.Pair{} // dictSet's scan would be quadratic
 	for dec.More() {
 		tok, err := dec.Token()
@@ -80,12 +80,12 @@ func decodeObject(dec *json.Decoder, depth int) (any, error) {
 		}
 		p := &exec.Pair{Key: exec.AsValue(key), Value: exec.ToValue(v)}
 		seen[key] = p
-		d.Pairs = append(d.Pairs, p)
+		pairs = append(pairs, p)
 	}
 	if _, err := dec.Token(); err != nil { // '}'
 		return nil, err
 	}
-	return d, nil
+	return exec.NewIndexedDict(pairs), nil
 }
 
 func decodeArray(dec *json.Decoder, depth int) (any, error) {
