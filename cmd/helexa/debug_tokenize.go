@@ -14,7 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/helexa/helexa/internal/fsutil"
 	"github.com/helexa/helexa/pkg/models/gguf"
+	"github.com/helexa/helexa/pkg/models/safetensors"
 	"github.com/helexa/helexa/pkg/models/tokenizer"
 )
 
@@ -75,13 +77,14 @@ func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
 }
 
 // loadHFTokenizer reads a tokenizer.json and the tokenizer_config.json in
-// the same directory (optional).
+// the same directory (optional), each a regular file within the caps a
+// model directory's side files have.
 func loadHFTokenizer(path string) (*tokenizer.Tokenizer, error) {
-	tok, err := os.ReadFile(path)
+	tok, err := fsutil.ReadRegular(path, safetensors.MaxTokenizerBytes)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := os.ReadFile(filepath.Join(filepath.Dir(path), "tokenizer_config.json"))
+	cfg, err := fsutil.ReadRegular(filepath.Join(filepath.Dir(path), "tokenizer_config.json"), safetensors.MaxTokenizerConfigBytes)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}

@@ -62,14 +62,16 @@ func renderChat(ctx context.Context, e *entry, req ChatRequest) (string, error) 
 		return "", Errorf(KindBadRequest, "messages are empty; send at least one message")
 	}
 	var text string
+	maxBytes := renderBound(e)
 	err := guard("rendering the chat template", func() (err error) {
 		text, err = e.model.Template.Render(ctx, ChatInput{
 			Messages: req.Messages, Tools: req.Tools, AddGenerationPrompt: true, Kwargs: req.TemplateKwargs,
+			MaxBytes: maxBytes,
 		})
 		return err
 	})
 	if err != nil {
-		return "", inputError(err, "rendering the chat template failed")
+		return "", renderError(e, err, maxBytes)
 	}
 	return text, nil
 }

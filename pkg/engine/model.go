@@ -90,9 +90,16 @@ type ChatInput struct {
 	Tools               json.RawMessage
 	AddGenerationPrompt bool
 	Kwargs              map[string]any
+	// MaxBytes, when positive, bounds the bytes the render may write: a
+	// render past it stops with an error wrapping ErrRenderTooLong.
+	MaxBytes int
 }
 
-// Template renders a conversation into prompt text.
+// ErrRenderTooLong says a chat template's render went past
+// ChatInput.MaxBytes: its prompt could never fit the model's context.
+var ErrRenderTooLong = errors.New("the chat template's output passed its byte bound")
+
+// Template renders a conversation into prompt text, stopping when ctx ends.
 type Template interface {
 	Render(ctx context.Context, in ChatInput) (string, error)
 }

@@ -13,6 +13,7 @@ const (
 	LimitOutputBytes    = "output bytes"
 	LimitBuiltBytes     = "built bytes"
 	LimitRenderTime     = "render time"
+	LimitSourceBytes    = "source bytes"
 )
 
 // LimitError says a template went past one of the engine's budgets:

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -109,7 +110,10 @@ func (e *Evaluator) evalMethod(parentNode nodes.Node, method string, args []node
 		parameters.KwArgs[key] = value
 	}
 	var result any
-	err := fmt.Errorf("unknown method '%s' for '%s'", method, parent.String())
+	// The error is built only when no method is found: printing the
+	// parent costs time linear in its size, at every call.
+	errUnknown := errors.New("unknown method")
+	err := errUnknown
 	switch {
 	case parent.IsString():
 		if method, ok := e.Environment.Methods.Str.Get(method); ok {
@@ -128,7 +132,9 @@ func (e *Evaluator) evalMethod(parentNode nodes.Node, method string, args []node
 			result, err = method(parent.Integer(), parent, parameters)
 		}
 	case parent.IsDict():
-		if method, ok := e.Environment.Methods.Dict.Get(method); ok {
+		if method, ok := e.Environment.Methods.Dict.Get(method); ok && e.Environment.Methods.DictSelfOnly {
+			result, err = method(nil, parent, parameters)
+		} else if ok {
 			dict := parent.ToGoSimpleType(false)
 			if err, ok := dict.(error); err != nil && ok {
 				return AsValue(fmt.Errorf("failed to cast '%s' to a Go type: %s", parent.String(), err))
@@ -153,6 +159,9 @@ func (e *Evaluator) evalMethod(parentNode nodes.Node, method string, args []node
 		}
 	default:
 		err = AsValue(fmt.Errorf(`'%s' is not callable on %s`, method, parent))
+	}
+	if err == errUnknown {
+		err = fmt.Errorf("unknown method '%s' for '%s'", method, parent.String())
 	}
 	if err != nil {
 		if callErr, ok := err.(ErrInvalidCall); ok {

@@ -254,6 +254,10 @@ type Methods struct {
 	Str   *MethodSet[string]
 	Dict  *MethodSet[map[string]any]
 	List  *MethodSet[[]any]
+	// DictSelfOnly says the Dict methods read their selfValue only: they
+	// are passed a nil map instead of a copy of the dict, which would cost
+	// time linear in its size at every call.
+	DictSelfOnly bool
 }
 
 type MethodSet[I any] struct {

@@ -279,7 +279,7 @@ func (e *Evaluator) evalDict(node *nodes.Dict) *Value {
 		}
 		pairs = append(pairs, p.Interface().(*Pair))
 	}
-	return AsValue(&Dict{pairs})
+	return AsValue(&Dict{Pairs: pairs})
 }
 
 func (e *Evaluator) evalPair(node *nodes.Pair) *Value {

@@ -805,6 +805,14 @@ func (v *Value) IterateOrder(fn func(idx, count int, key, value *Value) bool, em
 		dict := resolved.Interface().(Dict)
 		keys := dict.Keys()
 		length := len(dict.Pairs)
+		// Each key's value by the key's identity: looking each one up with
+		// Get would take time quadratic in the dict's size.
+		values := make(map[*Value]*Value, length)
+		for _, p := range dict.Pairs {
+			if _, dup := values[p.Key]; !dup {
+				values[p.Key] = p.Value
+			}
+		}
 		if sorted {
 			if reverse {
 				if !caseSensitive {
@@ -822,7 +830,7 @@ func (v *Value) IterateOrder(fn func(idx, count int, key, value *Value) bool, em
 		}
 		if len(keys) > 0 {
 			for idx, key := range keys {
-				if !fn(idx, length, key, dict.Get(key)) {
+				if !fn(idx, length, key, values[key]) {
 					return
 				}
 			}
@@ -1079,7 +1087,13 @@ func (v *Value) GetItem(key any) (*Value, bool) {
 				return ToValue(atKey), true
 			}
 		} else if val.Kind() == reflect.Struct && val.Type() == TypeDict {
-			for _, pair := range val.Interface().(Dict).Pairs {
+			d := val.Interface().(Dict)
+			if v, found, known := d.stringKey(t); known && found {
+				return v, true
+			} else if known {
+				return AsValue(nil), false
+			}
+			for _, pair := range d.Pairs {
 				if pair.Key.String() == t {
 					return pair.Value, true
 				}
@@ -1225,6 +1239,31 @@ func (p *Pair) String() string {
 
 type Dict struct {
 	Pairs []*Pair
+	// index, when set, gives the position in Pairs of each plain string
+	// key of the first len(Pairs) pairs (see NewIndexedDict); Lookup uses
+	// it while Pairs has not grown since.
+	index   map[string]int
+	indexed int
+	others  bool // some of the indexed keys are not plain strings
+}
+
+// NewIndexedDict returns a dict of pairs that looks its plain string keys
+// up in constant time. The index is built
+// here, never on lookup, so a dict shared between renders is only read.
+func NewIndexedDict(pairs []*Pair) *Dict {
+	index := make(map[string]int, len(pairs))
+	others := false
+	for i, p := range pairs {
+		k, ok := p.Key.Interface().(string)
+		if !ok {
+			others = true
+			continue
+		}
+		if _, dup := index[k]; !dup {
+			index[k] = i
+		}
+	}
+	return &Dict{Pairs: pairs, index: index, indexed: len(pairs), others: others}
 }
 
 func NewDict() *Dict {
@@ -1248,12 +1287,63 @@ func (d *Dict) Keys() ValuesList {
 }
 
 func (d *Dict) Get(key *Value) *Value {
-	for _, pair := range d.Pairs {
-		if pair.Key.EqualValueTo(key) {
-			return pair.Value
-		}
+	if v, ok := d.Lookup(key); ok {
+		return v
 	}
 	return AsValue(nil)
+}
+
+// Lookup returns the value of the first pair whose key equals key.
+func (d *Dict) Lookup(key *Value) (*Value, bool) {
+	if d.index != nil && d.indexed == len(d.Pairs) && key != nil {
+		if k, ok := key.Interface().(string); ok {
+			// Only a plain string key equals a plain string: the index
+			// holds them all, so a miss is a miss.
+			i, found := d.index[k]
+			if !found {
+				if !d.others {
+					return nil, false
+				}
+				return d.lookupOther(key)
+			}
+			if p := d.Pairs[i]; p.Key.Interface() == any(k) {
+				return p.Value, true
+			}
+		}
+	}
+	for _, pair := range d.Pairs {
+		if pair.Key.EqualValueTo(key) {
+			return pair.Value, true
+		}
+	}
+	return nil, false
+}
+
+// stringKey looks t up in the index of a dict whose keys are all plain
+// strings; known is false when the index cannot answer.
+func (d *Dict) stringKey(t string) (v *Value, found, known bool) {
+	if d.index == nil || d.indexed != len(d.Pairs) || d.others {
+		return nil, false, false
+	}
+	i, ok := d.index[t]
+	if !ok {
+		return nil, false, true
+	}
+	if p := d.Pairs[i]; p.Key.Interface() == any(t) {
+		return p.Value, true, true
+	}
+	return nil, false, false
+}
+
+// lookupOther finds a string key among the pairs whose keys are not plain
+// strings (none, in a dict decoded from JSON).
+func (d *Dict) lookupOther(key *Value) (*Value, bool) {
+	for _, pair := range d.Pairs {
+		if _, plain := pair.Key.Interface().(string); !plain && pair.Key.EqualValueTo(key) {
+			return pair.Value, true
+		}
+	}
+	return nil, false
 }
 
 var TypeDict = reflect.TypeFor[Dict]()

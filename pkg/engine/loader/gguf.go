@@ -192,6 +192,13 @@ func (l *Files) build(ctx context.Context, mf *modelfile.Model, res *hub.Resolve
 		log.Info("context capped at the model's training context", "asked", numCtx, "train", train)
 		numCtx = train
 	}
+	tpl, tplErr := chat.FromGGUF(f, log)
+	if l.ChatTemplate != "" {
+		tpl, tplErr = chat.FromGGUFWith(f, l.ChatTemplate)
+	}
+	if err := templateBudgetError(res.Ref, tplErr); err != nil {
+		return nil, err
+	}
 	ex, err := l.startExecutor(ctx, res.Ref, mf, tok, numCtx, opts)
 	if err != nil {
 		return nil, err
@@ -202,12 +209,26 @@ func (l *Files) build(ctx context.Context, mf *modelfile.Model, res *hub.Resolve
 		Closer:    mf.Close,
 		Details:   details(f, res, ex.Info()),
 	}
-	tpl, err := chat.FromGGUF(f, log)
-	if l.ChatTemplate != "" {
-		tpl, err = chat.FromGGUFWith(f, l.ChatTemplate)
-	}
-	setChat(m, tpl, err, tok, res.Ref, log)
+	setChat(m, tpl, tplErr, tok, res.Ref, log)
 	return m, nil
+}
+
+// templateBudgetError fails the load of a model whose chat template went
+// past a template budget at compile (a *chat.LimitError: it is over
+// chat.MaxSourceBytes or nests past the parse depth), naming the model, where the template came from (the
+// error's prefix: the GGUF's tokenizer.chat_template, the directory's
+// tokenizer_config.json, chat_template.jinja or chat_template.json, or
+// HELEXA_CHAT_TEMPLATE) and the limit. Such a template is made to exhaust
+// the engine, not a feature it lacks; any other compile error leaves the
+// model loaded with chat refused (setChat), so completions still work.
+// It runs before the executor starts, so a refused model costs no weights.
+func templateBudgetError(ref string, err error) error {
+	var le *chat.LimitError
+	if !errors.As(err, &le) {
+		return nil
+	}
+	return &engine.Error{Kind: engine.KindBadRequest,
+		Msg: fmt.Sprintf("model %q does not load: its chat template goes past the template limit on %s (%d)", ref, le.Limit, le.Value), Err: err}
 }
 
 // setChat installs the chat template (a broken one is logged and leaves
@@ -348,8 +369,23 @@ func (g engineTokenizer) VocabSize() int            { return g.t.VocabSize() }
 // chatTemplate adapts chat.Template to the engine's Template.
 type chatTemplate struct{ t *chat.Template }
 
+// Render renders in within the template's limits, the output-byte limit
+// lowered to in.MaxBytes when that is lower; a render stopped there
+// returns an error wrapping engine.ErrRenderTooLong.
 func (c chatTemplate) Render(ctx context.Context, in engine.ChatInput) (string, error) {
-	return c.t.Render(ctx, chat.Input{
+	t := c.t
+	lim := t.Limits()
+	bounded := in.MaxBytes > 0 && (lim.OutputBytes == 0 || in.MaxBytes < lim.OutputBytes)
+	if bounded {
+		lim.OutputBytes = in.MaxBytes
+		t = t.WithLimits(lim)
+	}
+	text, err := t.Render(ctx, chat.Input{
 		Messages: in.Messages, Tools: in.Tools, AddGenerationPrompt: in.AddGenerationPrompt, Kwargs: in.Kwargs,
 	})
+	var le *chat.LimitError
+	if bounded && errors.As(err, &le) && le.Limit == chat.LimitOutputBytes {
+		return "", fmt.Errorf("%w: %w", engine.ErrRenderTooLong, err)
+	}
+	return text, err
 }

@@ -43,6 +43,10 @@ func (l *Files) loadHF(ctx context.Context, res *hub.Resolved, opts engine.LoadO
 		log.Info("context capped at the model's training context", "asked", numCtx, "train", train)
 		numCtx = train
 	}
+	tpl, tplErr := l.hfTemplate(dir, log)
+	if err := templateBudgetError(res.Ref, tplErr); err != nil {
+		return nil, err
+	}
 	mf, err := modelfile.Open(dir)
 	if err != nil {
 		return nil, &engine.Error{Kind: engine.KindBadRequest, Msg: fmt.Sprintf("loading %s failed", dir), Err: err}
@@ -58,19 +62,26 @@ func (l *Files) loadHF(ctx context.Context, res *hub.Resolved, opts engine.LoadO
 		Details:   hfDetails(mf, res, ex.Info()),
 		Closer:    mf.Close,
 	}
-	var tpl *chat.Template
-	if err = safetensors.CheckSideFiles(dir, "tokenizer_config.json", "chat_template.jinja", "chat_template.json"); err == nil {
-		tpl, err = chat.FromDir(dir)
+	setChat(m, tpl, tplErr, tok, res.Ref, log)
+	return m, nil
+}
+
+// hfTemplate compiles the chat template of model directory dir (chat.FromDir,
+// ChatML when it has none), or HELEXA_CHAT_TEMPLATE when set.
+func (l *Files) hfTemplate(dir string, log *slog.Logger) (*chat.Template, error) {
+	if l.ChatTemplate != "" {
+		tpl, err := chat.Compile(l.ChatTemplate)
+		if err != nil {
+			return nil, fmt.Errorf("chat template override: %w", err)
+		}
+		return tpl, nil
 	}
+	tpl, err := chat.FromDir(dir)
 	if errors.Is(err, chat.ErrNoTemplate) {
 		log.Info("model has no chat template; using ChatML", "path", dir)
-		tpl, err = chat.Compile(chat.ChatML)
+		return chat.Compile(chat.ChatML)
 	}
-	if l.ChatTemplate != "" {
-		tpl, err = chat.Compile(l.ChatTemplate)
-	}
-	setChat(m, tpl, err, tok, res.Ref, log)
-	return m, nil
+	return tpl, err
 }
 
 func hfTokenizer(dir string) (*tokenizer.Tokenizer, error) {

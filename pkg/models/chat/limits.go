@@ -21,7 +21,14 @@ const (
 	LimitOutputBytes    = errs.LimitOutputBytes
 	LimitBuiltBytes     = errs.LimitBuiltBytes
 	LimitRenderTime     = errs.LimitRenderTime
+	LimitSourceBytes    = errs.LimitSourceBytes
 )
+
+// MaxSourceBytes bounds the size of a template Compile accepts: forty
+// times the largest published chat template, and small enough that
+// compiling the worst template of that size stays near 0.1 s and 100 MiB
+// (a GGUF's metadata string is bounded only by the file's size).
+const MaxSourceBytes = 1 << 20
 
 // MaxParseDepth bounds how deeply a template nests brackets, operator
 // chains (a + b + c counts one level per operator) and blocks; Compile

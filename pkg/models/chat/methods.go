@@ -120,12 +120,7 @@ func lookupKey(container, key *exec.Value) (*exec.Value, bool) {
 		return nil, false
 	}
 	if d, ok := container.Interface().(*exec.Dict); ok {
-		for _, p := range d.Pairs {
-			if p.Key.EqualValueTo(key) {
-				return p.Value, true
-			}
-		}
-		return nil, false
+		return d.Lookup(key)
 	}
 	rv := reflect.Indirect(container.Val)
 	if rv.Kind() == reflect.Map && key.Val.IsValid() && key.Val.Type().AssignableTo(rv.Type().Key()) {

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/helexa/helexa/internal/fsutil"
 	"github.com/helexa/helexa/pkg/models/gguf"
+	"github.com/helexa/helexa/pkg/models/safetensors"
 )
 
 // ErrNoTemplate says a tokenizer_config.json carries no chat template.
@@ -38,7 +39,7 @@ func FromGGUF(f *gguf.File, log *slog.Logger) (*Template, error) {
 	}
 	t, err := Compile(src)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Path(), err)
+		return nil, fmt.Errorf("%s: GGUF metadata %s: %w", f.Path(), keyChatTemplate, err)
 	}
 	return t.WithDefaults(specialTokenDefaults(f)), nil
 }
@@ -98,50 +99,64 @@ func FromTokenizerConfig(data []byte) (*Template, error) {
 // newer transformers versions save beside it, else chat_template.json
 // ({"chat_template": ...}). bos_token and eos_token come from
 // tokenizer_config.json when it exists. A directory with none of these gives
-// ErrNoTemplate.
+// ErrNoTemplate. Each file is read as fsutil.ReadRegular does (a regular
+// file only, opened without blocking, within the caps of
+// pkg/models/safetensors); a compile error names the file it came from.
 func FromDir(dir string) (*Template, error) {
-	cfg, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json"))
+	cfgPath := filepath.Join(dir, "tokenizer_config.json")
+	cfg, err := fsutil.ReadRegular(cfgPath, safetensors.MaxTokenizerConfigBytes)
 	switch {
 	case err == nil:
 		t, err := FromTokenizerConfig(cfg)
 		if !errors.Is(err, ErrNoTemplate) {
-			return t, err
+			return t, sourceError(cfgPath, err)
 		}
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
-	src, err := templateFile(dir)
+	path, src, err := templateFile(dir)
 	if err != nil {
 		return nil, err
 	}
 	t, err := Compile(src)
 	if err != nil {
-		return nil, err
+		return nil, sourceError(path, err)
 	}
 	return t.WithDefaults(specialTokenStrings(cfg)), nil
 }
 
-// templateFile reads dir/chat_template.jinja, or else the template in
-// dir/chat_template.json.
-func templateFile(dir string) (string, error) {
-	src, err := os.ReadFile(filepath.Join(dir, "chat_template.jinja"))
-	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return string(src), err
+// sourceError names the file a template came from in its compile error.
+func sourceError(path string, err error) error {
+	if err == nil {
+		return nil
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "chat_template.json"))
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// templateFile reads dir/chat_template.jinja, or else the template in
+// dir/chat_template.json, and returns the path it read with the source.
+func templateFile(dir string) (string, string, error) {
+	path := filepath.Join(dir, "chat_template.jinja")
+	src, err := fsutil.ReadRegular(path, safetensors.MaxTemplateBytes)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return path, string(src), err
+	}
+	path = filepath.Join(dir, "chat_template.json")
+	raw, err := fsutil.ReadRegular(path, safetensors.MaxTemplateBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("%s: %w, and no chat_template.jinja", dir, ErrNoTemplate)
+		return "", "", fmt.Errorf("%s: %w, and no chat_template.jinja", dir, ErrNoTemplate)
 	}
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	var doc struct {
 		ChatTemplate json.RawMessage `json:"chat_template"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		return "", fmt.Errorf("chat_template.json: %w", err)
+		return "", "", fmt.Errorf("chat_template.json: %w", err)
 	}
-	return pickTemplate(doc.ChatTemplate)
+	tpl, err := pickTemplate(doc.ChatTemplate)
+	return path, tpl, err
 }
 
 // specialTokenStrings reads bos_token and eos_token from a

@@ -63,13 +63,18 @@ type Input struct {
 	Kwargs map[string]any
 }
 
-// Compile parses a Jinja chat template.
+// Compile parses a Jinja chat template. A template over MaxSourceBytes, or
+// nested past MaxParseDepth, gives a *LimitError.
 func Compile(src string) (t *Template, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			t, err = nil, fmt.Errorf("%w: compile panicked: %v", ErrTemplate, r)
 		}
 	}()
+	if len(src) > MaxSourceBytes {
+		return nil, fmt.Errorf("%w: %w (the template is %d bytes)", ErrTemplate,
+			&LimitError{Limit: LimitSourceBytes, Value: MaxSourceBytes}, len(src))
+	}
 	cfg := config.New()
 	cfg.TrimBlocks = true
 	cfg.LeftStripBlocks = true
@@ -309,5 +314,7 @@ func methodSets() exec.Methods {
 		Str:   exec.NewMethodSet(str),
 		Dict:  exec.NewMethodSet(pyDictMethods()),
 		List:  exec.NewMethodSet(list),
+		// pyDictMethods read the ordered dict itself.
+		DictSelfOnly: true,
 	}
 }

@@ -59,7 +59,8 @@ func decodeValue(dec *json.Decoder, depth int) (any, error) {
 }
 
 func decodeObject(dec *json.Decoder, depth int) (any, error) {
-	d := exec.NewDict()
+	pairs := []*exec.Pair{}
+	seen := map[string]*exec.Pair{} // dictSet's scan would be quadratic
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -73,12 +74,18 @@ func decodeObject(dec *json.Decoder, depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		dictSet(d, key, v)
+		if p, ok := seen[key]; ok { // a repeated key: the last value wins
+			p.Value = exec.ToValue(v)
+			continue
+		}
+		p := &exec.Pair{Key: exec.AsValue(key), Value: exec.ToValue(v)}
+		seen[key] = p
+		pairs = append(pairs, p)
 	}
 	if _, err := dec.Token(); err != nil { // '}'
 		return nil, err
 	}
-	return d, nil
+	return exec.NewIndexedDict(pairs), nil
 }
 
 func decodeArray(dec *json.Decoder, depth int) (any, error) {

@@ -275,6 +275,12 @@ func (fcs *ForControlStructure) renderIterable(r *exec.Renderer, obj *exec.Value
 		loopContextValue = recurseFn
 	}
 	for idx, pair := range items.Pairs {
+		// The first pass counted the iterations; each body still checks the
+		// render's context, so a render past its time or cancelled stops
+		// at the next iteration however long each body takes.
+		if err := r.Budget.Check(); err != nil {
+			return err
+		}
 		sub := r.Inherit()
 		ctx := sub.Environment.Context
 
