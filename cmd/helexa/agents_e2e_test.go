@@ -153,7 +153,7 @@ check_for_update_on_startup = false
 name = "helexa"
 base_url = "http://%s/v1"
 wire_api = "responses"
-env_key = "HELEXA_E2E_KEY"
+env_key = "AGENT_E2E_KEY"
 
 [analytics]
 enabled = false
@@ -176,7 +176,7 @@ func TestCodexCLI(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out := r.run(t, bin, []string{"CODEX_HOME=" + codexHome, "HELEXA_E2E_KEY=" + r.key},
+	out := r.run(t, bin, []string{"CODEX_HOME=" + codexHome, "AGENT_E2E_KEY=" + r.key},
 		"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "Write hi into "+agentFile+".")
 	r.check(t, out)
 }

@@ -11,9 +11,9 @@ import (
 
 // toEngine translates a Messages request into the engine's chat request:
 // the conversation as the OpenAI-style messages chat templates read
-// (system first, system turns in place; tool_use blocks as tool_calls, tool_result blocks as
-// "tool" messages, thinking blocks as reasoning_content), the tools as
-// OpenAI function tools. needMax requires max_tokens, as Anthropic does
+// (system first, later system turns in place; tool_use blocks as
+// tool_calls, tool_result blocks as "tool" messages, thinking blocks as
+// reasoning_content), the tools as OpenAI function tools. needMax requires max_tokens, as Anthropic does
 // for messages (count_tokens has none).
 func (r *MessagesRequest) toEngine(needMax bool) (engine.ChatRequest, error) {
 	var out engine.ChatRequest
