@@ -51,7 +51,7 @@ func agentBin(t *testing.T, name string) string {
 	}
 	if _, err := os.Stat(bin); err != nil {
 		msg := name + " is not installed in testdata/agents: run `make agent-deps` (make test-all does; it needs the npm registry)"
-		if envvars.TestAll.Get() == "1" {
+		if testAll {
 			t.Fatalf("%s: %v", msg, err)
 		}
 		t.Skip(msg)
