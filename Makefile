@@ -4,7 +4,7 @@ STATICCHECK_VERSION ?= v0.6.1
 BIN := bin/helexa
 FUZZTIME ?= 5s
 
-.PHONY: build test test-all test-race lint fuzz bench clean node-deps cuda ptx test-gpu gpu-bundle
+.PHONY: build test test-all test-race lint fuzz bench clean node-deps agent-deps cuda ptx test-gpu gpu-bundle
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -22,9 +22,9 @@ test: build node-deps
 # Everything CI runs: make test, then go vet, the exhaustive matrices
 # (HELEXA_TEST_ALL=1: every fixture on the emulated GPU; only the packages
 # that read it run again, the rest come from the test cache: keep the
-# flags as make test has them) and the race
-# detector over the engine and the API.
-test-all: test
+# flags as make test has them) and the race detector over the engine and
+# the API. The real coding agents (agent-deps) run there too.
+test-all: agent-deps test
 	$(GO) vet ./...
 	HELEXA_TEST_ALL=1 $(GO) test -timeout 30m ./...
 	$(GO) test -race -timeout 30m ./pkg/engine/... ./pkg/api/...
@@ -34,6 +34,13 @@ test-all: test
 # Node.js and the npm registry).
 node-deps:
 	cd testdata/node && npm ci --no-audit --no-fund --loglevel=error
+
+# The real coding agents (Claude Code and Codex CLI, about 800 MB of native
+# binaries) for cmd/helexa's agents end-to-end test (testdata/agents,
+# pinned by its package-lock.json). Only make test-all installs them; make
+# test skips that test without them.
+agent-deps:
+	cd testdata/agents && npm ci --no-audit --no-fund --loglevel=error
 
 test-race:
 	$(GO) test -race -timeout 30m ./pkg/engine/... ./pkg/api/...

@@ -56,7 +56,7 @@ func newEngineWith(log *slog.Logger, progress hub.ProgressFunc, tweak func(*engi
 	ld := &loader.Files{Hub: hc, Options: executor.LoadOptions{Threads: threads, ChunkSize: cfg.ChunkSize, KVType: kvType},
 		Exec: exec, Log: log, ChatTemplate: tmpl}
 	if script != "" { // tests only: every model writes the script
-		ld.Wrap = replay.Text(script)
+		ld.Wrap = replay.Texts(replay.Split(script))
 	}
 	return engine.NewManager(cfg, ld, log), nil
 }

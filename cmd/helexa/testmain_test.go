@@ -19,6 +19,7 @@ func TestMain(m *testing.M) {
 		os.Exit(exitCode(context.Background(), root.ExecuteContext(context.Background()), os.Stderr))
 	}
 	testGPURunner = envvars.CUDARunner.Get()
+	testAll = envvars.TestAll.Get() == "1"
 	isolateEnv()
 	os.Exit(m.Run())
 }
@@ -27,6 +28,11 @@ func TestMain(m *testing.M) {
 // tests started (make test-gpu sets it), read before isolateEnv clears it:
 // only the GPU tests pass it on to the daemons they start.
 var testGPURunner string
+
+// testAll records HELEXA_TEST_ALL=1 (make test-all), read before
+// isolateEnv clears it: tests that skip when an optional dependency is
+// missing fail instead.
+var testAll bool
 
 // isolateEnv clears the caller's helexa and Hugging Face settings
 // (HELEXA_NUM_CTX, HELEXA_HOST, HF_HUB_OFFLINE, …) so that the tests, and

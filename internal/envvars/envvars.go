@@ -87,7 +87,7 @@ var (
 // every HELEXA_* name has one home, but left out of `helexa --help`.
 var (
 	CUDAFault  = Var{"HELEXA_CUDA_FAULT", "", "tests only: a file path; when the file exists, the CUDA runner removes it and makes a real device failure in its next forward pass"}
-	TestReplay = Var{"HELEXA_TEST_REPLAY", "", "tests only: path of a text file every loaded model writes (encoded with its tokenizer, then end of sequence) instead of sampling"}
+	TestReplay = Var{"HELEXA_TEST_REPLAY", "", "tests only: path of a text file every loaded model writes (encoded with its tokenizer, then end of sequence) instead of sampling; answers separated by <|helexa-replay-next|> lines are written in turn, one per generation"}
 	Fixtures   = Var{"HELEXA_FIXTURES", "", "tests only: the shared fixtures directory (default: ../shared/fixtures beside the repository)"}
 	TestBin    = Var{"HELEXA_TEST_BIN", "", "tests only: a built helexa binary the end-to-end tests start instead of building one (make test-gpu on a machine without Go)"}
 	TestRunner = Var{"HELEXA_TEST_RUNNER", "", "tests only: 1 makes a package's test binary serve as a runner process"}

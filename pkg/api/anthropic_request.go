@@ -11,9 +11,9 @@ import (
 
 // toEngine translates a Messages request into the engine's chat request:
 // the conversation as the OpenAI-style messages chat templates read
-// (system first; tool_use blocks as tool_calls, tool_result blocks as
-// "tool" messages, thinking blocks as reasoning_content), the tools as
-// OpenAI function tools. needMax requires max_tokens, as Anthropic does
+// (system first, later system turns in place; tool_use blocks as
+// tool_calls, tool_result blocks as "tool" messages, thinking blocks as
+// reasoning_content), the tools as OpenAI function tools. needMax requires max_tokens, as Anthropic does
 // for messages (count_tokens has none).
 func (r *MessagesRequest) toEngine(needMax bool) (engine.ChatRequest, error) {
 	var out engine.ChatRequest
@@ -82,8 +82,10 @@ func (r *MessagesRequest) templateMessages() (json.RawMessage, error) {
 			msgs, err = userMessages(m.Content, i, toolNames)
 		case "assistant":
 			msgs, err = assistantMessage(m.Content, i, toolNames)
+		case "system":
+			msgs, err = systemMessage(m.Content, i)
 		default:
-			err = badRequest("messages[%d].role is %q: turns are \"user\" or \"assistant\" (the system prompt goes in \"system\")", i, m.Role)
+			err = badRequest("messages[%d].role is %q: turns are \"user\", \"assistant\" or \"system\"", i, m.Role)
 		}
 		if err != nil {
 			return nil, err
@@ -91,6 +93,21 @@ func (r *MessagesRequest) templateMessages() (json.RawMessage, error) {
 		out = append(out, msgs...)
 	}
 	return json.Marshal(out)
+}
+
+// systemMessage translates a system turn inside the conversation (Claude
+// Code sends its environment notes as one): text blocks, kept in place as
+// a "system" message, as the OpenAI route passes a later system message to
+// the chat template.
+func systemMessage(blocks AnthropicContent, idx int) ([]templateMessage, error) {
+	texts := make([]string, 0, len(blocks))
+	for j, b := range blocks {
+		if b.Type != "text" {
+			return nil, blockError(b.Type, blockAt(idx, j), "a system turn")
+		}
+		texts = append(texts, b.Text)
+	}
+	return []templateMessage{{Role: "system", Content: strings.Join(texts, "\n")}}, nil
 }
 
 // userMessages translates a user turn: its tool_result blocks become

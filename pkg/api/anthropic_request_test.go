@@ -44,6 +44,13 @@ func TestMessagesTranslation(t *testing.T) {
 		{"tool_result as text blocks, an error, no text after it",
 			`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","is_error":true,"content":[{"type":"text","text":"boom"}]}]}]}`,
 			`[{"role":"tool","content":"Error: boom","tool_call_id":"t"}]`},
+		{"a system turn inside the conversation (Claude Code's shape) stays in place",
+			`{"system":[{"type":"text","text":"billing"},{"type":"text","text":"agent","cache_control":{"type":"ephemeral"}}],` +
+				`"metadata":{"user_id":"{\"session_id\":\"s\"}"},"thinking":{"type":"adaptive","display":"omitted"},` +
+				`"context_management":{"edits":[{"type":"clear_thinking_20251015","keep":"all"}]},"output_config":{"effort":"high"},` +
+				`"messages":[{"role":"user","content":[{"type":"text","text":"reminder"},{"type":"text","text":"say hi","cache_control":{"type":"ephemeral"}}]},` +
+				`{"role":"system","content":[{"type":"text","text":"# Environment"},{"type":"text","text":"cwd"}]}]}`,
+			`[{"role":"system","content":"billing\nagent"},{"role":"user","content":"reminder\nsay hi"},{"role":"system","content":"# Environment\ncwd"}]`},
 		{"assistant with only a tool call has empty content, redacted thinking dropped",
 			`{"messages":[{"role":"assistant","content":[{"type":"redacted_thinking","data":"xx"},{"type":"tool_use","id":"t","name":"f","input":{}}]}]}`,
 			`[{"role":"assistant","content":"","tool_calls":[{"id":"t","type":"function","function":{"name":"f","arguments":"{}"}}]}]`},
@@ -138,7 +145,8 @@ func TestMessagesRequestErrors(t *testing.T) {
 		{"max_tokens 0", `{"model":"m","max_tokens":0,"messages":[{"role":"user","content":"hi"}]}`, "at least 1"},
 		{"no messages", `{"model":"m","max_tokens":8}`, `"messages" is required`},
 		{"no model", `{"max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`, `"model" is required`},
-		{"system role", `{"model":"m","max_tokens":8,"messages":[{"role":"system","content":"hi"}]}`, `"system"`},
+		{"tool role", `{"model":"m","max_tokens":8,"messages":[{"role":"tool","content":"hi"}]}`, `role is "tool"`},
+		{"image in a system turn", `{"model":"m","max_tokens":8,"messages":[{"role":"system","content":[{"type":"image","source":{}}]}]}`, "no vision"},
 		{"image", `{"model":"m","max_tokens":8,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]}]}`, "no vision"},
 		{"image in a tool result", `{"model":"m","max_tokens":8,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{}}]}]}]}`, "no vision"},
 		{"tool_use in a user turn", `{"model":"m","max_tokens":8,"messages":[{"role":"user","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]}]}`, `type "tool_use"`},

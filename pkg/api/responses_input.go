@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/helexa/helexa/pkg/engine"
@@ -292,52 +293,79 @@ func responsesTools(tools, choice json.RawMessage) (json.RawMessage, engine.Tool
 	return chatTools, engine.ToolChoice{Required: true, Name: named.Name}, nil
 }
 
+// responsesTool is one entry of a Responses request's tools: a function,
+// a namespace grouping functions (Codex sends its sub-agent tools as one),
+// or a hosted tool (web_search, file_search, …).
+type responsesTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Tools       []responsesTool `json:"tools,omitempty"` // a namespace's functions
+}
+
+// chatTool is a function tool as chat templates read it ({type, function}).
+type chatTool struct {
+	Type     string     `json:"type"`
+	Function chatToolFn `json:"function"`
+}
+
+type chatToolFn struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
 // chatToolsOf converts Responses function tools ({type, name,
-// description, parameters, strict}) to chat tools ({type, function}).
+// description, parameters, strict}) to chat tools ({type, function}). A
+// namespace's functions are offered by their own names; hosted tools,
+// which only the vendor's servers run, are not offered to the model.
 func chatToolsOf(raw json.RawMessage) (json.RawMessage, error) {
 	if isNull(raw) {
 		return nil, nil
 	}
-	var tools []struct {
-		Type        string          `json:"type"`
-		Name        string          `json:"name"`
-		Description string          `json:"description,omitempty"`
-		Parameters  json.RawMessage `json:"parameters,omitempty"`
-	}
+	var tools []responsesTool
 	if err := json.Unmarshal(raw, &tools); err != nil {
 		return nil, badRequest("tools must be a list of function tools like {\"type\":\"function\",\"name\":…,\"parameters\":{…}}")
 	}
-	if len(tools) == 0 {
-		return nil, nil
-	}
-	type fn struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description,omitempty"`
-		Parameters  json.RawMessage `json:"parameters,omitempty"`
-	}
-	type tool struct {
-		Type     string `json:"type"`
-		Function fn     `json:"function"`
-	}
-	out := make([]tool, 0, len(tools))
-	for i, t := range tools {
-		if t.Type != "function" {
-			return nil, badRequest("tools[%d] has type %q: helexa runs function tools only (no hosted tools such as web_search or file_search)", i, t.Type)
-		}
-		if t.Name == "" {
-			return nil, badRequest("tools[%d] has no \"name\"", i)
-		}
-		params := t.Parameters
-		if isNull(params) {
-			params = nil
-		}
-		out = append(out, tool{Type: "function", Function: fn{Name: t.Name, Description: t.Description, Parameters: params}})
+	out, err := appendChatTools(nil, tools, "tools")
+	if err != nil || len(out) == 0 {
+		return nil, err
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
 		return nil, badRequest("tools: %v", err)
 	}
 	return b, nil
+}
+
+// appendChatTools appends the function tools of tools (at names them in
+// errors) to out, flattening namespaces and skipping hosted tools.
+func appendChatTools(out []chatTool, tools []responsesTool, at string) ([]chatTool, error) {
+	for i, t := range tools {
+		switch t.Type {
+		case "function":
+		case "namespace":
+			var err error
+			if out, err = appendChatTools(out, t.Tools, fmt.Sprintf("%s[%d].tools", at, i)); err != nil {
+				return nil, err
+			}
+			continue
+		case "":
+			return nil, badRequest("%s[%d] has no \"type\"", at, i)
+		default: // hosted: nothing here can run it
+			continue
+		}
+		if t.Name == "" {
+			return nil, badRequest("%s[%d] has no \"name\"", at, i)
+		}
+		params := t.Parameters
+		if isNull(params) {
+			params = nil
+		}
+		out = append(out, chatTool{Type: "function", Function: chatToolFn{Name: t.Name, Description: t.Description, Parameters: params}})
+	}
+	return out, nil
 }
 
 // marshalTurns encodes a conversation as the engine's messages.

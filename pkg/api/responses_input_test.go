@@ -127,7 +127,22 @@ func TestResponsesPlan(t *testing.T) {
 				}
 			}, ""},
 		{"json_schema", `{"model":"m","input":"x","text":{"format":{"type":"json_schema","name":"s","schema":{}}}}`, nil, nil, "json_schema (structured outputs) is not supported"},
-		{"hosted tool", `{"model":"m","input":"x","tools":[{"type":"web_search"}]}`, nil, nil, "function tools only"},
+		{"namespaced functions flattened, hosted tools not offered (Codex's shape)",
+			`{"model":"m","input":"x","tool_choice":"auto","parallel_tool_calls":true,"store":false,"include":["reasoning.encrypted_content"],` +
+				`"prompt_cache_key":"k","client_metadata":{"a":"b"},"tools":[{"type":"function","name":"exec_command","strict":false,"parameters":{"type":"object"}},` +
+				`{"type":"namespace","name":"multi_agent_v1","description":"sub-agents","tools":[{"type":"function","name":"close_agent","parameters":{"type":"object"}}]},` +
+				`{"type":"web_search","external_web_access":false}]}`, nil,
+			func(t *testing.T, p responsePlan) {
+				wantJSON(t, p.chat.Tools, `[{"type":"function","function":{"name":"exec_command","parameters":{"type":"object"}}},{"type":"function","function":{"name":"close_agent","parameters":{"type":"object"}}}]`)
+			}, ""},
+		{"only hosted tools: none offered", `{"model":"m","input":"x","tools":[{"type":"web_search"},{"type":"file_search"}]}`, nil,
+			func(t *testing.T, p responsePlan) {
+				if p.chat.Tools != nil {
+					t.Errorf("tools %s", p.chat.Tools)
+				}
+			}, ""},
+		{"tool without type", `{"model":"m","input":"x","tools":[{"name":"f"}]}`, nil, nil, `tools[0] has no "type"`},
+		{"namespaced function without name", `{"model":"m","input":"x","tools":[{"type":"namespace","name":"n","tools":[{"type":"function"}]}]}`, nil, nil, `tools[0].tools[0] has no "name"`},
 		{"required without tools", `{"model":"m","input":"x","tool_choice":"required"}`, nil, nil, "needs tools"},
 		{"bad effort", `{"model":"m","input":"x","reasoning":{"effort":"max"}}`, nil, nil, "reasoning.effort"},
 		{"max_output_tokens 0", `{"model":"m","input":"x","max_output_tokens":0}`, nil, nil, "max_output_tokens"},

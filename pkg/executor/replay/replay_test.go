@@ -103,3 +103,47 @@ func TestText(t *testing.T) {
 		t.Errorf("scripted tokens %v, want %v", got, want)
 	}
 }
+
+// TestSplit: separator lines split a replay file into answers; a file
+// without one is one answer, kept byte for byte.
+func TestSplit(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     []string
+	}{
+		{"one answer", "Hello.\n", []string{"Hello.\n"}},
+		{"two answers", "call\n" + Separator + "\ndone", []string{"call", "done"}},
+		{"crlf", "a\r\n" + Separator + "\r\nb", []string{"a\r", "b"}},
+		{"separator inside a line is text", "x " + Separator + " y", []string{"x " + Separator + " y"}},
+		{"trailing separator", "a\n" + Separator + "\n", []string{"a", ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Split(tt.in); !slices.Equal(got, tt.want) {
+				t.Errorf("Split(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSequence: the n-th sequence samples the n-th script, sequences
+// past the last take the last, and live sequences keep their own.
+func TestSequence(t *testing.T) {
+	e := NewSequence(&fake{}, [][]int32{{1, 2}, {3}})
+	ctx := context.Background()
+	a, _ := e.NewSeq(sampling.Params{})
+	b, _ := e.NewSeq(sampling.Params{})
+	c, _ := e.NewSeq(sampling.Params{})
+	all := []executor.Work{{Seq: a, Sample: true}, {Seq: b, Sample: true}, {Seq: c, Sample: true}}
+	want := [][]int32{{1, 3, 3}, {2, 99, 99}}
+	for i, w := range want {
+		res, err := e.Step(ctx, all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []int32{res[0].Token, res[1].Token, res[2].Token}
+		if !slices.Equal(got, w) {
+			t.Errorf("step %d: tokens %v, want %v", i, got, w)
+		}
+	}
+}
