@@ -85,7 +85,7 @@ func TestErrorMessages(t *testing.T) {
 		{name: "run: a quant after a file", args: []string{"run", notGGUF + ":Q8_0", "hi"},
 			want: "Error: invalid model reference: " + notGGUF + " is a file, and :Q8_0 picks a quant among a directory's GGUF files; drop the :Q8_0"},
 		{name: "run: not a reference", args: []string{"run", "nosuch", "hi"},
-			prefix: `Error: invalid model reference "nosuch": "nosuch" is not a Hugging Face repo id (want org/name, e.g. Qwen/Qwen3-0.6B-GGUF) (known aliases: `, once: `"nosuch" is not`},
+			prefix: `Error: unknown model "nosuch": not an alias, a local file or a Hugging Face repo id (org/name, e.g. Qwen/Qwen3-0.6B-GGUF) (known aliases: `, once: `unknown model "nosuch"`},
 		{name: "run: no network", args: []string{"run", "org/m", "hi"}, env: online, want: unreachable, noCause: true},
 		{name: "pull: no network", args: []string{"pull", "org/m"}, env: online, want: unreachable, noCause: true},
 		{name: "run --verbose: no network, with the cause", args: []string{"run", "--verbose", "org/m", "hi"}, env: online, want: unreachable,
