@@ -4,7 +4,7 @@ STATICCHECK_VERSION ?= v0.6.1
 BIN := bin/helexa
 FUZZTIME ?= 5s
 
-.PHONY: build test test-all test-race lint fuzz bench clean node-deps agent-deps cuda ptx test-gpu gpu-bundle
+.PHONY: build test test-all test-race lint fuzz bench clean node-deps agent-deps fuzz-untrusted cuda ptx test-gpu gpu-bundle
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -28,6 +28,17 @@ test-all: agent-deps test
 	$(GO) vet ./...
 	HELEXA_TEST_ALL=1 $(GO) test -timeout 30m ./...
 	$(GO) test -race -timeout 30m ./pkg/engine/... ./pkg/api/...
+	$(MAKE) fuzz-untrusted FUZZTIME=10s
+
+# Fuzzes what a model file brings (the chat template engine, tokenizer.json
+# and its regexes, the GGUF and safetensors headers) for FUZZTIME each; CI
+# runs it at 10 s a target through make test-all.
+fuzz-untrusted:
+	$(GO) test -run '^$$' -fuzz '^FuzzCompileRender$$' -fuzztime $(FUZZTIME) ./pkg/models/chat
+	$(GO) test -run '^$$' -fuzz '^FuzzFromHF$$' -fuzztime $(FUZZTIME) ./pkg/models/tokenizer
+	$(GO) test -run '^$$' -fuzz '^FuzzLinearRegex$$' -fuzztime $(FUZZTIME) ./pkg/models/tokenizer
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/models/gguf
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/models/safetensors
 
 # The real Node clients (OpenAI, Anthropic and ollama SDKs) for the
 # end-to-end tests (testdata/node, pinned by its package-lock.json; needs
