@@ -22,7 +22,7 @@ make cuda >/dev/null
 cp bin/helexa-cuda "$stage/bin/"
 strip "$stage/bin/helexa-cuda"
 go build -ldflags "-s -w" -o "$stage/bin/helexa" ./cmd/helexa
-go test -c -ldflags "-s -w" -o "$stage/bin/cpuexec.test" ./pkg/executor/local
+go test -c -ldflags "-s -w" -o "$stage/bin/local.test" ./pkg/executor/local
 go test -c -ldflags "-s -w" -o "$stage/bin/helexa-cmd.test" ./cmd/helexa
 
 for f in "$fixtures"/models/*.gguf; do

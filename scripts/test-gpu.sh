@@ -75,7 +75,7 @@ bench() {
 }
 
 step probe "$bin/helexa-cuda" --probe
-step references gotest pkg/executor/local cpuexec.test "^TestReferenceOnGPU\$/$sub"
+step references gotest pkg/executor/local local.test "^TestReferenceOnGPU\$/$sub"
 step poison gotest cmd/helexa helexa-cmd.test '^TestGPUPoisonAndRecover$'
 step bench bench
 
