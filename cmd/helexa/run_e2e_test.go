@@ -158,9 +158,18 @@ func TestRunChatInPTY(t *testing.T) {
 	}
 	// The conversation stays in the terminal after the chat UI's
 	// alternate screen is gone.
-	scr = waitScreen(t, screen, "› Once upon a time", needle, "› Tell me more", "[stopped]")
-	if strings.Contains(scr, "Chatting with") || strings.Contains(scr, "/help") {
-		t.Errorf("after exit the terminal shows the UI rather than the conversation:\n%s", scr)
+	// The UI's last frame shows the same texts, so wait until the reader
+	// has taken the final bytes: the conversation without the UI.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		scr = waitScreen(t, screen, "› Once upon a time", needle, "› Tell me more", "[stopped]")
+		if !strings.Contains(scr, "Chatting with") && !strings.Contains(scr, "/help") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after exit the terminal shows the UI rather than the conversation:\n%s", scr)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
