@@ -12,33 +12,24 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN) ./cmd/helexa
 
-# The README's test command (about 10 minutes on 2 cores with a cold Go
+# The README's test command (about 6½ minutes on 2 cores with a cold Go
 # cache): every package's tests, the end-to-end ones through the real binary
 # and the real Node clients included. Fixtures come from ../shared/fixtures
 # (or $$HELEXA_FIXTURES).
 test: build node-deps
 	$(GO) test -timeout 30m ./...
 
-# Everything CI runs: make test, then go vet, the exhaustive matrices
-# (HELEXA_TEST_ALL=1: every fixture on the emulated GPU; only the packages
-# that read it run again, the rest come from the test cache: keep the
-# flags as make test has them) and the race detector over the engine and
-# the API. The real coding agents (agent-deps) run there too.
-test-all: agent-deps test
+# Everything CI runs (.ci/run runs make test first): go vet, every test
+# with HELEXA_TEST_ALL=1 (the exhaustive matrices: every fixture on the
+# emulated GPU, both quants of every synthetic shape, the coding agents;
+# the packages that do not read it come from make test's cache), the race
+# detector over the engine and the API, and short fuzzing of what a model
+# file brings.
+test-all: build node-deps agent-deps
 	$(GO) vet ./...
 	HELEXA_TEST_ALL=1 $(GO) test -timeout 30m ./...
 	$(GO) test -race -timeout 30m ./pkg/engine/... ./pkg/api/...
 	$(MAKE) fuzz-untrusted FUZZTIME=10s
-
-# Fuzzes what a model file brings (the chat template engine, tokenizer.json
-# and its regexes, the GGUF and safetensors headers) for FUZZTIME each; CI
-# runs it at 10 s a target through make test-all.
-fuzz-untrusted:
-	$(GO) test -run '^$$' -fuzz '^FuzzCompileRender$$' -fuzztime $(FUZZTIME) ./pkg/models/chat
-	$(GO) test -run '^$$' -fuzz '^FuzzFromHF$$' -fuzztime $(FUZZTIME) ./pkg/models/tokenizer
-	$(GO) test -run '^$$' -fuzz '^FuzzLinearRegex$$' -fuzztime $(FUZZTIME) ./pkg/models/tokenizer
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/models/gguf
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/models/safetensors
 
 # The real Node clients (OpenAI, Anthropic and ollama SDKs) for the
 # end-to-end tests (testdata/node, pinned by its package-lock.json; needs
