@@ -31,6 +31,16 @@ test-all: build node-deps agent-deps
 	$(GO) test -race -timeout 30m ./pkg/engine/... ./pkg/api/...
 	$(MAKE) fuzz-untrusted FUZZTIME=10s
 
+# Fuzzes what a model file brings (the chat template engine, tokenizer.json
+# and its regexes, the GGUF and safetensors headers) for FUZZTIME each; CI
+# runs it at 10 s a target through make test-all.
+fuzz-untrusted:
+	$(GO) test -run '^$$' -fuzz '^FuzzCompileRender$$' -fuzztime $(FUZZTIME) ./pkg/models/chat
+	$(GO) test -run '^$$' -fuzz '^FuzzFromHF$$' -fuzztime $(FUZZTIME) ./pkg/models/tokenizer
+	$(GO) test -run '^$$' -fuzz '^FuzzLinearRegex$$' -fuzztime $(FUZZTIME) ./pkg/models/tokenizer
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/models/gguf
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/models/safetensors
+
 # The real Node clients (OpenAI, Anthropic and ollama SDKs) for the
 # end-to-end tests (testdata/node, pinned by its package-lock.json; needs
 # Node.js and the npm registry).
