@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -32,18 +31,12 @@ func (s *Server) ollamaRoutes(r gin.IRoutes) {
 // /api/ route (ollama's, and helexa's own beside them).
 func isOllamaRoute(path string) bool { return strings.HasPrefix(path, "/api/") }
 
-// ndjsonWriter writes newline-delimited JSON records, flushing each.
-// Headers are committed on the first record, so an error before any
-// output still gets its status; each record must reach the client within
-// timeout (when > 0), or the write fails and the generation is cancelled.
-type ndjsonWriter struct {
-	c       *gin.Context
-	started bool
-	timeout time.Duration
-}
+// ndjsonWriter writes newline-delimited JSON records, flushing each, under
+// the same header and deadline rules as every stream (streamOut).
+type ndjsonWriter struct{ streamOut }
 
 func (s *Server) newNDJSONWriter(c *gin.Context) *ndjsonWriter {
-	return &ndjsonWriter{c: c, timeout: s.cfg.StreamWriteTimeout}
+	return &ndjsonWriter{streamOut{c: c, timeout: s.cfg.StreamWriteTimeout}}
 }
 
 // send writes v as one JSON line and flushes it.
@@ -52,20 +45,11 @@ func (w *ndjsonWriter) send(v any) error {
 	if err != nil {
 		return fmt.Errorf("encoding record: %w", err)
 	}
-	if !w.started {
-		w.c.Header("Content-Type", "application/x-ndjson")
-		w.c.Header("Cache-Control", "no-cache")
-		w.c.Header("X-Accel-Buffering", "no")
-		w.c.Status(http.StatusOK)
-		w.started = true
-	}
-	if w.timeout > 0 {
-		_ = http.NewResponseController(w.c.Writer).SetWriteDeadline(time.Now().Add(w.timeout))
-	}
+	w.begin("application/x-ndjson")
 	if _, err := w.c.Writer.Write(append(b, '\n')); err != nil {
 		return fmt.Errorf("writing record: %w", err)
 	}
-	if err := (&sseWriter{c: w.c}).flush(); err != nil {
+	if err := w.flush(); err != nil {
 		return fmt.Errorf("writing record: %w", err)
 	}
 	return nil

@@ -13,20 +13,52 @@ import (
 	"github.com/helexa/helexa/pkg/engine"
 )
 
-// sseWriter writes Server-Sent Events. Headers are committed on the first
-// event, so an error before any output still gets a proper status code.
-// Each event must reach the client within timeout (when > 0): a client that
-// stops reading gets a write error, which cancels its generation, instead
-// of holding its model busy forever.
-// (net/http clears the deadline when the request ends.)
-type sseWriter struct {
+// streamOut is the part every streaming encoder shares: headers committed
+// on the first write, so an error before any output still gets a proper
+// status code; each write must reach the client within timeout (when > 0):
+// a client that stops reading gets a write error, which cancels its
+// generation, instead of holding its model busy forever. (net/http clears
+// the deadline when the request ends.)
+type streamOut struct {
 	c       *gin.Context
 	started bool
 	timeout time.Duration
 }
 
+// begin commits the headers on the first write (the content type, no
+// caching or proxy buffering) and arms the write deadline.
+func (o *streamOut) begin(contentType string) {
+	if !o.started {
+		h := o.c.Writer.Header()
+		h.Set("Content-Type", contentType)
+		h.Set("Cache-Control", "no-cache")
+		h.Set("Connection", "keep-alive")
+		h.Set("X-Accel-Buffering", "no")
+		o.c.Status(http.StatusOK)
+		o.started = true
+	}
+	if o.timeout > 0 {
+		_ = http.NewResponseController(o.c.Writer).SetWriteDeadline(time.Now().Add(o.timeout))
+	}
+}
+
+// flush sends what is buffered, reporting a failed write (gin's Flush
+// swallows it).
+func (o *streamOut) flush() error {
+	if u, ok := o.c.Writer.(interface{ Unwrap() http.ResponseWriter }); ok {
+		if fe, ok := u.Unwrap().(interface{ FlushError() error }); ok {
+			return fe.FlushError()
+		}
+	}
+	o.c.Writer.Flush()
+	return nil
+}
+
+// sseWriter writes Server-Sent Events.
+type sseWriter struct{ streamOut }
+
 func (s *Server) newSSEWriter(c *gin.Context) *sseWriter {
-	return &sseWriter{c: c, timeout: s.cfg.StreamWriteTimeout}
+	return &sseWriter{streamOut{c: c, timeout: s.cfg.StreamWriteTimeout}}
 }
 
 // send writes one `data:` event holding v as JSON and flushes it.
@@ -53,18 +85,7 @@ func (w *sseWriter) sendNamed(event string, v any) error {
 // frame writes one event: an `event:` line when event is set, then the
 // `data:` line.
 func (w *sseWriter) frame(event string, data []byte) error {
-	if !w.started {
-		h := w.c.Writer.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("Connection", "keep-alive")
-		h.Set("X-Accel-Buffering", "no")
-		w.c.Status(http.StatusOK)
-		w.started = true
-	}
-	if w.timeout > 0 {
-		_ = http.NewResponseController(w.c.Writer).SetWriteDeadline(time.Now().Add(w.timeout))
-	}
+	w.begin("text/event-stream")
 	if event != "" {
 		if _, err := fmt.Fprintf(w.c.Writer, "event: %s\n", event); err != nil {
 			return fmt.Errorf("writing event: %w", err)
@@ -76,18 +97,6 @@ func (w *sseWriter) frame(event string, data []byte) error {
 	if err := w.flush(); err != nil {
 		return fmt.Errorf("writing event: %w", err)
 	}
-	return nil
-}
-
-// flush sends what is buffered, reporting a failed write (gin's Flush
-// swallows it).
-func (w *sseWriter) flush() error {
-	if u, ok := w.c.Writer.(interface{ Unwrap() http.ResponseWriter }); ok {
-		if fe, ok := u.Unwrap().(interface{ FlushError() error }); ok {
-			return fe.FlushError()
-		}
-	}
-	w.c.Writer.Flush()
 	return nil
 }
 

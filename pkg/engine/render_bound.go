@@ -31,11 +31,11 @@ func renderBound(e *entry) int {
 // context-length refusal fitsInBytes gives, otherwise the request's input
 // is at fault (inputError).
 func renderError(e *entry, err error, maxBytes int) error {
-	mt, ok := e.model.Tokenizer.(maxTokenBytes)
-	if maxBytes <= 0 || !ok || !errors.Is(err, ErrRenderTooLong) {
+	if maxBytes <= 0 || !errors.Is(err, ErrRenderTooLong) {
 		return inputError(err, "rendering the chat template failed")
 	}
-	per, nctx := mt.MaxTokenBytes(), e.sched.info.NCtx
+	nctx := e.sched.info.NCtx
+	per := maxBytes / (renderSlack * nctx) // renderBound's factors
 	return &Error{Kind: KindContextLength, Msg: fmt.Sprintf(
 		"rendering the chat template wrote more than %d bytes, %d times the most a prompt can have that fits model %q's context of %d tokens (no token of this model covers more than %d bytes); shorten the conversation",
 		maxBytes, renderSlack, e.name, nctx, per)}
