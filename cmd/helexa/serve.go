@@ -34,9 +34,10 @@ func newServeCmd(s streams) *cobra.Command {
 	var opts serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve models over an OpenAI-compatible HTTP API",
-		Long: `Serve models over an OpenAI-compatible HTTP API (/v1/chat/completions,
-/v1/completions, /v1/embeddings, /v1/models), ollama's API (/api/chat,
+		Short: "Serve models over HTTP: the OpenAI, Anthropic and ollama APIs",
+		Long: `Serve models over OpenAI's API (/v1/chat/completions, /v1/completions,
+/v1/embeddings, /v1/models, /v1/responses), Anthropic's Messages API
+(/v1/messages, /v1/messages/count_tokens), ollama's API (/api/chat,
 /api/generate, /api/tags, /api/show, /api/ps, /api/embed, /api/pull,
 /api/delete, /api/version), llama-server's utility endpoints (/tokenize,
 /detokenize, /apply-template, /props) and helexa's own (/api/load,
